@@ -262,3 +262,18 @@ def test_tty_rendering(scripted_server, workspace, home):
     assert "All good, verified." in screen
     assert "A n.txt" in screen and "+tty-diff-line" in screen  # the diff, on screen only
     assert re.search(r"tokens: \d+ in \(\d+ cached\), \d+ out", screen)
+
+
+def test_usage_is_estimated_when_the_provider_reports_none(scripted_server, workspace, home):
+    # A provider that ignores stream_options sends no usage: the prompt is charged at the
+    # agent's own estimate (never 0), so totals and --cost-limit still move.
+    server = scripted_server([{"content": "done", "usage": False},
+                              {"content": "verified", "usage": False}])
+    run = run_agent(["-i", "go"], cwd=workspace, home=home, api_base=server.api_base,
+                    model="openai/gpt-4.1")
+    assert run.returncode == 0, run.stderr
+    usage = run.events[-1]["usage"]
+    sent = sum(len(json.dumps(r["messages"])) for r in server.requests)
+    # the estimate is about a token per 4 characters of what was sent
+    assert sent / 8 < usage["input_tokens"] < sent
+    assert usage["cached_input_tokens"] == 0

@@ -134,17 +134,20 @@ class Agent:
     def _think(self) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives."""
         stream = _StreamItems(self.emitter)
-        for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
-            messages, estimate = self.context.prepare(self.history)
-            try:
-                turn = self.client.complete(messages, self.registry.specs(), stream.progress,
-                                            estimated_input_tokens=estimate)
-                break
-            except ContextOverflowError:
-                if attempt == MAX_OVERFLOW_RECOVERIES:
-                    raise
-                stream.progress("", "")
-                self.context.on_overflow(self.history, attempt + 1)
+        try:
+            for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
+                messages, estimate = self.context.prepare(self.history)
+                try:
+                    turn = self.client.complete(messages, self.registry.specs(),
+                                                stream.progress, estimated_input_tokens=estimate)
+                    break
+                except ContextOverflowError:
+                    if attempt == MAX_OVERFLOW_RECOVERIES:
+                        raise
+                    self.context.on_overflow(self.history, attempt + 1)
+        except BaseException:
+            stream.abandon()
+            raise
         stream.finish(turn.text, turn.reasoning)
         for call in turn.tool_calls:
             if not call.id:
@@ -195,11 +198,15 @@ class _IterationLimit(Exception):
 
 
 class _StreamItems:
-    """Turns streamed text into reasoning / agent_message item events, throttled."""
+    """Turns streamed text into reasoning / agent_message item events, throttled.
+
+    Every item it starts it also completes, whatever happens to the call: a consumer that
+    saw `item.started` must see `item.completed`, even when the call then fails."""
 
     def __init__(self, emitter: Emitter) -> None:
         self.emitter = emitter
         self.ids: dict[str, str] = {}
+        self.latest: dict[str, str] = {}
         self.last_sent = 0.0
 
     def progress(self, text: str, reasoning: str) -> None:
@@ -208,6 +215,7 @@ class _StreamItems:
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
             if not value:
                 continue
+            self.latest[kind] = value
             if kind not in self.ids:
                 self.ids[kind] = self.emitter.new_item_id()
                 self.emitter.emit(ev.ItemStarted(item=_text_item(kind, self.ids[kind], value)))
@@ -217,11 +225,20 @@ class _StreamItems:
             self.last_sent = now
 
     def finish(self, text: str, reasoning: str) -> None:
+        """Complete the items with the final text; start-and-complete any never streamed."""
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
-            if not value.strip():
-                continue
-            item_id = self.ids.get(kind) or self.emitter.new_item_id()
-            self.emitter.emit(ev.ItemCompleted(item=_text_item(kind, item_id, value)))
+            if kind in self.ids:
+                self.emitter.emit(ev.ItemCompleted(item=_text_item(kind, self.ids.pop(kind), value)))
+            elif value.strip():
+                item_id = self.emitter.new_item_id()
+                self.emitter.emit(ev.ItemCompleted(item=_text_item(kind, item_id, value)))
+
+    def abandon(self) -> None:
+        """The call failed: close what was started with the text streamed so far."""
+        for kind, item_id in list(self.ids.items()):
+            self.emitter.emit(ev.ItemCompleted(
+                item=_text_item(kind, item_id, self.latest.get(kind, ""))))
+        self.ids.clear()
 
 
 def _text_item(kind: str, item_id: str, text: str) -> ev.ThreadItem:

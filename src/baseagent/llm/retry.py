@@ -1,8 +1,18 @@
-"""Retry policy: which failures are worth another try, and how long to wait.
+"""Retry policy: which failures are worth another try, how long to wait, what to tell the user.
 
 Classification is by exception type and HTTP status code (litellm maps every provider onto
-the OpenAI exception hierarchy), never by matching message text. Pure functions, so the
-policy is unit-tested apart from any network.
+the OpenAI exception hierarchy), never by matching message text. Message text is only read
+for a server's timing hint ("try again in 2s") and to print the provider's own words.
+Pure functions, so the policy is unit-tested apart from any network.
+
+Facts about litellm 1.105.0 this relies on (checked against a real socket server):
+- 403 arrives as BadRequestError(status_code=403), 408/409/413/422 as BadRequestError with
+  that status, 504 as Timeout(status_code=504), 529 as a bare APIError(status_code=529).
+- A stream that breaks after it started (reset, read timeout, malformed SSE JSON, an error
+  event mid-stream) raises MidStreamFallbackError, a ServiceUnavailableError subclass whose
+  `original_exception` holds the real cause.
+- A stream that simply ends early (clean EOF, no finish_reason, no [DONE]) and an empty 200
+  body raise nothing: litellm invents finish_reason "stop". The client detects those itself.
 """
 from __future__ import annotations
 
@@ -13,9 +23,17 @@ import time
 from enum import Enum
 from typing import Any
 
-# Server hints above this are not honoured literally: a harness would rather fail than sleep.
+# Server hints above this are capped: a harness would rather retry (or fail) within minutes
+# than sleep for an hour on one Retry-After header.
 MAX_HINT_SECONDS = 120.0
-_RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+# Jitter spreads simultaneous clients apart (Codex uses ±10%).
+JITTER_FRACTION = 0.1
+# Statuses that mean "the server could not answer now": worth the same request again.
+# 408 request timeout, 409 conflict (OpenAI's lock contention), 425 too early, 429 rate
+# limit, 5xx server errors, Cloudflare's 52x, Anthropic's 529 overloaded.
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+# 413: the request is too large: the history must shrink, which is what compaction does.
+_OVERFLOW_STATUS = frozenset({413})
 
 
 class Verdict(Enum):
@@ -24,43 +42,102 @@ class Verdict(Enum):
     FATAL = "fatal"
 
 
+class StreamBroken(Exception):
+    """The stream ended before the model finished (connection cut, early EOF): retry."""
+
+    reason = "stream ended early"
+
+
+class StreamStalled(StreamBroken):
+    """No byte arrived for longer than the idle timeout: retry."""
+
+    reason = "stream stalled"
+
+
+class EmptyResponse(StreamBroken):
+    """The provider answered 200 with neither text nor tool calls: retry."""
+
+    reason = "empty response"
+
+
 def classify(exc: BaseException) -> Verdict:
-    """Decide by type first, then by status code; unknown errors are fatal (never loop)."""
+    """Decide by the HTTP status the server sent, else by exception type; unknown errors are
+    fatal (never loop)."""
     import litellm.exceptions as le  # the caller already imported litellm
     import openai
 
+    if isinstance(exc, StreamBroken):
+        return Verdict.RETRY
     if isinstance(exc, le.ContextWindowExceededError):
         return Verdict.OVERFLOW
+    wire = wire_status(exc)
+    if wire is not None and wire >= 400:
+        if wire in _OVERFLOW_STATUS:
+            return Verdict.OVERFLOW
+        if wire in _RETRYABLE_STATUS and not is_quota(exc):
+            return Verdict.RETRY
+        return Verdict.FATAL
     if isinstance(exc, (le.ContentPolicyViolationError, le.UnsupportedParamsError,
                         le.AuthenticationError, le.PermissionDeniedError, le.NotFoundError,
                         le.BudgetExceededError)):
         return Verdict.FATAL
+    if is_quota(exc):
+        return Verdict.FATAL
     if isinstance(exc, (le.RateLimitError, le.Timeout, le.APIConnectionError,
                         le.InternalServerError, le.ServiceUnavailableError,
                         le.BadGatewayError, openai.APIConnectionError, openai.APITimeoutError,
-                        StreamBroken, ConnectionError, TimeoutError)):
-        if isinstance(exc, le.RateLimitError) and _is_quota(exc):
-            return Verdict.FATAL
+                        ConnectionError, TimeoutError)):
         return Verdict.RETRY
-    if isinstance(exc, le.BadRequestError):
-        return Verdict.FATAL
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status in _RETRYABLE_STATUS:
+    status = status_of(exc)
+    if status in _RETRYABLE_STATUS:
         return Verdict.RETRY
+    if status in _OVERFLOW_STATUS:
+        return Verdict.OVERFLOW
     return Verdict.FATAL
 
 
-def _is_quota(exc: BaseException) -> bool:
+def wire_status(exc: BaseException) -> int | None:
+    """The HTTP status the server really sent, found down the exception chain.
+
+    litellm re-maps provider errors partly by their text: any message that mentions a rate
+    limit becomes RateLimitError with status_code 429, whatever the server answered (a 401
+    included). The httpx and OpenAI SDK exceptions it was raised from still hold the real
+    status, so that is what the policy reads.
+    """
+    try:
+        import httpx
+        import openai
+    except ImportError:  # pragma: no cover - litellm always brings both
+        return None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, httpx.HTTPStatusError):
+            return current.response.status_code
+        if (isinstance(current, openai.APIStatusError)
+                and type(current).__module__.split(".")[0] == "openai"):
+            return current.status_code
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The status to report: the real one from the wire, else the one litellm assigned."""
+    wire = wire_status(exc)
+    if wire is not None:
+        return wire
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_quota(exc: BaseException) -> bool:
     """OpenAI signals an exhausted quota as a 429 with code `insufficient_quota`: no retry."""
     body = getattr(exc, "body", None)
-    code = body.get("code") if isinstance(body, dict) else None
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        code = body["error"].get("code", code)
-    return code == "insufficient_quota"
-
-
-class StreamBroken(Exception):
-    """The stream ended without a finish (connection cut, malformed chunk): retry the call."""
+    if not isinstance(body, dict):
+        return False
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    return inner.get("code") == "insufficient_quota" or inner.get("type") == "insufficient_quota"
 
 
 def _headers(exc: BaseException) -> dict[str, str]:
@@ -75,15 +152,32 @@ def _headers(exc: BaseException) -> dict[str, str]:
     return found
 
 
-_TRY_AGAIN = re.compile(r"try again in\s+([0-9.]+)\s*(ms|s|sec|seconds)?", re.IGNORECASE)
+# "try again in 1.5s", "in 120ms", "in 6m0s", "in 20 seconds" (OpenAI's wordings).
+_TRY_AGAIN = re.compile(r"try again in\s+((?:[0-9.]+\s*(?:ms|h|m|s))+(?![a-z])|[0-9.]+\s*"
+                        r"(?:seconds?|secs?)?\b)", re.IGNORECASE)
+_DURATION_PART = re.compile(r"([0-9.]+)\s*(ms|h|m|s|seconds?|secs?)?", re.IGNORECASE)
+_UNIT_SECONDS = {"ms": 0.001, "h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def _parse_duration(text: str) -> float | None:
+    total, seen = 0.0, False
+    for number, unit in _DURATION_PART.findall(text):
+        try:
+            value = float(number)
+        except ValueError:
+            return None
+        unit = (unit or "s").lower()
+        total += value * _UNIT_SECONDS.get(unit if unit == "ms" else unit[0], 1.0)
+        seen = True
+    return total if seen else None
 
 
 def retry_hint(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (Retry-After, retry-after-ms, 'try again in N s')."""
+    """Seconds the server asked us to wait (retry-after-ms, Retry-After, 'try again in N s')."""
     headers = _headers(exc)
     if "retry-after-ms" in headers:
         try:
-            return float(headers["retry-after-ms"]) / 1000.0
+            return max(0.0, float(headers["retry-after-ms"]) / 1000.0)
         except ValueError:
             pass
     if "retry-after" in headers:
@@ -91,29 +185,89 @@ def retry_hint(exc: BaseException) -> float | None:
         try:
             return max(0.0, float(value))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                parsed = None
             if parsed is not None:
                 return max(0.0, parsed.timestamp() - time.time())
     # The wording is a server hint about timing, not a classification: reading it is safe.
     match = _TRY_AGAIN.search(str(getattr(exc, "message", "") or exc))
     if match:
-        seconds = float(match.group(1))
-        return seconds / 1000.0 if (match.group(2) or "").lower() == "ms" else seconds
+        return _parse_duration(match.group(1))
     return None
 
 
 def backoff_delay(attempt: int, base: float, cap: float, hint: float | None = None,
-                  rng: Any = random) -> float:
-    """Exponential backoff base*2^(attempt-1) with ±10% jitter; a server hint wins if larger."""
-    delay = min(cap, base * (2 ** max(0, attempt - 1)))
-    delay *= 1.0 + rng.uniform(-0.1, 0.1)
+                  factor: float = 2.0, rng: Any = random) -> float:
+    """base * factor^(attempt-1), capped, with ±10% jitter; a server hint wins if larger."""
+    delay = min(cap, base * (factor ** max(0, attempt - 1)))
+    delay *= 1.0 + rng.uniform(-JITTER_FRACTION, JITTER_FRACTION)
     if hint is not None:
         delay = max(delay, min(hint, MAX_HINT_SECONDS))
     return max(0.0, delay)
 
 
+def _cause(exc: BaseException) -> BaseException:
+    """MidStreamFallbackError wraps the real failure; report that one."""
+    return getattr(exc, "original_exception", None) or exc
+
+
 def describe(exc: BaseException) -> str:
-    """A one-line reason for notices: the status code or exception name, not a stack."""
-    status = getattr(exc, "status_code", None)
+    """A short reason for a retry notice: `429`, `503 ServiceUnavailableError`, `stream
+    error: Connection reset by peer`, `stream stalled`... never a stack or a help text."""
+    if isinstance(exc, StreamBroken):
+        return exc.reason
+    if type(exc).__name__ == "MidStreamFallbackError":
+        return f"stream error: {provider_message(_cause(exc), limit=120)}"
+    status = status_of(exc)
     name = type(exc).__name__
-    return f"{status} {name}" if isinstance(status, int) else name
+    return f"{status} {name}" if status is not None else name
+
+
+# litellm prefixes messages with its class names ("litellm.RateLimitError: RateLimitError:
+# OpenAIException - ..."): strip them so the provider's own sentence comes first.
+_PREFIX = re.compile(r"^(?:\s*(?:litellm\.)?[A-Za-z]*(?:Error|Exception)(?::| -)\s*)+")
+
+
+def provider_message(exc: BaseException, limit: int = 500) -> str:
+    """The provider's message on one line, without litellm's prefixes and help suffix."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error") if isinstance(body, dict) and isinstance(
+        body.get("error"), dict) else body
+    text = inner.get("message") if isinstance(inner, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        text = str(getattr(exc, "message", None) or exc)
+    text = _PREFIX.sub("", text.strip())
+    text = text.split(" Original exception:", 1)[0]
+    first = text.splitlines()[0].strip() if text.strip() else type(exc).__name__
+    return first[:limit]
+
+
+_FATAL_KINDS: tuple[tuple[str, str], ...] = (
+    ("AuthenticationError", "authentication failed (check the API key)"),
+    ("PermissionDeniedError", "permission denied"),
+    ("NotFoundError", "model or endpoint not found"),
+    ("ContentPolicyViolationError", "refused by the provider's content policy"),
+    ("UnsupportedParamsError", "unsupported parameter"),
+    ("BudgetExceededError", "budget exceeded"),
+)
+
+
+def failure_message(exc: BaseException) -> str:
+    """One clear line for an error that will not be retried."""
+    status = status_of(exc)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    kind = next((label for name, label in _FATAL_KINDS if name in names), None)
+    if kind is None and is_quota(exc):
+        kind = "quota exceeded (check the plan and billing)"
+    if kind is None and status == 401:
+        kind = "authentication failed (check the API key)"
+    if kind is None and status == 403:
+        kind = "permission denied"
+    if kind is None and status is not None and 400 <= status < 500:
+        kind = "invalid request"
+    if kind is None:
+        kind = type(exc).__name__
+    where = f" ({status})" if status is not None else ""
+    return f"{kind}{where}: {provider_message(exc)}"

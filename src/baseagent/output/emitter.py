@@ -15,16 +15,30 @@ class EventListener(Protocol):
     def emit(self, event: ev.ThreadEvent) -> None: ...
 
 
+class Redact(Protocol):
+    def data(self, value: Any) -> Any: ...
+
+
 class Emitter:
-    def __init__(self, listeners: list[EventListener] | None = None) -> None:
+    """`redact` (output/redact.py) is applied to every event before any listener sees it,
+    so no sink and no record can ever hold a secret the agent knows."""
+
+    def __init__(self, listeners: list[EventListener] | None = None,
+                 redact: Redact | None = None) -> None:
         self._listeners: list[EventListener] = list(listeners or [])
         self._next_item = 0
         self._lock = threading.Lock()
+        self._redact = redact if redact else None
 
     def add_listener(self, listener: EventListener) -> None:
         self._listeners.append(listener)
 
     def emit(self, event: ev.ThreadEvent) -> None:
+        if self._redact is not None:
+            data = event.model_dump(mode="json")
+            clean = self._redact.data(data)
+            if clean is not data:
+                event = ev.parse_event(clean)
         for listener in self._listeners:
             listener.emit(event)
 

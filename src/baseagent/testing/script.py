@@ -11,13 +11,28 @@ scripts can live in files next to demos:
 
 delay: seconds to wait before answering. chunk_size: characters per streamed delta of
 content, reasoning and tool arguments (default: each is cut into DEFAULT_PIECES deltas).
-chunk_delay: seconds between streamed chunks. Left-out usage figures are estimated.
+chunk_delay: seconds between streamed chunks. Left-out usage figures are estimated;
+"usage": false sends no usage at all (a provider that ignores stream_options).
 
-A fault step, {"fault": NAME, "delay"?, ...}, answers an error instead; the known faults
-and the keys each accepts are in FAULTS:
+A fault step, {"fault": NAME, "delay"?, ...}, answers an error or misbehaves on the wire;
+the known faults and the keys each accepts are in FAULTS:
     {"fault": "status", "status": 429, "retry_after": 2, "message": ..., "code": ...,
      "body": {...}, "headers": {...}}
     {"fault": "context_length", "window": N}   (OpenAI's context_length_exceeded 400)
+Wire faults stream the answer the step describes (content, tool_calls, ... as in a normal
+step) and break it after `after` SSE events (default: half of them, at least one):
+    {"fault": "reset", ...}        TCP reset (RST) mid-stream
+    {"fault": "drop", ...}         the response ends cleanly mid-stream: no finish_reason,
+                                   no [DONE] (a proxy that gave up)
+    {"fault": "stall", "seconds": S, ...}  the stream goes silent for S seconds (default:
+                                   until the server stops); after=0 stalls before any event
+    {"fault": "malformed", "payload": "...", ...}  one event whose data is not valid JSON
+                                   (default: a cut-off chunk), then the rest of the stream
+    {"fault": "empty", "shape": "body" | "done" | "no_content"}  a 200 with an empty body,
+                                   with only `data: [DONE]`, or with a finish but no content
+    {"fault": "truncated_args", "keep": N, ...}  the stream completes normally but every
+                                   tool call's arguments are cut to N characters (default
+                                   half): invalid JSON with finish_reason "tool_calls"
 """
 from __future__ import annotations
 
@@ -37,6 +52,12 @@ EXHAUSTED_TEXT = "(script exhausted)"
 
 ANSWER_KEYS = frozenset({"content", "reasoning", "tool_calls", "usage", "finish_reason",
                          "delay", "chunk_size", "chunk_delay"})
+# The answer a wire fault streams before it breaks (delay is a common fault key already).
+STREAMED_KEYS = ANSWER_KEYS - {"delay"}
+# Default text a wire fault streams when its step gives none: something to cut in half.
+WIRE_FAULT_TEXT = "This answer is cut off by a fault injected on the wire."
+MALFORMED_PAYLOAD = '{"id": "chatcmpl-broken", "choices": [{"index": 0, "delta": {"cont'
+EMPTY_SHAPES = ("body", "done", "no_content")
 USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens"})
 TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
 COMMON_FAULT_KEYS = frozenset({"fault", "delay"})
@@ -93,6 +114,12 @@ def validate_step(step: Any, where: str) -> dict:
         fault.validate(step, where)
         return step
     _check_keys(step, ANSWER_KEYS, where)
+    _check_answer(step, where)
+    return step
+
+
+def _check_answer(step: dict, where: str) -> None:
+    """Types of the answer keys (shared by text steps and the wire faults that stream one)."""
     for key in ("content", "reasoning", "finish_reason"):
         if key in step and step[key] is not None and not isinstance(step[key], str):
             raise ScriptError(f"{where}: {key} must be a string")
@@ -110,7 +137,6 @@ def validate_step(step: Any, where: str) -> dict:
             raise ScriptError(f"{where} tool_calls[{i}]: name is required")
         if not isinstance(call.get("arguments", {}), (dict, str)):
             raise ScriptError(f"{where} tool_calls[{i}]: arguments must be a dict or a string")
-    return step
 
 
 def _check_keys(d: Any, allowed: frozenset, where: str) -> None:
@@ -132,7 +158,7 @@ class Answer:
     reasoning: str
     tool_calls: list[dict]  # OpenAI shape: {id, type, function: {name, arguments}}
     finish_reason: str
-    usage: dict
+    usage: dict | None  # None: the provider reports no usage
     chunk_size: int | None = None
     model: str = "scripted"
     completion_id: str = "chatcmpl-scripted"
@@ -169,7 +195,7 @@ def resolve_answer(step: dict, *, prompt_tokens: int, cached_tokens: int, call_p
     }
     finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
     return Answer(content=content, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
-                  usage=usage, chunk_size=step.get("chunk_size"), model=model,
+                  usage=None if step.get("usage") is False else usage, chunk_size=step.get("chunk_size"), model=model,
                   completion_id=completion_id)
 
 
@@ -216,7 +242,7 @@ def stream_chunks(a: Answer, include_usage: bool) -> Iterator[dict]:
         for piece in split_text(call["function"]["arguments"], a.chunk_size):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, a.finish_reason)
-    if include_usage:
+    if include_usage and a.usage is not None:
         yield {"id": a.completion_id, "object": "chat.completion.chunk", "created": a.created,
                "model": a.model, "system_fingerprint": "fp_scripted", "choices": [],
                "usage": a.usage}
@@ -251,12 +277,37 @@ class RequestInfo:
 
 
 @dataclass
+class WirePlan:
+    """A 200 answer that misbehaves on the wire; the server plays it literally.
+
+    events: SSE data payloads in order (JSON text, or junk for a malformed event).
+    ending: "done" (data: [DONE] and the final chunk, i.e. a normal end), "eof" (the final
+    chunk without [DONE]: the HTTP response ends cleanly, the stream does not), "reset"
+    (TCP RST), "stall" (silence for stall_seconds, or until the server stops, then close).
+    empty_body: send a 200 with Content-Length 0 instead of any event.
+    For a non-streaming request the same plan applies to the JSON body: it is cut where the
+    events stop (reset, eof, stall), replaced by junk (malformed) or left empty.
+    """
+
+    events: list[str]
+    ending: str = "done"
+    stall_seconds: float | None = None
+    empty_body: bool = False
+    body: str | None = None  # the non-streaming body for the same answer
+
+
+@dataclass
 class Fault:
-    """A named fault: the step keys it accepts, a checker, and the reply it builds."""
+    """A named fault: the step keys it accepts, a checker, and what it answers.
+
+    `reply` builds an HTTP error answer; `plan` (for wire faults) turns the step's answer
+    into a WirePlan. A fault has exactly one of the two.
+    """
 
     keys: frozenset
-    reply: Callable[[dict, RequestInfo], ErrorReply]
+    reply: Callable[[dict, RequestInfo], ErrorReply] | None = None
     validate: Callable[[dict, str], None] = lambda _step, _where: None
+    plan: Callable[[dict, Answer, bool], WirePlan] | None = None
 
 
 # Default (message, type, code) per status, modelled on what OpenAI answers.
@@ -319,9 +370,95 @@ def _context_length_fault(step: dict, info: RequestInfo) -> ErrorReply:
     return context_length_reply(int(window), info.prompt_tokens)
 
 
+# -- wire faults -------------------------------------------------------------------------------
+
+def _wire_answer(step: dict, answer: Answer) -> Answer:
+    """A wire fault with nothing to say still streams some text, so there is something to cut."""
+    if not (answer.content or answer.reasoning or answer.tool_calls):
+        answer.content = WIRE_FAULT_TEXT
+    return answer
+
+
+def _events(answer: Answer, include_usage: bool) -> list[str]:
+    return [json.dumps(chunk) for chunk in stream_chunks(answer, include_usage)]
+
+
+def _cut_point(step: dict, events: list[str]) -> int:
+    """Events sent before the break: `after`, else half (at least the role chunk and one more)."""
+    if "after" in step:
+        return min(int(step["after"]), len(events))
+    return max(2, len(events) // 2)
+
+
+def _broken_plan(ending: str) -> Callable[[dict, Answer, bool], WirePlan]:
+    def plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+        answer = _wire_answer(step, answer)
+        events = _events(answer, include_usage)
+        return WirePlan(events[:_cut_point(step, events)], ending,
+                        stall_seconds=step.get("seconds"),
+                        body=json.dumps(completion_body(answer)))
+    return plan
+
+
+def _malformed_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+    answer = _wire_answer(step, answer)
+    events = _events(answer, include_usage)
+    cut = _cut_point(step, events)
+    junk = step.get("payload", MALFORMED_PAYLOAD)
+    return WirePlan(events[:cut] + [junk] + events[cut:], "done", body=junk)
+
+
+def _empty_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+    shape = step.get("shape", "body")
+    if shape == "body":
+        return WirePlan([], empty_body=True)
+    if shape == "done":
+        return WirePlan([], "done", body="")
+    answer.content, answer.reasoning, answer.tool_calls = "", "", []
+    answer.finish_reason = step.get("finish_reason") or "stop"
+    return WirePlan(_events(answer, include_usage), "done",
+                    body=json.dumps(completion_body(answer)))
+
+
+def _truncated_args_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+    for call in answer.tool_calls:
+        text = call["function"]["arguments"]
+        keep = int(step["keep"]) if "keep" in step else len(text) // 2
+        call["function"]["arguments"] = text[:keep]
+    return WirePlan(_events(answer, include_usage), "done",
+                    body=json.dumps(completion_body(answer)))
+
+
+def _check_wire(step: dict, where: str) -> None:
+    _check_answer(step, where)
+    if "after" in step and not (isinstance(step["after"], int) and step["after"] >= 0):
+        raise ScriptError(f"{where}: after must be an int >= 0")
+    if "seconds" in step and not (isinstance(step["seconds"], (int, float))
+                                  and step["seconds"] >= 0):
+        raise ScriptError(f"{where}: seconds must be a number >= 0")
+    if "shape" in step and step["shape"] not in EMPTY_SHAPES:
+        raise ScriptError(f"{where}: shape must be one of {EMPTY_SHAPES}")
+    if "payload" in step and not isinstance(step["payload"], str):
+        raise ScriptError(f"{where}: payload must be a string")
+    if "keep" in step and not (isinstance(step["keep"], int) and step["keep"] >= 0):
+        raise ScriptError(f"{where}: keep must be an int >= 0")
+    if step["fault"] == "truncated_args" and not step.get("tool_calls"):
+        raise ScriptError(f"{where}: truncated_args needs tool_calls to cut")
+
+
+_CUT_KEYS = STREAMED_KEYS | {"after"}
+
 # The fault registry: add an entry to teach the server a new fault.
 FAULTS: dict[str, Fault] = {
     "status": Fault(frozenset({"status", "retry_after", "body", "message", "code", "headers"}),
                     _status_reply, _check_status),
     "context_length": Fault(frozenset({"window"}), _context_length_fault),
+    "reset": Fault(_CUT_KEYS, validate=_check_wire, plan=_broken_plan("reset")),
+    "drop": Fault(_CUT_KEYS, validate=_check_wire, plan=_broken_plan("eof")),
+    "stall": Fault(_CUT_KEYS | {"seconds"}, validate=_check_wire, plan=_broken_plan("stall")),
+    "malformed": Fault(_CUT_KEYS | {"payload"}, validate=_check_wire, plan=_malformed_plan),
+    "empty": Fault(frozenset({"shape", "finish_reason", "usage"}), validate=_check_wire,
+                   plan=_empty_plan),
+    "truncated_args": Fault(STREAMED_KEYS | {"keep"}, validate=_check_wire,
+                            plan=_truncated_args_plan),
 }

@@ -21,6 +21,7 @@ import hashlib
 import json
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -28,10 +29,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Sequence
 
 from baseagent.testing.script import (EXHAUSTED_TEXT, FAULTS, ErrorReply, RequestInfo,
-                                      ScriptError, completion_body, context_length_reply,
-                                      error_body, estimate_prompt_tokens, prompt_parts,
-                                      resolve_answer, stream_chunks, tokens_of_chars,
-                                      validate_step)
+                                      ScriptError, WirePlan, completion_body,
+                                      context_length_reply, error_body,
+                                      estimate_prompt_tokens, prompt_parts, resolve_answer,
+                                      stream_chunks, tokens_of_chars, validate_step)
 
 Responder = Callable[[dict, int], "dict | None"]
 OnRequest = Callable[[dict], None]
@@ -266,9 +267,10 @@ class ScriptedServer:
             return
         if step.get("delay") and self._stopping.wait(float(step["delay"])):
             return
-        if "fault" in step:
+        fault = FAULTS[step["fault"]] if "fault" in step else None
+        if fault is not None and fault.reply is not None:
             info = RequestInfo(prompt_tokens, self.context_window, model)
-            reply = FAULTS[step["fault"]].reply(step, info)
+            reply = fault.reply(step, info)
             handler.send_json(reply.status, reply.body, reply.headers)
             return
         cached = 0
@@ -278,8 +280,11 @@ class ScriptedServer:
         answer = resolve_answer(step, prompt_tokens=prompt_tokens, cached_tokens=cached,
                                 call_prefix=f"call_{index}", model=model,
                                 completion_id=f"chatcmpl-scripted-{number}")
-        if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        if fault is not None and fault.plan is not None:
+            handler.send_plan(fault.plan(step, answer, include_usage), bool(body.get("stream")),
+                              float(step.get("chunk_delay") or 0))
+        elif body.get("stream"):
             handler.send_stream(stream_chunks(answer, include_usage),
                                 float(step.get("chunk_delay") or 0))
         else:
@@ -414,6 +419,68 @@ class _Handler(BaseHTTPRequestHandler):
         self._frame(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def send_plan(self, plan: WirePlan, stream: bool, chunk_delay: float) -> None:
+        """Play a wire fault: the plan's events (or its cut JSON body), then its ending."""
+        stopping = self.server.owner._stopping
+        self.close_connection = True  # whatever happens next, this connection is done
+        if plan.empty_body or (not stream and plan.body == ""):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8" if stream
+                             else "application/json")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.wfile.flush()
+            return
+        if not stream:
+            self._play_json(plan)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        for i, payload in enumerate(plan.events):
+            if i and chunk_delay and stopping.wait(chunk_delay):
+                return
+            self._frame(f"data: {payload}\n\n".encode())
+        if plan.ending == "done":
+            self._frame(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        elif plan.ending == "eof":
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        else:
+            self._end_badly(plan)
+
+    def _play_json(self, plan: WirePlan) -> None:
+        """The non-streaming form of a plan: the JSON body, cut or replaced as the plan says."""
+        data = (plan.body or "").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if plan.ending == "done":
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
+        self.wfile.write(data[:len(data) // 2])
+        self.wfile.flush()
+        if plan.ending != "eof":
+            self._end_badly(plan)
+
+    def _end_badly(self, plan: WirePlan) -> None:
+        if plan.ending == "stall":
+            # Silence: the client must notice by itself. Ends early if the server stops.
+            self.server.owner._stopping.wait(plan.stall_seconds if plan.stall_seconds
+                                             is not None else None)
+        elif plan.ending == "reset":
+            # SO_LINGER with a zero timeout turns close() into a TCP RST.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
 
     def _frame(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

@@ -65,6 +65,10 @@ KILL_GRACE_SECONDS = 0.5
 # Conventional exit codes: 124 like coreutils `timeout`, 130 like a shell on Ctrl-C.
 TIMEOUT_EXIT_CODE = 124
 INTERRUPTED_EXIT_CODE = 130
+# Session ids (= pids, via start_new_session) of every command this process started, kept
+# after the command ends: when a run is interrupted, core/signals.py kills whatever is still
+# alive in them, background jobs included, so no child outlives the agent.
+STARTED_GROUPS: set[int] = set()
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
@@ -86,6 +90,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
         raise ToolError(f"failed to start command: {exc}") from exc
+    STARTED_GROUPS.add(proc.pid)
 
     buffer = HeadTailBuffer()
     try:

@@ -1,0 +1,161 @@
+"""SIGINT / SIGTERM end to end: cooperative stop, exit codes, flushed output, no survivors."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from baseagent.core import signals
+from baseagent.core.interrupt import Cancellation
+from baseagent.tools import shell as shell_tool
+from reliability import (assert_no_survivors, assert_session_complete, finish, is_alive,
+                         kill_quietly, read_pids, shell, start_agent, wait_for)
+
+# A command that leaves a background job and blocks: both must die with the agent.
+BLOCKING = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; echo started; sleep 300"
+# The same, deaf to SIGTERM (the disposition is inherited by its children).
+DEAF = "trap '' TERM; " + BLOCKING
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def pids(workspace: Path) -> list[int]:
+    return read_pids(workspace / "sh.pid") + read_pids(workspace / "bg.pid")
+
+
+def test_sigterm_during_a_command(scripted_server, workspace, home):
+    server = scripted_server([{"tool_calls": [shell(BLOCKING)]}, {"content": "never"}])
+    proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
+    try:
+        wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "bg.pid").read_text(),
+                 what="the command to start")
+        time.sleep(0.2)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        run = finish(proc)
+        elapsed = time.monotonic() - sent
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 143, run.stderr
+    assert elapsed < 3, elapsed
+    command = run.completed_items("command_execution")[0]
+    assert command["status"] == "failed" and command["exit_code"] == 130
+    assert command["aggregated_output"].startswith("started\n")
+    assert run.events[-1] == {"type": "turn.failed",
+                              "error": {"message": "interrupted (received SIGTERM)"}}
+    records = assert_session_complete(home, run)
+    tool_messages = [r["message"] for r in records
+                     if r["kind"] == "message" and r["message"]["role"] == "tool"]
+    assert len(tool_messages) == 1 and "command interrupted" in tool_messages[0]["content"]
+    assert len(server.requests) == 1
+    assert_no_survivors(pids(workspace))
+
+
+def test_sigint_while_waiting_for_the_model(scripted_server, workspace, home):
+    server = scripted_server([{"content": "too late", "delay": 60}])
+    proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
+                       env_extra={"BASEAGENT_STREAM_IDLE_TIMEOUT": "120"})
+    try:
+        wait_for(lambda: server.requests, what="the model request")
+        time.sleep(0.2)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        run = finish(proc)
+        elapsed = time.monotonic() - sent
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 130, run.stderr
+    assert elapsed < 2, elapsed  # far less than the 60 s the model would take
+    assert run.events[-1] == {"type": "turn.failed",
+                              "error": {"message": "interrupted (received SIGINT)"}}
+    assert "Traceback" not in run.stderr
+    assert_session_complete(home, run)
+
+
+def test_second_sigint_exits_at_once(scripted_server, workspace, home):
+    # The command ignores SIGTERM, so the first SIGINT's graceful kill has to wait out its
+    # grace period; the second SIGINT does not wait: SIGKILL to every group, exit 130.
+    server = scripted_server([{"tool_calls": [shell(DEAF)]}, {"content": "never"}])
+    proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
+    try:
+        wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "bg.pid").read_text(),
+                 what="the command to start")
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.15)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        run = finish(proc)
+        elapsed = time.monotonic() - sent
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 130, run.stderr
+    assert elapsed < 1, elapsed
+    # the hard exit skipped the orderly end: no turn.failed, but every line is whole JSON
+    assert run.events and run.events[-1]["type"] != "turn.failed"
+    assert_no_survivors(pids(workspace))
+
+
+# -- the pieces, without an agent --------------------------------------------------------------
+
+def test_kill_started_groups_takes_background_jobs_too():
+    # A command that exited long ago but left a job behind, and one still running that
+    # ignores SIGTERM: both sessions are emptied.
+    done = subprocess.Popen(["bash", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"],
+                            stdout=subprocess.PIPE, start_new_session=True, text=True)
+    orphan = int(done.stdout.read().strip())
+    done.wait(5)
+    deaf = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300"], start_new_session=True)
+    shell_tool.STARTED_GROUPS.update({done.pid, deaf.pid})
+    try:
+        time.sleep(0.2)
+        assert is_alive(orphan) and is_alive(deaf.pid)
+        started = time.monotonic()
+        killed = signals.kill_started_groups(grace=0.3)
+        assert set(killed) == {done.pid, deaf.pid}
+        assert time.monotonic() - started < 2
+        deaf.wait(5)
+        assert_no_survivors([orphan, deaf.pid])
+        assert signals.kill_started_groups() == []  # nothing left: nothing to do
+    finally:
+        shell_tool.STARTED_GROUPS.difference_update({done.pid, deaf.pid})
+        for pid in (orphan, deaf.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_guard_first_signal_cancels_second_exits():
+    cancellation = Cancellation()
+    exits: list[int] = []
+    guard = signals.SignalGuard(cancellation, hard_exit=exits.append).install()
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler runs between bytecodes of this thread
+        assert cancellation.is_set() and cancellation.signal_number == signal.SIGTERM
+        assert cancellation.reason == "received SIGTERM" and exits == []
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        assert exits == [130]
+    finally:
+        guard.close()
+    assert signal.getsignal(signal.SIGTERM) is not guard._handle
+    assert signals.exit_code_for(signal.SIGTERM) == 143
+    assert signals.exit_code_for(None) == 130

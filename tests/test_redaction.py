@@ -1,0 +1,120 @@
+"""Secrets the agent holds never reach the JSONL, the session record, stderr or a command."""
+from __future__ import annotations
+
+import io
+import json
+
+from baseagent.core.session import SessionRecorder
+from baseagent.output import events as ev
+from baseagent.output.emitter import Emitter
+from baseagent.output.jsonl import JsonlSink
+from baseagent.output.redact import MARK, Redactor, RedactingStream
+from reliability import session_records, shell
+from helpers import run_agent
+
+OPENAI_KEY = "sk-secret-value-123456"
+GITHUB_TOKEN = "ghp_secretTokenValue999"
+CONFIG_KEY = "cfg-secret-key-abcdef"
+SECRETS = (OPENAI_KEY, GITHUB_TOKEN, CONFIG_KEY)
+
+
+def test_secrets_are_stripped_from_commands_and_redacted_everywhere(scripted_server,
+                                                                   tmp_path):
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    (home / ".baseagent").mkdir(parents=True)
+    (home / ".baseagent" / "config.toml").write_text(f'api_key = "{CONFIG_KEY}"\n')
+    (workspace / "secret.txt").write_text(f"openai={OPENAI_KEY}\ngithub={GITHUB_TOKEN}\n"
+                                          f"config={CONFIG_KEY}\n")
+    server = scripted_server([
+        {"tool_calls": [shell('echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN]"; '
+                              'cat secret.txt; env | grep -c -e sk-secret -e ghp_secret')]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"file_path": "secret.txt"}}]},
+        {"content": f"I saw {OPENAI_KEY} in the file."},
+        # the provider quotes the key back in its error, as some do
+        {"fault": "status", "status": 401,
+         "message": f"Incorrect API key provided: {OPENAI_KEY}. Token {GITHUB_TOKEN}."},
+    ])
+    run = run_agent(["-i", "show me the secrets"], cwd=workspace, home=home,
+                    api_base=server.api_base,
+                    env_extra={"OPENAI_API_KEY": OPENAI_KEY, "GITHUB_TOKEN": GITHUB_TOKEN,
+                               "BASEAGENT_MAX_RETRIES": "0"})
+    assert run.returncode == 1, run.stderr
+
+    # commands never saw the variables
+    command = run.completed_items("command_execution")[0]
+    assert command["aggregated_output"].startswith("key=[] gh=[]\n")
+    assert command["aggregated_output"].endswith("\n0\n")  # `env` holds none of them
+    # what a command printed from a file is redacted in the event stream
+    assert f"openai={MARK}\ngithub={MARK}\nconfig={MARK}\n" in command["aggregated_output"]
+    read = run.completed_items("mcp_tool_call")[0]
+    assert f"L1: openai={MARK}" in read["result"]["content"][0]["text"]
+    assert run.completed_items("agent_message")[0]["text"] == f"I saw {MARK} in the file."
+    # the auth failure is clear, and does not repeat the key
+    assert run.events[-1] == {"type": "turn.failed", "error": {"message": (
+        f"model call failed: authentication failed (check the API key) (401): "
+        f"Incorrect API key provided: {MARK}. Token {MARK}.")}}
+    assert len(server.requests) == 4  # the 401 was not retried
+
+    record_text = (home / ".baseagent" / "sessions" /
+                   f"{run.events[0]['thread_id']}.jsonl").read_text()
+    for secret in SECRETS:
+        assert secret not in run.stdout
+        assert secret not in run.stderr
+        assert secret not in record_text
+    records = session_records(home, run.events[0]["thread_id"])
+    tool_messages = [r["message"]["content"] for r in records
+                     if r["kind"] == "message" and r["message"]["role"] == "tool"]
+    assert f"openai={MARK}" in tool_messages[0]
+
+
+# -- the pieces --------------------------------------------------------------------------------
+
+def test_redactor_from_environment():
+    redactor = Redactor.from_environment(
+        {"OPENAI_API_KEY": OPENAI_KEY, "MY_TOKEN": "tok-123456789", "SHORT_TOKEN": "abc",
+         "PATH": "/usr/local/bin:/usr/bin", "HOME": "/home/someone-long"},
+        extra=[CONFIG_KEY, None])
+    text = f"{OPENAI_KEY} tok-123456789 abc /usr/bin {CONFIG_KEY}"
+    assert redactor.text(text) == f"{MARK} {MARK} abc /usr/bin {MARK}"
+    assert not Redactor.from_environment({"PATH": "/usr/bin"})
+
+
+def test_redactor_keeps_json_valid_and_untouched_objects_identical():
+    secret = 'pa"ss\\word-123'
+    redactor = Redactor([secret, "short"])
+    assert redactor.text(json.dumps({"v": secret})) == json.dumps({"v": MARK})
+    data = {"a": [1, {"b": f"x {secret} y"}], "c": "clean"}
+    clean = redactor.data(data)
+    assert clean == {"a": [1, {"b": f"x {MARK} y"}], "c": "clean"}
+    untouched = {"a": ["nothing", {"b": "here"}]}
+    assert redactor.data(untouched) is untouched
+    assert redactor.text("short stays") == "short stays"  # below the minimum length
+
+
+def test_longer_secret_wins_over_its_prefix():
+    assert Redactor(["abcdefgh", "abcdefgh-ijkl"]).text("abcdefgh-ijkl") == MARK
+
+
+def test_emitter_redacts_for_every_listener(tmp_path):
+    out = io.BytesIO()
+    record = SessionRecorder(tmp_path / "s.jsonl", redact=Redactor([OPENAI_KEY]).data)
+    emitter = Emitter([JsonlSink(out)], redact=Redactor([OPENAI_KEY]))
+    emitter.add_listener(record)
+    emitter.emit(ev.ItemCompleted(item=ev.CommandExecutionItem(
+        id="item_0", command=f"echo {OPENAI_KEY}", aggregated_output=f"{OPENAI_KEY}\n",
+        exit_code=0, status="completed")))
+    record.message({"role": "tool", "tool_call_id": "c", "content": f"key {OPENAI_KEY}"})
+    record.close()
+    line = json.loads(out.getvalue())
+    assert line["item"]["command"] == f"echo {MARK}"
+    assert line["item"]["aggregated_output"] == f"{MARK}\n"
+    text = (tmp_path / "s.jsonl").read_text()
+    assert OPENAI_KEY not in text and text.count(MARK) == 3
+
+
+def test_redacting_stream():
+    target = io.StringIO()
+    stream = RedactingStream(target, Redactor([GITHUB_TOKEN]))
+    print(f"token {GITHUB_TOKEN} leaked", file=stream)
+    assert target.getvalue() == f"token {MARK} leaked\n"
