@@ -72,6 +72,8 @@ def main_command(
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip the self-verification step."),
     no_session: bool = typer.Option(False, "--no-session", help="Do not write a session record."),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
+    resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions list`)."),
+    resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task: `baseagent --instruction "fix the failing test"`."""
@@ -92,19 +94,168 @@ def main_command(
         settings = load_settings(flags, config_file=config)
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
+    if resume is not None and resume_last:
+        raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
+    loaded = None
+    if resume is not None or resume_last:
+        from baseagent.core.resume import SessionLoadError, resolve
+
+        try:
+            loaded = resolve(settings.session_dir, resume, resume_last)
+        except SessionLoadError as exc:
+            raise _fail_usage(str(exc)) from None
     text = read_instruction(instruction)
 
     from baseagent.runner import UsageError, run
 
     try:
-        result = run(settings, text)
+        result = run(settings, text, resume=loaded)
     except UsageError as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(result.exit_code)
 
 
+# -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------
+
+@app.command(
+    "exec", add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                      "allow_interspersed_args": False},
+    help="Codex-compatible mode for Codex clients: `baseagent exec --json [resume ID] [PROMPT]` "
+         "(see `baseagent exec --help`).")
+def exec_command(ctx: typer.Context) -> None:
+    # Normally main() hands `exec` argv straight to exec_cli; this path is for argv that
+    # reaches click (e.g. global options before `exec`).
+    from baseagent import exec_cli
+
+    raise typer.Exit(exec_cli.main(list(ctx.args)))
+
+
+# -- sessions and export -----------------------------------------------------------------------
+
+sessions_app = typer.Typer(help="List, show and remove session records (resumable threads).",
+                           no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+_DIR_HELP = "Session directory [default: session_dir setting, ~/.baseagent/sessions]."
+
+
+def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
+    """--dir, else the session_dir setting (env, the root --config file, defaults)."""
+    if directory is not None:
+        return directory.expanduser().resolve()
+    from baseagent.config.load import ConfigError, load_settings
+
+    try:
+        return load_settings({}, config_file=ctx.find_root().params.get("config")).session_dir
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+
+
+@sessions_app.command("list")
+def sessions_list(
+    ctx: typer.Context,
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    as_json: bool = typer.Option(False, "--json", help="One JSON summary per line."),
+) -> None:
+    """Every thread, most recently updated first."""
+    from baseagent import sessions
+
+    summaries = sessions.list_sessions(_session_dir(ctx, directory))
+    if as_json:
+        for summary in summaries:
+            print(sessions.summary_json(summary))
+    else:
+        print(sessions.render_list(summaries), end="")
+
+
+@sessions_app.command("show")
+def sessions_show(
+    ctx: typer.Context,
+    thread_id: str = typer.Argument(..., help="Thread id (or a unique prefix of it)."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    as_json: bool = typer.Option(False, "--json", help="The summary as JSON."),
+) -> None:
+    """One thread: model, turns, usage, instructions and the history a resume continues."""
+    from baseagent import sessions
+    from baseagent.core.resume import SessionLoadError
+
+    try:
+        summary, history = sessions.show(_session_dir(ctx, directory), thread_id)
+    except SessionLoadError as exc:
+        raise _fail_usage(str(exc)) from None
+    print(sessions.summary_json(summary) if as_json else sessions.render_show(summary, history),
+          end="\n" if as_json else "")
+
+
+@sessions_app.command("rm")
+def sessions_rm(
+    ctx: typer.Context,
+    thread_ids: Optional[list[str]] = typer.Argument(None, help="Thread ids to delete."),
+    older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", min=0, help="Delete every record not updated for DAYS days."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+) -> None:
+    """Delete records: by id, or prune with --older-than DAYS."""
+    from baseagent import sessions
+    from baseagent.core.resume import SessionLoadError
+
+    if not thread_ids and older_than is None:
+        raise _fail_usage("give thread ids or --older-than DAYS")
+    session_dir = _session_dir(ctx, directory)
+    try:
+        removed = sessions.remove(session_dir, thread_ids or [])
+    except SessionLoadError as exc:
+        raise _fail_usage(str(exc)) from None
+    if older_than is not None:
+        removed += sessions.prune(session_dir, older_than)
+    for path in removed:
+        print(f"removed {path}")
+
+
+@app.command("export")
+def export_command(
+    ctx: typer.Context,
+    thread_id: Optional[str] = typer.Argument(None, help="Thread id (or a unique prefix)."),
+    fmt: str = typer.Option("atif", "--format", "-f", help="atif | sharegpt | openai"),
+    export_all: bool = typer.Option(False, "--all", help="Every session in the directory, one JSON document per line."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
+) -> None:
+    """Export trajectories: ATIF v1.7, ShareGPT (training) or the raw OpenAI messages."""
+    from baseagent.core.resume import SessionLoadError, find_session, session_files
+    from baseagent.export import FORMATS, dumps, export_record
+
+    if fmt not in FORMATS:
+        raise _fail_usage(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if export_all == (thread_id is not None):
+        raise _fail_usage("give a THREAD_ID or --all")
+    session_dir = _session_dir(ctx, directory)
+    documents = []
+    try:
+        paths = session_files(session_dir)[::-1] if export_all \
+            else [find_session(session_dir, thread_id or "")]
+        for path in paths:
+            documents.append(export_record(path, fmt))
+    except SessionLoadError as exc:
+        raise _fail_usage(str(exc)) from None
+    # One thread: a readable document (ShareGPT stays one line: it is a training line).
+    pretty = not export_all and fmt != "sharegpt"
+    text = "".join(dumps(doc, pretty) + "\n" for doc in documents)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click's multi-line usage errors become one line, exit code 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "exec":
+        # The argv of Codex `exec` (fixed by Codex clients) goes to its own parser untouched.
+        from baseagent import exec_cli
+
+        sys.exit(exec_cli.main(args[1:]))
     try:
         code = app(args=argv, standalone_mode=False, prog_name="baseagent")
     except _USAGE_ERROR as exc:

@@ -6,8 +6,9 @@ other than to build the child environment for tools.
 """
 from __future__ import annotations
 
+import dataclasses
+import gc
 import os
-import signal
 import sys
 import uuid
 from dataclasses import dataclass
@@ -37,34 +38,38 @@ class RunResult:
 
 
 def make_sink(json_output: bool) -> Any:
-    """JSONL unless a person is watching a terminal (and did not ask for --json)."""
-    if json_output or not sys.stdout.isatty():
-        from baseagent.output.jsonl import JsonlSink
+    """JSONL unless a person is watching a terminal (and did not ask for --json).
 
-        return JsonlSink()
+    The JSONL sink claims stdout: from then on anything else written there goes to stderr.
+    """
+    if json_output or not sys.stdout.isatty():
+        from baseagent.output.jsonl import JsonlSink, claim_stdout
+
+        return JsonlSink(claim_stdout())
     from baseagent.output.pretty import PrettySink
 
     return PrettySink()
 
 
-def _install_signal_handlers(cancellation: Cancellation, client: Any) -> None:
-    from baseagent.llm.errors import ModelInterrupted
+def run(settings: Settings, instruction: str, *, resume: Any = None,
+        images: list[dict[str, Any]] | None = None,
+        output_schema: dict[str, Any] | None = None) -> RunResult:
+    """Run one instruction headless or on a terminal; returns the process exit code.
 
-    def handler(signum: int, _frame: Any) -> None:
-        if cancellation.is_set() and signum == signal.SIGINT:
-            os._exit(EXIT_SIGINT)  # second Ctrl-C: the user wants out now
-        cancellation.cancel(f"received {signal.Signals(signum).name}", signum)
-        if client.waiting_on_network:
-            raise ModelInterrupted("interrupted")
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
-
-
-def run(settings: Settings, instruction: str) -> RunResult:
-    """Run one instruction headless or on a terminal; returns the process exit code."""
+    `resume` (a core.resume.LoadedSession) continues that thread: same thread id, its
+    history, its usage so far, appending to its record. `images` (image_url content parts)
+    go with the instruction; `output_schema` holds the final answer to a JSON schema.
+    """
+    from baseagent.core import signals
     from baseagent.llm import client as llm
+    from baseagent.output.redact import Redactor, install_stderr
 
+    # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
+    redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
+    install_stderr(redactor)
+    sink = make_sink(settings.json_output)
+    cancellation = Cancellation()
+    guard = signals.install(cancellation, getattr(sink, "exit_when_idle", None))
     preload = llm.preload_in_background()  # overlap the slow import with context building
     if not settings.cwd.is_dir():
         raise UsageError(f"working directory does not exist: {settings.cwd}")
@@ -76,74 +81,140 @@ def run(settings: Settings, instruction: str) -> RunResult:
     from baseagent.tools.env import child_env
 
     registry = ToolRegistry()
-    history: list[dict[str, Any]] = [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": environment_context(settings.cwd)},
-    ]
-    preload.join()
+    if resume is not None:
+        history: list[dict[str, Any]] = list(resume.history)
+    else:
+        history = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": environment_context(settings.cwd)},
+        ]
+    if not signals.wait_unless_cancelled(preload, cancellation):
+        guard.close()  # stopped before anything started: nothing to report or record
+        return RunResult(signals.exit_code_for(cancellation.signal_number))
     try:
         llm.check_model(settings.model, settings.api_base, settings.api_key)
     except llm.ConfigurationError as exc:
-        raise UsageError(str(exc)) from None
+        guard.close()
+        raise UsageError(redactor.text(str(exc))) from None
 
-    cancellation = Cancellation()
-    emitter = Emitter([make_sink(settings.json_output)])
-    client = llm.ModelClient(
-        model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
-        temperature=settings.temperature, max_tokens=settings.max_tokens,
-        max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
-        retry_max_delay=settings.retry_max_delay, request_timeout=settings.request_timeout,
-        stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
-        on_notice=emitter.notice, cancelled=cancellation.is_set,
-    )
+    emitter = Emitter([sink], redact=redactor)
+    thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
+    client = _model_client(settings, llm, emitter, cancellation, thread_id)
     tool_context = ToolContext(
         cwd=settings.cwd, sandbox=settings.sandbox, shell_timeout_ms=settings.shell_timeout_ms,
         env=child_env(os.environ, settings.env_strip),
+        writable_roots=list(settings.writable_roots),
     )
-    thread_id = str(uuid.uuid4())
-    session = None
-    if settings.record_session:
-        from baseagent.core.session import SessionRecorder
-
-        session = SessionRecorder(settings.session_dir / f"{thread_id}.jsonl")
-        session.meta(thread_id=thread_id, model=settings.model, cwd=str(settings.cwd))
-        for message in history:
-            session.message(message)
+    if resume is not None:
+        client.totals = dataclasses.replace(resume.usage)  # usage and cost so far
+    session = _open_session(settings, resume, thread_id, redactor, registry, history, client)
+    if session is not None:
         emitter.add_listener(session)
+    context = _context_manager(settings, llm, client, registry, emitter, session)
+    from baseagent.core.exec_turn import ExecAgent
 
-    from baseagent.core.loop import Agent
-
-    agent = Agent(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                  history=history, max_iterations=settings.max_iterations,
-                  verify=settings.verify, session=session, cancellation=cancellation)
-    _install_signal_handlers(cancellation, client)
+    agent = ExecAgent(client=client, registry=registry, emitter=emitter,
+                      tool_context=tool_context, history=history,
+                      max_iterations=settings.max_iterations, verify=settings.verify,
+                      session=session, cancellation=cancellation, context=context,
+                      images=images, output_schema=output_schema)
     emitter.thread_started(thread_id)
     try:
         outcome = agent.run_turn(instruction)
     finally:
         if session is not None:
-            totals = client.totals
-            session.usage(input_tokens=totals.input_tokens,
-                          cached_input_tokens=totals.cached_input_tokens,
-                          output_tokens=totals.output_tokens,
-                          cost_usd=totals.cost_usd if totals.cost_known else None)
-            session.close()
+            _close_session(session, client.totals)
+        guard.close()  # after an interrupt: kill what commands left running
+        # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
+        # frozen objects are skipped by the final collections.
+        gc.freeze()
     if settings.output_last_message is not None and outcome.final_message is not None:
         _write_last_message(settings.output_last_message, outcome.final_message)
     return RunResult(_exit_code(outcome.status, cancellation), thread_id, outcome.final_message)
+
+
+def _model_client(settings: Settings, llm: Any, emitter: Emitter, cancellation: Cancellation,
+                  thread_id: str) -> Any:
+    from baseagent.core.caching import prompt_cache_params
+
+    return llm.ModelClient(
+        model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
+        temperature=settings.temperature, max_tokens=settings.max_tokens,
+        max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
+        retry_max_delay=settings.retry_max_delay,
+        retry_backoff_factor=settings.retry_backoff_factor,
+        request_timeout=settings.request_timeout,
+        stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
+        on_notice=emitter.notice, cancelled=cancellation.is_set,
+        extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
+    )
+
+
+def _open_session(settings: Settings, resume: Any, thread_id: str, redactor: Any,
+                  registry: Any, history: list[dict[str, Any]], client: Any) -> Any:
+    """The session record (core/session.py), or None when recording is off. A resumed run
+    appends to the record it was loaded from."""
+    if not settings.record_session:
+        return None
+    from baseagent import __version__
+    from baseagent.core.session import SessionRecorder
+
+    path = resume.path if resume is not None else settings.session_dir / f"{thread_id}.jsonl"
+    session = SessionRecorder(path, redact=redactor.data)
+    session.meta(thread_id=thread_id, model=settings.model, cwd=str(settings.cwd),
+                 resumed=resume is not None, agent="baseagent", version=__version__,
+                 tools=registry.specs())
+    if resume is None:
+        for message in history:
+            session.message(message)
+    session.track_usage(lambda: client.totals)
+    return session
+
+
+def _close_session(session: Any, totals: Any) -> None:
+    session.usage(input_tokens=totals.input_tokens,
+                  cached_input_tokens=totals.cached_input_tokens,
+                  output_tokens=totals.output_tokens,
+                  cost_usd=totals.cost_usd if totals.cost_known else None,
+                  calls=totals.calls)
+    session.close()
+
+
+def _context_manager(settings: Settings, llm: Any, client: Any, registry: Any,
+                     emitter: Emitter, session: Any) -> Any:
+    """Compaction and cache markers for this model (core/compaction.py)."""
+    from baseagent.config.defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS
+    from baseagent.core.caching import wants_cache_markers
+    from baseagent.core.compaction import Budget, ContextManager
+    from baseagent.core.tokens import TokenCounter
+
+    window, max_output = llm.model_limits(settings.model, settings.context_window,
+                                          settings.max_tokens, DEFAULT_CONTEXT_WINDOW,
+                                          DEFAULT_MAX_OUTPUT_TOKENS)
+    budget = Budget(window=window, max_output=max_output,
+                    threshold=settings.compaction_threshold,
+                    protect=settings.prune_protect_tokens, minimum=settings.prune_minimum_tokens)
+    return ContextManager(
+        client=client, counter=TokenCounter(settings.model), budget=budget,
+        tools=registry.specs(), cache_markers=wants_cache_markers(settings.model,
+                                                                  settings.cache_markers),
+        notice=emitter.notice,
+        on_rewrite=session.history if session is not None else None)
 
 
 def _exit_code(status: str, cancellation: Cancellation) -> int:
     if status == "completed":
         return EXIT_OK
     if status == "interrupted":
-        return EXIT_SIGTERM if cancellation.signal_number == signal.SIGTERM else EXIT_SIGINT
+        from baseagent.core.signals import exit_code_for
+
+        return exit_code_for(cancellation.signal_number)  # 130 SIGINT, 143 SIGTERM
     return EXIT_FAILED
 
 
 def _write_last_message(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8", errors="replace")
     except OSError as exc:
         print(f"baseagent: warning: cannot write {path}: {exc.strerror}", file=sys.stderr)

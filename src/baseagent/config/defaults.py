@@ -40,6 +40,8 @@ class Settings(BaseModel):
     json_output: bool = Field(False, description="Force JSONL even on a terminal")
     output_last_message: Path | None = None
     sandbox: SandboxMode = "danger-full-access"
+    writable_roots: list[Path] = Field(
+        default_factory=list, description="Extra writable directories (exec --add-dir)")
     shell_timeout_ms: int = Field(120_000, ge=100)
     env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
     verify: bool = Field(True, description="Ask the model to verify once before finishing")
@@ -49,13 +51,18 @@ class Settings(BaseModel):
     compaction_threshold: float = Field(0.85, gt=0.1, le=1.0)
     prune_protect_tokens: int = Field(40_000, ge=0)
     prune_minimum_tokens: int = Field(20_000, ge=0)
+    cache_markers: Literal["auto", "on", "off"] = Field(
+        "auto", description="cache_control breakpoints: auto = only for providers that "
+                            "take them (Anthropic, Claude on Bedrock/Vertex/OpenRouter)")
 
-    # reliability
-    max_retries: int = Field(5, ge=0, le=50)
-    retry_base_delay: float = Field(0.2, ge=0)
-    retry_max_delay: float = Field(30.0, ge=0)
+    # reliability (docs/RELIABILITY.md): retry n waits base * factor^(n-1), capped, ±10%
+    max_retries: int = Field(5, ge=0, le=50, description="Retries per model call")
+    retry_base_delay: float = Field(0.2, ge=0, description="First retry delay, seconds")
+    retry_backoff_factor: float = Field(2.0, ge=1, description="Delay multiplier per retry")
+    retry_max_delay: float = Field(30.0, ge=0, description="Cap on one retry delay, seconds")
     request_timeout: float = Field(600.0, gt=0, description="Whole-request timeout, seconds")
-    stream_idle_timeout: float = Field(90.0, gt=0, description="Max silence mid-stream, s")
+    # 300 s like Codex: reasoning models can think for minutes before their first token.
+    stream_idle_timeout: float = Field(300.0, gt=0, description="Max silence mid-stream, s")
 
     # session record
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")

@@ -3,7 +3,8 @@
 Every history message, every event and the usage are appended and flushed immediately, so a
 run killed at any point leaves everything up to the kill on disk. A history rewrite
 (compaction) is recorded as a `history` snapshot, so replaying the file rebuilds exactly the
-history the model last saw.
+history the model last saw. Assistant `message` records also carry the usage of the call that
+produced them and its reasoning, for resume (core/resume.py) and trajectory export (export/).
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from baseagent.output.events import ThreadEvent
+from baseagent.output.jsonl import json_line
 
 RECORD_SUFFIX = ".jsonl"
 
@@ -26,16 +28,23 @@ def _now() -> str:
 class SessionRecorder:
     """Writes one thread's record; also an event listener for the Emitter."""
 
-    def __init__(self, path: Path, redact: Any = None) -> None:
+    def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None) -> None:
+        """`redact` maps a record (JSON-like data) to the same with secrets replaced; it works
+        on values, not on the serialised line, so the line stays valid JSON."""
         self.path = path
-        self._redact = redact or (lambda text: text)
+        self._redact = redact or (lambda record: record)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives for the run
+        # errors="replace": a lone surrogate from a model or a tool must not kill the record.
+        self._file = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._lock = threading.Lock()
+        # Per-call metrics for trajectory export (ATIF step metrics): see track_usage().
+        self._usage_probe: Callable[[], Any] | None = None
+        self._usage_seen: tuple[int, int, int, float | None, int] = (0, 0, 0, 0.0, 0)
+        self._pending_reasoning = ""
 
     def _write(self, record: dict[str, Any]) -> None:
         record.setdefault("ts", _now())
-        line = self._redact(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        line = json_line(self._redact(record))
         with self._lock:
             if self._file.closed:
                 return
@@ -45,8 +54,34 @@ class SessionRecorder:
     def meta(self, **fields: Any) -> None:
         self._write({"kind": "meta", **fields})
 
+    def track_usage(self, probe: Callable[[], Any]) -> None:
+        """Attach each assistant message to the usage of the call that produced it.
+
+        `probe` returns the client's cumulative UsageTotals. The loop appends the assistant
+        message right after the call that added to the totals, so the difference since the
+        previous assistant message is that call's usage (plus any helper call, e.g. a
+        compaction summary, made in between) without the loop knowing about records.
+        """
+        self._usage_probe = probe
+        self._usage_seen = _usage_tuple(probe())
+
     def message(self, message: dict[str, Any]) -> None:
-        self._write({"kind": "message", "message": message})
+        record: dict[str, Any] = {"kind": "message", "message": message}
+        if message.get("role") == "assistant":
+            if self._pending_reasoning:
+                record["reasoning"] = self._pending_reasoning
+                self._pending_reasoning = ""
+            if self._usage_probe is not None:
+                record["usage"] = self._usage_delta()
+        self._write(record)
+
+    def _usage_delta(self) -> dict[str, Any]:
+        now = _usage_tuple(self._usage_probe())  # type: ignore[misc]
+        before, self._usage_seen = self._usage_seen, now
+        cost = None if now[3] is None or before[3] is None else round(now[3] - before[3], 10)
+        return {"input_tokens": now[0] - before[0], "cached_input_tokens": now[1] - before[1],
+                "output_tokens": now[2] - before[2], "cost_usd": cost,
+                "calls": now[4] - before[4]}
 
     def history(self, messages: list[dict[str, Any]], reason: str) -> None:
         self._write({"kind": "history", "reason": reason, "messages": messages})
@@ -58,6 +93,10 @@ class SessionRecorder:
         # Streaming deltas would bloat the record; the completed item carries the full text.
         if event.type == "item.updated":
             return
+        if event.type == "item.completed" and event.item.type == "reasoning":
+            # The loop emits the reasoning item just before appending the assistant message;
+            # the message record carries it (the history message itself has no reasoning).
+            self._pending_reasoning = event.item.text
         self._write({"kind": "event", "event": event.model_dump(mode="json")})
 
     def close(self) -> None:
@@ -69,6 +108,12 @@ class SessionRecorder:
                 except OSError:
                     pass
                 self._file.close()
+
+
+def _usage_tuple(totals: Any) -> tuple[int, int, int, float | None, int]:
+    cost = totals.cost_usd if getattr(totals, "cost_known", True) else None
+    return (totals.input_tokens, totals.cached_input_tokens, totals.output_tokens, cost,
+            getattr(totals, "calls", 0))
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,207 @@
+"""Load a thread's session record so a new turn can continue it.
+
+The record (core/session.py) is append-only: `message` records extend the history, a
+`history` record (compaction) replaces it, `usage` records hold cumulative totals at the end
+of each run and assistant `message` records carry the usage of their own call. Replaying it
+gives back the exact history the model last saw and the usage spent so far, even when the
+previous run was killed before it could write its final `usage` record.
+
+Everything here is strict about corruption in the middle of a file (a resumed conversation
+built on a silently damaged history is worse than a clear error) and lenient about the one
+thing a kill legitimately leaves behind: a torn last line.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baseagent.core.session import RECORD_SUFFIX
+from baseagent.llm.types import UsageTotals
+
+# Thread ids become file names: only characters that cannot climb out of the session dir.
+THREAD_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# A prefix shorter than this is too likely to be a typo to resolve silently.
+MIN_PREFIX = 4
+VALID_ROLES = frozenset({"system", "user", "assistant", "tool"})
+# Sent for a tool call whose result never reached the record (the run was killed mid-tool):
+# providers reject an assistant tool call without its result.
+MISSING_RESULT = "Error: not run: the previous run ended before this tool call finished"
+
+
+class SessionLoadError(Exception):
+    """A record that is missing, ambiguous or corrupt; one line for the user (exit code 2)."""
+
+
+@dataclass
+class LoadedSession:
+    thread_id: str
+    path: Path
+    history: list[dict[str, Any]]
+    usage: UsageTotals
+    meta: dict[str, Any] = field(default_factory=dict)
+    turns: int = 0
+
+
+def _check_id(thread_id: str) -> str:
+    if not THREAD_ID_PATTERN.fullmatch(thread_id or ""):
+        raise SessionLoadError(f"invalid thread id {thread_id!r}")
+    return thread_id
+
+
+def session_files(session_dir: Path) -> list[Path]:
+    """Every record in the directory, most recently written first."""
+    if not session_dir.is_dir():
+        return []
+    files = [p for p in session_dir.glob(f"*{RECORD_SUFFIX}") if p.is_file()]
+    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+
+
+def find_session(session_dir: Path, thread_id: str) -> Path:
+    """The record of `thread_id` (or of the one thread whose id starts with it)."""
+    _check_id(thread_id)
+    exact = session_dir / f"{thread_id}{RECORD_SUFFIX}"
+    if exact.is_file():
+        return exact
+    if len(thread_id) >= MIN_PREFIX:
+        matches = [p for p in session_files(session_dir) if p.name.startswith(thread_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            names = ", ".join(p.name[: -len(RECORD_SUFFIX)] for p in matches[:5])
+            raise SessionLoadError(f"thread id prefix {thread_id!r} is ambiguous: {names}")
+    raise SessionLoadError(f"no session record for thread {thread_id} in {session_dir}")
+
+
+def latest_session(session_dir: Path) -> Path:
+    files = session_files(session_dir)
+    if not files:
+        raise SessionLoadError(f"no session records in {session_dir}")
+    return files[0]
+
+
+def read_strict(path: Path) -> list[dict[str, Any]]:
+    """All records; a bad line is corruption unless it is the last one (a torn write)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        raise SessionLoadError(f"no session record at {path}") from None
+    except OSError as exc:
+        raise SessionLoadError(f"cannot read session record {path}: {exc.strerror}") from None
+    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    records: list[dict[str, Any]] = []
+    for index, (number, line) in enumerate(numbered):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if index == len(numbered) - 1 and records:
+                break  # torn last line: the previous run was killed mid-write
+            raise SessionLoadError(
+                f"session record {path} is corrupt: line {number} is not valid JSON") from None
+        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+            raise SessionLoadError(
+                f"session record {path} is corrupt: line {number} is not a record")
+        records.append(record)
+    return records
+
+
+def _check_message(message: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(message, dict) or message.get("role") not in VALID_ROLES:
+        raise SessionLoadError(f"session record {path} is corrupt: a message has no valid role")
+    return message
+
+
+def replay_history(records: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = []
+    for record in records:
+        if record["kind"] == "message":
+            history.append(_check_message(record.get("message"), path))
+        elif record["kind"] == "history":
+            messages = record.get("messages")
+            if not isinstance(messages, list):
+                raise SessionLoadError(
+                    f"session record {path} is corrupt: a history snapshot has no messages")
+            history = [_check_message(m, path) for m in messages]
+    return history
+
+
+def repair_tool_pairs(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give every assistant tool call a result and drop results whose call is gone.
+
+    A run killed between a tool call and its result leaves a history providers reject;
+    the model is better told the call did not run than left with a broken conversation.
+    """
+    repaired: list[dict[str, Any]] = []
+    open_calls: list[str] = []
+
+    def close_open() -> None:
+        for call_id in open_calls:
+            repaired.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
+        open_calls.clear()
+
+    for message in history:
+        if message["role"] == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id in open_calls:
+                open_calls.remove(call_id)
+                repaired.append(message)
+            continue  # orphan result: its assistant call is not in the history
+        close_open()
+        repaired.append(message)
+        if message["role"] == "assistant":
+            open_calls.extend(tc.get("id") for tc in message.get("tool_calls") or []
+                              if isinstance(tc, dict) and tc.get("id"))
+    close_open()
+    return repaired
+
+
+def usage_so_far(records: list[dict[str, Any]]) -> UsageTotals:
+    """The last cumulative `usage` record plus every call recorded after it (a run killed
+    before writing its final `usage` record still counts the calls it made)."""
+    totals = UsageTotals()
+    for record in records:
+        if record["kind"] == "usage":
+            totals = UsageTotals(
+                input_tokens=int(record.get("input_tokens") or 0),
+                cached_input_tokens=int(record.get("cached_input_tokens") or 0),
+                output_tokens=int(record.get("output_tokens") or 0),
+                cost_usd=float(record.get("cost_usd") or 0.0),
+                cost_known=record.get("cost_usd") is not None,
+                calls=int(record.get("calls") or 0))
+        elif record["kind"] == "message" and isinstance(record.get("usage"), dict):
+            usage = record["usage"]
+            totals.input_tokens += int(usage.get("input_tokens") or 0)
+            totals.cached_input_tokens += int(usage.get("cached_input_tokens") or 0)
+            totals.output_tokens += int(usage.get("output_tokens") or 0)
+            totals.calls += int(usage.get("calls") or 0)
+            if usage.get("cost_usd") is None:
+                totals.cost_known = False
+            else:
+                totals.cost_usd += float(usage["cost_usd"])
+    return totals
+
+
+def load_session(path: Path) -> LoadedSession:
+    records = read_strict(path)
+    metas = [r for r in records if r["kind"] == "meta"]
+    if not metas:
+        raise SessionLoadError(f"session record {path} is corrupt: it has no meta record")
+    thread_id = str(metas[0].get("thread_id") or "")
+    if not THREAD_ID_PATTERN.fullmatch(thread_id):
+        raise SessionLoadError(f"session record {path} is corrupt: bad thread id {thread_id!r}")
+    history = repair_tool_pairs(replay_history(records, path))
+    if not history:
+        raise SessionLoadError(f"session record {path} is corrupt: it holds no messages")
+    turns = sum(1 for r in records if r["kind"] == "event"
+                and isinstance(r.get("event"), dict) and r["event"].get("type") == "turn.started")
+    return LoadedSession(thread_id=thread_id, path=path, history=history,
+                         usage=usage_so_far(records),
+                         meta=metas[0], turns=turns)
+
+
+def resolve(session_dir: Path, thread_id: str | None, last: bool) -> LoadedSession:
+    """`--resume ID` or `--resume-last`: find and load the record, or raise SessionLoadError."""
+    path = latest_session(session_dir) if last else find_session(session_dir, thread_id or "")
+    return load_session(path)

@@ -1,0 +1,179 @@
+"""`baseagent sessions list|show|rm`: look after the session records in the session dir.
+
+Listing is lenient (a damaged record is shown as such, never stops the listing); showing
+and resuming use the strict loader in core/resume.py.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baseagent.core.resume import (SessionLoadError, find_session, load_session, read_strict,
+                                   session_files, usage_so_far)
+from baseagent.core.session import RECORD_SUFFIX, read_records
+
+# Instruction previews in listings: one terminal line's worth.
+PREVIEW_CHARS = 60
+SECONDS_PER_DAY = 86_400
+
+
+@dataclass
+class SessionSummary:
+    thread_id: str
+    path: str
+    updated: str
+    size_bytes: int
+    model: str = ""
+    cwd: str = ""
+    created: str = ""
+    turns: int = 0
+    last_status: str = ""
+    instructions: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    error: str | None = None
+
+
+def message_text(content: Any) -> str:
+    """The text of a message's content, whether a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                texts.append("[image]")
+        return "\n".join(texts)
+    return ""
+
+
+def instructions_of(records: list[dict[str, Any]]) -> list[str]:
+    """Each turn's instruction: the first message recorded after its turn.started event."""
+    found, after_turn_start = [], False
+    for record in records:
+        if record.get("kind") == "event" and (record.get("event") or {}).get("type") \
+                == "turn.started":
+            after_turn_start = True
+        elif record.get("kind") == "message" and after_turn_start:
+            found.append(message_text((record.get("message") or {}).get("content")))
+            after_turn_start = False
+    return found
+
+
+def summarize(path: Path) -> SessionSummary:
+    stat = path.stat()
+    summary = SessionSummary(
+        thread_id=path.name[: -len(RECORD_SUFFIX)], path=str(path), size_bytes=stat.st_size,
+        updated=_dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc)
+        .isoformat(timespec="seconds"))
+    try:
+        records = read_strict(path)
+    except SessionLoadError as exc:
+        summary.error = str(exc)
+        records = list(read_records(path))
+    metas = [r for r in records if r.get("kind") == "meta"]
+    if metas:
+        summary.model = str(metas[-1].get("model", ""))
+        summary.cwd = str(metas[-1].get("cwd", ""))
+        summary.created = str(metas[0].get("ts", ""))
+    elif summary.error is None:
+        summary.error = "no meta record"
+    events = [(r.get("event") or {}).get("type") for r in records if r.get("kind") == "event"]
+    summary.turns = events.count("turn.started")
+    ends = [e for e in events if e in ("turn.completed", "turn.failed")]
+    summary.last_status = ends[-1].split(".")[1] if ends else ("running or killed"
+                                                              if summary.turns else "")
+    summary.instructions = instructions_of(records)
+    totals = usage_so_far([r for r in records if isinstance(r.get("kind"), str)])
+    summary.input_tokens = totals.input_tokens
+    summary.cached_input_tokens = totals.cached_input_tokens
+    summary.output_tokens = totals.output_tokens
+    summary.cost_usd = round(totals.cost_usd, 6) if totals.cost_known else None
+    return summary
+
+
+def list_sessions(session_dir: Path) -> list[SessionSummary]:
+    return [summarize(p) for p in session_files(session_dir)]
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+def render_list(summaries: list[SessionSummary]) -> str:
+    if not summaries:
+        return "no sessions\n"
+    rows = [("THREAD ID", "UPDATED", "TURNS", "STATUS", "MODEL", "FIRST INSTRUCTION")]
+    for s in summaries:
+        first = s.instructions[0] if s.instructions else ""
+        status = "corrupt" if s.error else s.last_status
+        rows.append((s.thread_id, s.updated, str(s.turns), status, s.model, _preview(first)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]
+             for row in rows]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def show(session_dir: Path, thread_id: str) -> tuple[SessionSummary, list[dict[str, Any]]]:
+    """Summary and current history of one thread (strict: a corrupt record is an error)."""
+    path = find_session(session_dir, thread_id)
+    loaded = load_session(path)
+    return summarize(path), loaded.history
+
+
+def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
+    cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    lines = [
+        f"thread:   {summary.thread_id}",
+        f"record:   {summary.path} ({summary.size_bytes} bytes)",
+        f"model:    {summary.model}",
+        f"cwd:      {summary.cwd}",
+        f"created:  {summary.created}",
+        f"updated:  {summary.updated}",
+        f"turns:    {summary.turns} (last: {summary.last_status or 'none'})",
+        f"usage:    {summary.input_tokens} in ({summary.cached_input_tokens} cached), "
+        f"{summary.output_tokens} out, cost {cost}",
+        "",
+    ]
+    for number, text in enumerate(summary.instructions, 1):
+        lines.append(f"instruction {number}: {_preview(text)}")
+    lines.append("")
+    lines.append(f"history ({len(history)} messages):")
+    for message in history:
+        text = message_text(message.get("content"))
+        calls = [tc.get("function", {}).get("name", "?") for tc in message.get("tool_calls") or []]
+        suffix = f" -> {', '.join(calls)}" if calls else ""
+        lines.append(f"  {message.get('role', '?'):9} {_preview(text)}{suffix}")
+    return "\n".join(lines) + "\n"
+
+
+def summary_json(summary: SessionSummary) -> str:
+    return json.dumps(asdict(summary), ensure_ascii=False)
+
+
+def remove(session_dir: Path, thread_ids: list[str]) -> list[Path]:
+    """Delete these threads' records; every id is resolved before anything is deleted."""
+    paths = [find_session(session_dir, thread_id) for thread_id in thread_ids]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    return paths
+
+
+def prune(session_dir: Path, older_than_days: float, now: float | None = None) -> list[Path]:
+    """Delete records not written to for `older_than_days` days."""
+    cutoff = (time.time() if now is None else now) - older_than_days * SECONDS_PER_DAY
+    removed = []
+    for path in session_files(session_dir):
+        if path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed

@@ -1,0 +1,260 @@
+"""Resuming a thread from its session record, and `baseagent sessions list|show|rm`."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from baseagent.core.resume import (MISSING_RESULT, SessionLoadError, find_session,
+                                   latest_session, load_session, resolve)
+from baseagent.core.session import SessionRecorder
+from baseagent.output import events as ev
+from baseagent.sessions import list_sessions, prune
+from helpers import run_agent
+
+TID = "11111111-2222-3333-4444-555555555555"
+
+
+@dataclass
+class Totals:
+    """Stands in for the client's UsageTotals."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    calls: int = 0
+
+    def add(self, prompt: int, cached: int, completion: int, cost: float) -> None:
+        self.input_tokens += prompt
+        self.cached_input_tokens += cached
+        self.output_tokens += completion
+        self.cost_usd += cost
+        self.calls += 1
+
+
+def call(call_id: str, name: str = "shell", args: str = '{"command": "ls"}') -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def write_record(session_dir: Path, thread_id: str = TID, final_usage: bool = True) -> Path:
+    """A record as a run writes it: two model calls, a compaction, a final usage record."""
+    path = session_dir / f"{thread_id}.jsonl"
+    totals = Totals()
+    rec = SessionRecorder(path)
+    rec.meta(thread_id=thread_id, model="openai/m1", cwd="/w", tools=[])
+    rec.message({"role": "system", "content": "sys"})
+    rec.message({"role": "user", "content": "env"})
+    rec.track_usage(lambda: totals)
+    rec.emit(ev.TurnStarted())
+    rec.message({"role": "user", "content": "do the thing"})
+    totals.add(100, 10, 5, 0.5)
+    rec.message({"role": "assistant", "content": None, "tool_calls": [call("c1")]})
+    rec.message({"role": "tool", "tool_call_id": "c1", "content": "a.txt"})
+    rec.history([{"role": "system", "content": "sys"},
+                 {"role": "user", "content": "do the thing"},
+                 {"role": "user", "content": "summary of the work so far"}], "compaction")
+    totals.add(200, 20, 7, 0.25)
+    rec.message({"role": "assistant", "content": "done"})
+    rec.emit(ev.TurnCompleted(usage=ev.Usage(input_tokens=300, output_tokens=12)))
+    if final_usage:
+        rec.usage(input_tokens=300, cached_input_tokens=30, output_tokens=12, cost_usd=0.75,
+                  calls=2)
+    rec.close()
+    return path
+
+
+# -- loading (pure) ---------------------------------------------------------------------------
+
+def test_load_replays_history_snapshot_and_usage(tmp_path):
+    loaded = load_session(write_record(tmp_path))
+    assert loaded.thread_id == TID and loaded.turns == 1
+    assert [m["content"] for m in loaded.history] == [
+        "sys", "do the thing", "summary of the work so far", "done"]
+    u = loaded.usage
+    assert (u.input_tokens, u.cached_input_tokens, u.output_tokens, u.calls) == (300, 30, 12, 2)
+    assert u.cost_usd == pytest.approx(0.75) and u.cost_known
+
+
+def test_usage_survives_a_run_killed_before_its_usage_record(tmp_path):
+    path = write_record(tmp_path, final_usage=False)
+    with open(path, "a") as handle:  # and a torn last line, as a kill mid-write leaves
+        handle.write('{"kind":"message","message":{"role":"assis')
+    u = load_session(path).usage
+    assert (u.input_tokens, u.cached_input_tokens, u.output_tokens, u.calls) == (300, 30, 12, 2)
+    assert u.cost_usd == pytest.approx(0.75)
+
+
+def test_dangling_tool_call_gets_a_result_and_orphans_go(tmp_path):
+    path = tmp_path / f"{TID}.jsonl"
+    rec = SessionRecorder(path)
+    rec.meta(thread_id=TID, model="m")
+    rec.message({"role": "system", "content": "sys"})
+    rec.message({"role": "tool", "tool_call_id": "ghost", "content": "orphan"})
+    rec.message({"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]})
+    rec.message({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+    rec.close()  # killed while c2 ran
+    history = load_session(path).history
+    assert history[1:] == [
+        {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "tool", "tool_call_id": "c2", "content": MISSING_RESULT},
+    ]
+
+
+@pytest.mark.parametrize("content, error", [
+    ("", "holds no messages|no meta record"),
+    ('{"kind":"meta","thread_id":"x"}\nnot json\n{"kind":"usage"}\n', "line 2 is not valid JSON"),
+    ('{"kind":"message","message":{"role":"user","content":"x"}}\n', "no meta record"),
+    ('{"kind":"meta","thread_id":"t1"}\n{"kind":"message","message":{"content":"x"}}\n',
+     "no valid role"),
+    ('{"kind":"meta","thread_id":"t1"}\n[1, 2]\n{"kind":"usage"}\n', "line 2 is not a record"),
+    ('{"kind":"meta","thread_id":"../../etc"}\n', "bad thread id"),
+])
+def test_corrupt_records_are_clear_errors(tmp_path, content, error):
+    path = tmp_path / "t1.jsonl"
+    path.write_text(content)
+    with pytest.raises(SessionLoadError, match=error):
+        load_session(path)
+
+
+def test_finding_records(tmp_path):
+    with pytest.raises(SessionLoadError, match="no session records"):
+        latest_session(tmp_path)
+    older = write_record(tmp_path, "abcd0001-x")
+    newer = write_record(tmp_path, "abcd0002-y")
+    os.utime(older, (time.time() - 100, time.time() - 100))
+    assert latest_session(tmp_path) == newer
+    assert resolve(tmp_path, None, last=True).thread_id == "abcd0002-y"
+    assert find_session(tmp_path, "abcd0001") == older  # a unique prefix
+    with pytest.raises(SessionLoadError, match="ambiguous"):
+        find_session(tmp_path, "abcd")
+    with pytest.raises(SessionLoadError, match="no session record for thread zzzz"):
+        find_session(tmp_path, "zzzz")
+    with pytest.raises(SessionLoadError, match="invalid thread id"):
+        find_session(tmp_path, "../etc/passwd")
+
+
+# -- the real CLI ---------------------------------------------------------------------------
+
+def test_resume_continues_the_thread(scripted_server, tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    def u(prompt: int, completion: int, cached: int) -> dict:
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+
+    server = scripted_server([
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "echo first-run"}}],
+         "usage": u(100, 10, 0)},
+        {"content": "First answer.", "usage": u(150, 15, 50)},
+        {"content": "First verified.", "usage": u(200, 20, 100)},
+        {"content": "Follow-up done.", "usage": u(250, 25, 150)},
+    ])
+    first = run_agent(["-i", "first instruction"], cwd=ws, home=home, api_base=server.api_base)
+    assert first.returncode == 0, first.stderr
+    thread_id = first.events[0]["thread_id"]
+
+    second = run_agent(["--resume", thread_id, "-i", "follow-up", "--no-verify"], cwd=ws,
+                       home=home, api_base=server.api_base)
+    assert second.returncode == 0, second.stderr
+    assert [e["type"] for e in second.events] == [
+        "thread.started", "turn.started", "item.started", "item.completed", "turn.completed"]
+    assert second.events[0]["thread_id"] == thread_id
+    assert second.final_message == "Follow-up done."
+    # usage continues from the first run's totals
+    assert second.events[-1]["usage"] == {"input_tokens": 700, "cached_input_tokens": 300,
+                                          "output_tokens": 70}
+
+    # the model saw the whole first run, then the follow-up
+    sent = server.requests[3]["messages"]
+    assert sent[:-1] == server.requests[2]["messages"] + [
+        {"role": "assistant", "content": "First verified."}]
+    assert sent[-1] == {"role": "user", "content": "follow-up"}
+
+    # one record, appended to; it lists and shows as two turns
+    session_dir = home / ".baseagent" / "sessions"
+    assert [p.name for p in session_dir.iterdir()] == [f"{thread_id}.jsonl"]
+    records = [json.loads(line) for line in (session_dir / f"{thread_id}.jsonl").open()]
+    metas = [r for r in records if r["kind"] == "meta"]
+    assert [m["resumed"] for m in metas] == [False, True]
+    [summary] = list_sessions(session_dir)
+    assert summary.turns == 2 and summary.instructions == ["first instruction", "follow-up"]
+    assert summary.last_status == "completed" and summary.input_tokens == 700
+
+
+def test_missing_or_corrupt_record_exits_2(tmp_path):
+    home = tmp_path / "home"
+    session_dir = home / ".baseagent" / "sessions"
+    session_dir.mkdir(parents=True)
+    missing = run_agent(["--resume", "no-such-thread", "-i", "x"], cwd=tmp_path, home=home,
+                        parse=False)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.strip().splitlines() == [
+        f"baseagent: error: no session record for thread no-such-thread in {session_dir}"]
+    empty = run_agent(["--resume-last", "-i", "x"], cwd=tmp_path, home=home, parse=False)
+    assert empty.returncode == 2 and "no session records in" in empty.stderr
+    (session_dir / "broken.jsonl").write_text('{"kind":"meta","thread_id":"broken"}\n{oops\n{}\n')
+    corrupt = run_agent(["--resume", "broken", "-i", "x"], cwd=tmp_path, home=home, parse=False)
+    assert corrupt.returncode == 2
+    assert "is corrupt: line 2 is not valid JSON" in corrupt.stderr
+    assert "Traceback" not in corrupt.stderr
+    both = run_agent(["--resume", "a", "--resume-last", "-i", "x"], cwd=tmp_path, home=home,
+                     parse=False)
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_sessions_list_show_rm(tmp_path):
+    home = tmp_path / "home"
+    session_dir = home / ".baseagent" / "sessions"
+    session_dir.mkdir(parents=True)
+    keep = write_record(session_dir, "keep0000-1")
+    old = write_record(session_dir, "old00000-2")
+    gone = write_record(session_dir, "gone0000-3")
+    now = time.time()
+    for path, age in ((gone, 10), (keep, 20), (old, 8 * 86_400)):
+        os.utime(path, (now - age, now - age))
+
+    listing = run_agent(["sessions", "list"], cwd=tmp_path, home=home, parse=False)
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert lines[0].split()[:3] == ["THREAD", "ID", "UPDATED"]
+    assert [line.split()[0] for line in lines[1:]] == ["gone0000-3", "keep0000-1", "old00000-2"]
+    assert "do the thing" in lines[1] and "openai/m1" in lines[1]
+
+    shown = run_agent(["sessions", "show", "keep"], cwd=tmp_path, home=home, parse=False)
+    assert shown.returncode == 0, shown.stderr
+    assert "thread:   keep0000-1" in shown.stdout
+    assert "usage:    300 in (30 cached), 12 out, cost $0.7500" in shown.stdout
+    assert "history (4 messages):" in shown.stdout
+    as_json = run_agent(["sessions", "show", "keep0000-1", "--json"], cwd=tmp_path, home=home,
+                        parse=False)
+    assert json.loads(as_json.stdout)["turns"] == 1
+
+    removed = run_agent(["sessions", "rm", "gone0000-3", "--older-than", "7"], cwd=tmp_path,
+                        home=home, parse=False)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.splitlines() == [f"removed {gone}", f"removed {old}"]
+    assert sorted(p.name for p in session_dir.iterdir()) == [keep.name]
+
+    unknown = run_agent(["sessions", "rm", "nothing-here"], cwd=tmp_path, home=home,
+                        parse=False)
+    assert unknown.returncode == 2 and "no session record for thread nothing-here" in \
+        unknown.stderr
+    assert keep.exists()
+    other_dir = run_agent(["sessions", "list", "--dir", str(tmp_path / "elsewhere")],
+                          cwd=tmp_path, home=home, parse=False)
+    assert other_dir.stdout == "no sessions\n"
+
+
+def test_prune_keeps_recent_records(tmp_path):
+    recent = write_record(tmp_path, "recent00-1")
+    stale = write_record(tmp_path, "stale000-2")
+    os.utime(stale, (1_000, 1_000))
+    assert prune(tmp_path, older_than_days=30) == [stale]
+    assert recent.exists() and not stale.exists()
