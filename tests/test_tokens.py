@@ -105,3 +105,16 @@ def test_real_tokenizer_offline(model):
     cjk = "漢字テキスト" * 30
     message = {"role": "user", "content": cjk}
     assert counter.count(message) <= counter.bound(message)
+
+
+def test_bundled_tokenizer_counts_like_litellm():
+    """Our own cl100k_base (rank table released) counts like the encoding litellm's
+    token_counter uses (compared directly: the client switches token_counter off)."""
+    from litellm.litellm_core_utils.default_encoding import encoding
+
+    from baseagent.core.tokens import bundled_tokenizer
+
+    count = bundled_tokenizer()
+    for text in ["def greet():\n    return 'hello'\n" * 50, "漢字テキスト" * 40,
+                 "special <|endoftext|> text stays text", ""]:
+        assert count(text) == len(encoding.encode(text, disallowed_special=()))

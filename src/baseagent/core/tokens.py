@@ -6,13 +6,14 @@ dicts; compaction replaces the ones it changes). Loading a tokenizer costs a few
 milliseconds, so callers first compare a free upper bound (`bound`) with their budget and
 only ask for exact counts when the prompt may be near it.
 
-litellm is imported lazily, through the client's loader, and only once an exact count is
-needed: tests and short runs never pay for it here.
+The tokenizer is loaded only once an exact count is needed (tests and short runs never pay
+for it), from the file litellm bundles; litellm itself is not imported here.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any, Callable
 
 # Fallback estimate when no tokenizer is available: the usual ~4 characters per token of
@@ -28,6 +29,8 @@ IMAGE_TOKENS = 1_000
 # stall a run, and for budgeting a window it is close enough.
 
 TextCounter = Callable[[str], int]
+# Where tiktoken's cl100k_base file comes from; its cache key is the sha1 of this URL.
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 
 
 def estimate_tokens(text: str) -> int:
@@ -162,20 +165,35 @@ class TokenCounter:
 
 
 def bundled_tokenizer() -> TextCounter:
-    """cl100k_base through tiktoken, read from the copy litellm ships (offline).
+    """cl100k_base through tiktoken, from the copy of its file that litellm ships (offline).
 
-    This is the tokenizer `litellm.token_counter` uses for OpenAI and unknown models, so
+    This is the encoding `litellm.token_counter` uses for OpenAI and unknown models, so
     counts match its there. (For Claude it would use a bundled Claude 2 tokenizer; Anthropic
     publishes none for later models, so cl100k_base is as good an estimate for budgeting.)
-    It is called directly because the client turns litellm's own counter off (llm/client.py: litellm would otherwise re-count the whole prompt on every
-    call just to price it). Importing litellm's default_encoding points TIKTOKEN_CACHE_DIR
-    at the bundled file, so nothing is downloaded; the encoding (~40 MB) is loaded only
-    when a prompt comes near the window and exact counts are needed.
+    It is built here rather than borrowed from litellm because the client turns litellm's
+    counter off (llm/client.py: it re-counts the whole prompt on every call just to price
+    it), and so that its Python-side rank table (~13 MB; the tokenizer core keeps its own
+    copy) can be released. Raises if the bundled file is missing: no download is attempted.
     """
-    from baseagent.llm.client import load_litellm
+    import hashlib
+    import importlib.util
 
-    load_litellm()  # the import-time settings (cost map offline) come first
-    from litellm.litellm_core_utils.default_encoding import encoding
+    import tiktoken
+    from tiktoken_ext.openai_public import cl100k_base
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("litellm is not installed: no bundled tokenizer file")
+    bundled = os.path.join(spec.submodule_search_locations[0], "litellm_core_utils", "tokenizers")
+    # tiktoken finds its files in TIKTOKEN_CACHE_DIR under sha1(url); litellm points it at
+    # the same directory when it counts tokens itself. A user's own setting is kept.
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", bundled)
+    key = hashlib.sha1(_CL100K_URL.encode()).hexdigest()
+    if not os.path.isfile(os.path.join(os.environ["TIKTOKEN_CACHE_DIR"], key)):
+        raise FileNotFoundError("cl100k_base is not in the tiktoken cache; not downloading it")
+    params = cl100k_base()
+    encoding = tiktoken.Encoding(**params)
+    params["mergeable_ranks"].clear()  # only pickling reads it; encode() uses the core's copy
 
     def counter(text: str) -> int:
         return len(encoding.encode(text, disallowed_special=()))
