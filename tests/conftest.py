@@ -1,6 +1,7 @@
 """Shared pytest fixtures."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -21,3 +22,19 @@ def scripted_server() -> Iterator[Callable[..., ScriptedServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace directory for an agent run (a test module may override it)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A private HOME, so session records and config never touch the real one."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h

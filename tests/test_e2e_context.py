@@ -29,13 +29,6 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
-
-
 def is_summary_request(body: dict) -> bool:
     last = body["messages"][-1]
     return last["role"] == "user" and last["content"] == SUMMARY_PROMPT

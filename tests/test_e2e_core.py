@@ -9,11 +9,8 @@ import select
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import pytest
-
-from helpers import AGENT, REPO, agent_env, run_agent
+from helpers import AGENT, agent_env, run_agent
 
 
 def tool(name: str, **arguments) -> dict:
@@ -22,20 +19,6 @@ def tool(name: str, **arguments) -> dict:
 
 def tool_messages(request: dict) -> dict[str, str]:
     return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 PATCH = """*** Begin Patch

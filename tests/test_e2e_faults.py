@@ -8,7 +8,6 @@ retries (5 by default); each call's retry counter starts afresh.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -19,20 +18,6 @@ from reliability import (FAST_RETRY_ENV, assert_no_survivors, assert_session_com
 ANSWER = "Let me look at the files first."
 # Every command records its shell's pid so the test can check nothing outlived the agent.
 MARK_PID = "echo $$ >> pids.txt; "
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 def notices(run) -> list[str]:

@@ -7,7 +7,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 
 from baseagent.core import signals
 from baseagent.core.interrupt import Cancellation
@@ -19,20 +18,6 @@ from reliability import (assert_no_survivors, assert_session_complete, finish, i
 BLOCKING = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; echo started; sleep 300"
 # The same, deaf to SIGTERM (the disposition is inherited by its children).
 DEAF = "trap '' TERM; " + BLOCKING
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 def pids(workspace: Path) -> list[int]:

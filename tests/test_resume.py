@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,30 +11,12 @@ import pytest
 from baseagent.core.resume import (MISSING_RESULT, SessionLoadError, find_session,
                                    latest_session, load_session, resolve)
 from baseagent.core.session import SessionRecorder
+from baseagent.llm.types import CallUsage, UsageTotals
 from baseagent.output import events as ev
 from baseagent.sessions import list_sessions, prune
 from helpers import run_agent
 
 TID = "11111111-2222-3333-4444-555555555555"
-
-
-@dataclass
-class Totals:
-    """Stands in for the client's UsageTotals."""
-
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    cost_known: bool = True
-    calls: int = 0
-
-    def add(self, prompt: int, cached: int, completion: int, cost: float) -> None:
-        self.input_tokens += prompt
-        self.cached_input_tokens += cached
-        self.output_tokens += completion
-        self.cost_usd += cost
-        self.calls += 1
 
 
 def call(call_id: str, name: str = "shell", args: str = '{"command": "ls"}') -> dict:
@@ -45,7 +26,7 @@ def call(call_id: str, name: str = "shell", args: str = '{"command": "ls"}') -> 
 def write_record(session_dir: Path, thread_id: str = TID, final_usage: bool = True) -> Path:
     """A record as a run writes it: two model calls, a compaction, a final usage record."""
     path = session_dir / f"{thread_id}.jsonl"
-    totals = Totals()
+    totals = UsageTotals()
     rec = SessionRecorder(path)
     rec.meta(thread_id=thread_id, model="openai/m1", cwd="/w", tools=[])
     rec.message({"role": "system", "content": "sys"})
@@ -53,13 +34,13 @@ def write_record(session_dir: Path, thread_id: str = TID, final_usage: bool = Tr
     rec.track_usage(lambda: totals)
     rec.emit(ev.TurnStarted())
     rec.message({"role": "user", "content": "do the thing"})
-    totals.add(100, 10, 5, 0.5)
+    totals.add(CallUsage(100, 10, 5, 0.5))
     rec.message({"role": "assistant", "content": None, "tool_calls": [call("c1")]})
     rec.message({"role": "tool", "tool_call_id": "c1", "content": "a.txt"})
     rec.history([{"role": "system", "content": "sys"},
                  {"role": "user", "content": "do the thing"},
                  {"role": "user", "content": "summary of the work so far"}], "compaction")
-    totals.add(200, 20, 7, 0.25)
+    totals.add(CallUsage(200, 20, 7, 0.25))
     rec.message({"role": "assistant", "content": "done"})
     rec.emit(ev.TurnCompleted(usage=ev.Usage(input_tokens=300, output_tokens=12)))
     if final_usage:

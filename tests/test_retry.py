@@ -35,6 +35,14 @@ def litellm():
     return load_litellm()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _litellm_imported() -> None:
+    """Several tests time a call; the one-off import of litellm (seconds) must not count."""
+    from baseagent.llm.client import load_litellm
+
+    load_litellm()
+
+
 def make_client(server: ScriptedServer, **kw: Any):
     from baseagent.llm.client import ModelClient
 

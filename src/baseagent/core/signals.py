@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable
 
 from baseagent.core.interrupt import Cancellation
+from baseagent.tools.procs import live_in_session
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Between SIGTERM and SIGKILL for leftover process groups at the end of an interrupted run.
@@ -102,24 +103,7 @@ def live_members(session_id: int) -> list[int]:
     subgroups a command makes (`set -m`), and a recycled pid that now leads an unrelated
     process is not in that session.
     """
-    members = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return members
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        # state ppid pgrp session ...
-        if len(fields) > 3 and fields[0] not in (b"Z", b"X") and int(fields[3]) == session_id:
-            members.append(int(name))
-    return members
+    return live_in_session(session_id)
 
 
 def kill_started_groups(grace: float = KILL_GRACE_SECONDS) -> list[int]:

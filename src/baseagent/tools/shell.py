@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.env import child_env
+from baseagent.tools.procs import live_in_group
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
     clean_terminal_text,
@@ -242,21 +243,7 @@ def _group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    return bool(live_in_group(pgid))
 
 
 def _exit_code(returncode: int | None) -> int:
