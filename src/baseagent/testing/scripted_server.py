@@ -199,7 +199,9 @@ class ScriptedServer:
 
     @property
     def request_times(self) -> list[float]:
-        """time.time() at the arrival of each request in `requests`."""
+        """time.time() at the arrival of each request in `requests`: when its headers had
+        been read, before its body was read and parsed (for a multi-megabyte history that is
+        server work, which timing the client must not count)."""
         with self._lock:
             return list(self._times)
 
@@ -231,7 +233,7 @@ class ScriptedServer:
     # -- request handling (called from handler threads) --------------------------------------
 
     def _handle_chat(self, handler: "_Handler", body: dict) -> None:
-        arrived = time.time()
+        arrived = getattr(handler, "arrived", None) or time.time()
         parts = prompt_parts(body)
         prompt_tokens = estimate_prompt_tokens(parts)
         model = str(body.get("model") or "scripted")
@@ -354,6 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
                                            "unknown_url"))
 
     def do_POST(self) -> None:
+        self.arrived = time.time()  # before the body: see ScriptedServer.request_times
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
             raw = self._read_body()
