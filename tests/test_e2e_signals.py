@@ -1,4 +1,4 @@
-"""SIGINT / SIGTERM end to end: cooperative stop, exit codes, flushed output, no survivors."""
+"""SIGINT / SIGTERM / SIGHUP end to end: cooperative stop, exit codes, flushed output, no survivors."""
 from __future__ import annotations
 
 import os
@@ -11,6 +11,8 @@ from pathlib import Path
 from baseagent.core import signals
 from baseagent.core.interrupt import Cancellation
 from baseagent.tools import shell as shell_tool
+import pytest
+
 from reliability import (assert_no_survivors, assert_session_complete, finish, is_alive,
                          kill_quietly, read_pids, shell, start_agent, wait_for)
 
@@ -24,7 +26,8 @@ def pids(workspace: Path) -> list[int]:
     return read_pids(workspace / "sh.pid") + read_pids(workspace / "bg.pid")
 
 
-def test_sigterm_during_a_command(scripted_server, workspace, home):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_sigterm_during_a_command(scripted_server, workspace, home, signum):
     server = scripted_server([{"tool_calls": [shell(BLOCKING)]}, {"content": "never"}])
     proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
     try:
@@ -32,18 +35,19 @@ def test_sigterm_during_a_command(scripted_server, workspace, home):
                  what="the command to start")
         time.sleep(0.2)
         sent = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         run = finish(proc)
         elapsed = time.monotonic() - sent
     finally:
         kill_quietly(proc)
-    assert run.returncode == 143, run.stderr
+    assert run.returncode == 128 + signum, run.stderr  # 143 SIGTERM, 129 SIGHUP
     assert elapsed < 3, elapsed
     command = run.completed_items("command_execution")[0]
     assert command["status"] == "failed" and command["exit_code"] == 130
     assert command["aggregated_output"].startswith("started\n")
     assert run.events[-1] == {"type": "turn.failed",
-                              "error": {"message": "interrupted (received SIGTERM)"}}
+                              "error": {"message": f"interrupted (received "
+                                                   f"{signal.Signals(signum).name})"}}
     records = assert_session_complete(home, run)
     tool_messages = [r["message"] for r in records
                      if r["kind"] == "message" and r["message"]["role"] == "tool"]
@@ -144,3 +148,15 @@ def test_guard_first_signal_cancels_second_exits():
     assert signal.getsignal(signal.SIGTERM) is not guard._handle
     assert signals.exit_code_for(signal.SIGTERM) == 143
     assert signals.exit_code_for(None) == 130
+
+
+def test_guard_leaves_an_ignored_sighup_ignored():
+    """Under `nohup` the user asked to survive a hangup: the guard must not take SIGHUP."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        guard = signals.SignalGuard(Cancellation(), hard_exit=lambda code: None).install()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) == guard._handle
+        guard.close()
+    finally:
+        signal.signal(signal.SIGHUP, previous)

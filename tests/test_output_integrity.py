@@ -2,6 +2,7 @@
 nothing else ever reaches stdout."""
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -126,3 +127,21 @@ def test_agent_stdout_has_no_import_chatter(tmp_path, scripted_server):
     assert run.returncode == 0, run.stderr
     assert [e["type"] for e in run.events if e["type"] != "item.updated"] == [
         "thread.started", "turn.started", "item.started", "item.completed", "turn.completed"]
+
+
+def test_terminal_rendering_survives_a_terminal_that_went_away():
+    """After a hangup the TTY write fails; the renderer stops drawing instead of raising."""
+    from baseagent.output import events as ev
+    from baseagent.output.pretty import PrettySink
+
+    class DeadTerminal(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            DeadTerminal.writes += 1
+            raise OSError(5, "Input/output error")
+
+    sink = PrettySink(DeadTerminal())
+    sink.emit(ev.ThreadStarted(thread_id="t"))
+    sink.emit(ev.TurnFailed(error=ev.ThreadError(message="interrupted (received SIGHUP)")))
+    assert DeadTerminal.writes == 1  # the first failure ends the drawing; nothing raised

@@ -208,7 +208,7 @@ def _exit_code(status: str, cancellation: Cancellation) -> int:
     if status == "interrupted":
         from baseagent.core.signals import exit_code_for
 
-        return exit_code_for(cancellation.signal_number)  # 130 SIGINT, 143 SIGTERM
+        return exit_code_for(cancellation.signal_number)  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
     return EXIT_FAILED
 
 

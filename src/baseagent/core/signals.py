@@ -1,10 +1,12 @@
-"""SIGINT / SIGTERM: stop cooperatively, stop at once on a second signal, leave no child.
+"""SIGINT / SIGTERM / SIGHUP: stop cooperatively, stop at once on a second one, leave no child.
 
 The first signal only sets the run's Cancellation. Everything long-running polls it: the
 model client (its network wait runs on a worker thread, so the main thread notices within
 a poll interval), the shell tool (which kills its command's process group), the loop
 (between steps). The turn then ends with `turn.failed`, the session record is closed, and
-the process exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+the process exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM, 129 for
+SIGHUP: the terminal or the harness's session went away). A SIGHUP that the parent set to be
+ignored (`nohup`) stays ignored.
 
 A second signal means the user (or harness) will not wait: every process group the shell
 tool started is killed with SIGKILL and the process exits at once, after the JSONL line
@@ -25,7 +27,7 @@ from typing import Any, Callable
 from baseagent.core.interrupt import Cancellation
 from baseagent.tools.procs import live_in_session
 
-HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Between SIGTERM and SIGKILL for leftover process groups at the end of an interrupted run.
 KILL_GRACE_SECONDS = 0.5
 # How often a wait on startup work looks at the cancellation flag.
@@ -50,6 +52,8 @@ class SignalGuard:
         if threading.current_thread() is not threading.main_thread():
             return self  # signal handlers can only be set from the main thread
         for signum in HANDLED_SIGNALS:
+            if signum == signal.SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # started under nohup: the user asked to survive a hangup
             self._previous[signum] = signal.signal(signum, self._handle)
         return self
 

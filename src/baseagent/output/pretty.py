@@ -22,8 +22,19 @@ class PrettySink:
     def __init__(self, stream: TextIO | None = None) -> None:
         self._console = Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
         self._streamed: dict[str, int] = {}  # item id -> characters of text already printed
+        self._gone = False
 
     def emit(self, event: ev.ThreadEvent) -> None:
+        """Draw one event; once the terminal is gone (a hangup, a closed pipe), draw nothing
+        more: the run itself and its session record must not fail because of it."""
+        if self._gone:
+            return
+        try:
+            self._render(event)
+        except (OSError, ValueError):
+            self._gone = True
+
+    def _render(self, event: ev.ThreadEvent) -> None:
         c = self._console
         if isinstance(event, ev.ThreadStarted):
             c.print(f"[dim]thread {event.thread_id}[/dim]")
