@@ -103,8 +103,11 @@ def test_item_lists_changes_in_patch_order_with_move_as_update_plus_delete(
     patch = ("*** Begin Patch\n*** Update File: m.txt\n@@\n-a\n+b\n*** Delete File: d.txt\n"
              "*** Add File: n.txt\n+n\n*** Update File: src.txt\n*** Move to: dst.txt\n@@\n-s\n"
              "+t\n*** End Patch")
+    planned = apply_patch.planned_changes(Args(input=patch), ToolContext(cwd=tmp_path))
     result = run(Args(input=patch), ToolContext(cwd=tmp_path))
     assert result.success
+    assert planned == result.item["changes"]  # what item.started announces is what happened
+    assert apply_patch.planned_changes(Args(input="not a patch"), ToolContext(cwd=tmp_path)) == []
     assert result.item["changes"] == [
         {"path": "m.txt", "kind": "update"},
         {"path": "d.txt", "kind": "delete"},

@@ -57,6 +57,10 @@ def test_read_shell_patch_verify_answer(scripted_server, workspace, home):
     changes = run.completed_items("file_change")
     assert changes == [{"id": changes[0]["id"], "type": "file_change",
                         "changes": [{"path": "app.py", "kind": "update"}], "status": "completed"}]
+    # a consumer sees which file is about to change as soon as the patch starts
+    patch_started = [e["item"] for e in run.of_type("item.started")
+                     if e["item"]["type"] == "file_change"]
+    assert patch_started == [{**changes[0], "status": "in_progress"}]
     reads = run.completed_items("mcp_tool_call")
     assert reads[0]["tool"] == "read_file" and reads[0]["status"] == "completed"
     assert "L2:     return \"hello\"" in reads[0]["result"]["content"][0]["text"]

@@ -216,3 +216,12 @@ def test_write_overwrite_diff_shows_the_change(ctx, tmp_path):
     res = write(ctx, "f.txt", "one\nthree\n")
     assert res.item["changes"] == [{"path": "f.txt", "kind": "update"}]
     assert "-two\n+three\n" in res.item["diff"]
+
+
+def test_write_announces_add_or_update_before_writing(ctx, tmp_path):
+    args = write_file.Args(file_path="new.txt", content="x")
+    assert write_file.planned_changes(args, ctx) == [{"path": "new.txt", "kind": "add"}]
+    write_file.run(args, ctx)
+    assert write_file.planned_changes(args, ctx) == [{"path": "new.txt", "kind": "update"}]
+    readonly = ToolContext(cwd=tmp_path, sandbox="read-only")
+    assert write_file.planned_changes(args, readonly) == []  # refused: nothing planned

@@ -8,16 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from baseagent.output import events as ev
-from baseagent.tools.base import ToolResult
+from baseagent.tools.base import ToolContext, ToolResult
 from baseagent.tools.registry import PreparedCall
 
 
-def started_item(item_id: str, call: PreparedCall) -> ev.ThreadItem:
+def started_item(item_id: str, call: PreparedCall, ctx: ToolContext) -> ev.ThreadItem:
     kind = call.item_type if call.error is None else "mcp_tool_call"
     if kind == "command_execution":
         return ev.CommandExecutionItem(id=item_id, command=getattr(call.args, "command", ""))
     if kind == "file_change":
-        return ev.FileChangeItem(id=item_id, changes=[])
+        return ev.FileChangeItem(id=item_id, changes=call.planned_changes(ctx))
     return ev.McpToolCallItem(id=item_id, tool=call.name, arguments=call.arguments_for_display())
 
 

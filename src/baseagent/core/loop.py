@@ -170,7 +170,7 @@ class Agent:
     def _run_tool(self, call: ToolCall) -> ToolResult:
         prepared = self.registry.prepare(call.name, call.arguments)
         item_id = self.emitter.new_item_id()
-        started = started_item(item_id, prepared)
+        started = started_item(item_id, prepared, self.tool_context)
         self.emitter.emit(ev.ItemStarted(item=started))
 
         def progress(payload: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.patch import commit, parse_patch, plan_patch
+from baseagent.tools.patch import AddFile, DeleteFile, commit, parse_patch, plan_patch
 from baseagent.tools.diff import render_diff
 from baseagent.tools.paths import display_path, resolve_write
 
@@ -58,6 +58,27 @@ NOTHING_CHANGED = ("The patch was not applied and no file was changed; fix the p
                    "send the whole patch again.")
 # The reference lists added, then modified, then deleted files.
 _SUMMARY_ORDER = {"A": 0, "M": 1, "D": 2}
+
+
+def planned_changes(args: Args, _ctx: ToolContext) -> list[dict[str, str]]:
+    """The files the patch names, as it names them (none if it does not parse); whether
+    it applies shows in the completed item."""
+    try:
+        hunks = parse_patch(args.input)
+    except ToolError:
+        return []
+    changes: list[dict[str, str]] = []
+    for hunk in hunks:
+        if isinstance(hunk, AddFile):
+            changes.append({"path": hunk.path, "kind": "add"})
+        elif isinstance(hunk, DeleteFile):
+            changes.append({"path": hunk.path, "kind": "delete"})
+        elif hunk.move_to:
+            changes += [{"path": hunk.move_to, "kind": "update"},
+                        {"path": hunk.path, "kind": "delete"}]
+        else:
+            changes.append({"path": hunk.path, "kind": "update"})
+    return changes
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:

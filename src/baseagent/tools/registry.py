@@ -36,6 +36,14 @@ class PreparedCall:
     def item_type(self) -> str:
         return self.module.ITEM_TYPE if self.module is not None else "mcp_tool_call"
 
+    def planned_changes(self, ctx: Any) -> list[dict[str, str]]:
+        """The files a file-changing call means to touch, for its `item.started` (a module's
+        optional `planned_changes(args, ctx)`); the outcome is in the completed item."""
+        plan = getattr(self.module, "planned_changes", None)
+        if plan is None or self.args is None:
+            return []
+        return plan(self.args, ctx)
+
     def arguments_for_display(self) -> Any:
         if self.args is not None:
             return self.args.model_dump(mode="json", exclude_none=True)

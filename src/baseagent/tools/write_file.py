@@ -35,6 +35,15 @@ class Args(BaseModel):
 NEW_FILE_MODE = 0o666
 
 
+def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
+    """The file this call will create or overwrite (none if the path is refused)."""
+    try:
+        target = resolve_write(ctx, args.file_path)
+    except ToolError:
+        return []
+    return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+
+
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     target = resolve_write(ctx, args.file_path)
     # Write through a symlink to its target (resolve_write has checked where it points), so
