@@ -1,4 +1,5 @@
-"""SIGINT / SIGTERM / SIGHUP end to end: cooperative stop, exit codes, flushed output, no survivors."""
+"""SIGINT / SIGTERM / SIGHUP end to end: cooperative stop, exit codes, flushed output, no
+survivors."""
 from __future__ import annotations
 
 import os
@@ -6,13 +7,14 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
+import pytest
 
 from baseagent.core import signals
 from baseagent.core.interrupt import Cancellation
 from baseagent.tools import shell as shell_tool
-import pytest
-
+from helpers import AgentRun
 from reliability import (assert_no_survivors, assert_session_complete, finish, is_alive,
                          kill_quietly, read_pids, shell, start_agent, wait_for)
 
@@ -26,20 +28,34 @@ def pids(workspace: Path) -> list[int]:
     return read_pids(workspace / "sh.pid") + read_pids(workspace / "bg.pid")
 
 
+def command_started(workspace: Path) -> Callable[[], bool]:
+    return lambda: (workspace / "bg.pid").exists() and bool((workspace / "bg.pid").read_text())
+
+
+def signal_when_ready(proc: subprocess.Popen, ready: Callable[[], object], what: str,
+                      *signums: int) -> tuple[AgentRun, float]:
+    """Once `ready()`, send `signums` 0.15 s apart; return the finished run and the time
+    from the last signal to the exit. The process never outlives the test."""
+    try:
+        wait_for(ready, what=what)
+        time.sleep(0.2)
+        for signum in signums[:-1]:
+            proc.send_signal(signum)
+            time.sleep(0.15)
+        sent = time.monotonic()
+        proc.send_signal(signums[-1])
+        run = finish(proc)
+        return run, time.monotonic() - sent
+    finally:
+        kill_quietly(proc)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
 def test_sigterm_during_a_command(scripted_server, workspace, home, signum):
     server = scripted_server([{"tool_calls": [shell(BLOCKING)]}, {"content": "never"}])
     proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
-    try:
-        wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "bg.pid").read_text(),
-                 what="the command to start")
-        time.sleep(0.2)
-        sent = time.monotonic()
-        proc.send_signal(signum)
-        run = finish(proc)
-        elapsed = time.monotonic() - sent
-    finally:
-        kill_quietly(proc)
+    run, elapsed = signal_when_ready(proc, command_started(workspace), "the command to start",
+                                     signum)
     assert run.returncode == 128 + signum, run.stderr  # 143 SIGTERM, 129 SIGHUP
     assert elapsed < 3, elapsed
     command = run.completed_items("command_execution")[0]
@@ -60,15 +76,8 @@ def test_sigint_while_waiting_for_the_model(scripted_server, workspace, home):
     server = scripted_server([{"content": "too late", "delay": 60}])
     proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
                        env_extra={"BASEAGENT_STREAM_IDLE_TIMEOUT": "120"})
-    try:
-        wait_for(lambda: server.requests, what="the model request")
-        time.sleep(0.2)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        run = finish(proc)
-        elapsed = time.monotonic() - sent
-    finally:
-        kill_quietly(proc)
+    run, elapsed = signal_when_ready(proc, lambda: server.requests, "the model request",
+                                     signal.SIGINT)
     assert run.returncode == 130, run.stderr
     assert elapsed < 2, elapsed  # far less than the 60 s the model would take
     assert run.events[-1] == {"type": "turn.failed",
@@ -82,18 +91,8 @@ def test_second_sigint_exits_at_once(scripted_server, workspace, home):
     # grace period; the second SIGINT does not wait: SIGKILL to every group, exit 130.
     server = scripted_server([{"tool_calls": [shell(DEAF)]}, {"content": "never"}])
     proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
-    try:
-        wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "bg.pid").read_text(),
-                 what="the command to start")
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.15)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        run = finish(proc)
-        elapsed = time.monotonic() - sent
-    finally:
-        kill_quietly(proc)
+    run, elapsed = signal_when_ready(proc, command_started(workspace), "the command to start",
+                                     signal.SIGINT, signal.SIGINT)
     assert run.returncode == 130, run.stderr
     assert elapsed < 1, elapsed
     # the hard exit skipped the orderly end: no turn.failed, but every line is whole JSON

@@ -19,7 +19,7 @@ from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, Cost
                                   ModelError, ModelInterrupted)
 from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, describe, failure_message,
-                                 provider_message, retry_hint)
+                                 provider_message, retry_hint, root_cause)
 from baseagent.llm.types import CallUsage, ModelTurn, ToolCall, UsageTotals
 
 ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
@@ -404,7 +404,7 @@ def _last_error(exc: BaseException) -> str:
     if isinstance(exc, StreamBroken):
         detail = str(exc) or exc.reason
     else:
-        detail = provider_message(getattr(exc, "original_exception", None) or exc)
+        detail = provider_message(root_cause(exc))
     return summary if not detail or detail in summary else f"{summary}: {detail}"
 
 

@@ -208,7 +208,7 @@ def backoff_delay(attempt: int, base: float, cap: float, hint: float | None = No
     return max(0.0, delay)
 
 
-def _cause(exc: BaseException) -> BaseException:
+def root_cause(exc: BaseException) -> BaseException:
     """MidStreamFallbackError wraps the real failure; report that one."""
     return getattr(exc, "original_exception", None) or exc
 
@@ -219,7 +219,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, StreamBroken):
         return exc.reason
     if type(exc).__name__ == "MidStreamFallbackError":
-        return f"stream error: {provider_message(_cause(exc), limit=120)}"
+        return f"stream error: {provider_message(root_cause(exc), limit=120)}"
     status = status_of(exc)
     name = type(exc).__name__
     return f"{status} {name}" if status is not None else name

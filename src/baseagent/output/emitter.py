@@ -28,6 +28,7 @@ class Emitter:
         self._listeners: list[EventListener] = list(listeners or [])
         self._next_item = 0
         self._lock = threading.Lock()
+        # A Redactor that knows no secret is falsy: then events go out without the extra copy.
         self._redact = redact if redact else None
 
     def add_listener(self, listener: EventListener) -> None:
