@@ -2,10 +2,11 @@
 
 Measures what the context issue promises: total input tokens, the share served from the
 (simulated) provider cache, cache invalidations, peak prompt size, and the wall time that
-accounting (ContextManager.prepare, minus any summary call it makes) takes per step, to
+accounting (Compactor.prepare, minus any summary call it makes) takes per step, to
 show it stays flat as the history grows.
 
-Runs in-process (Agent + ModelClient + ToolRegistry + ContextManager) against the scripted
+Runs in-process (the thread built by the composition root, core/assembly.py, with an
+instrumented ModelClient and Compactor) against the scripted
 model server, which simulates a prefix cache (OpenAI style: every prefix of an answered
 request; Anthropic style: only up to cache_control breakpoints). Each step is a real shell
 call printing 5-20 KB (the shell tool hands the model at most 10K characters of it).
@@ -27,16 +28,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from baseagent.core.compaction import Budget, ContextManager  # noqa: E402
-from baseagent.core.loop import Agent  # noqa: E402
-from baseagent.core.tokens import TokenCounter  # noqa: E402
+from baseagent.config.defaults import Settings  # noqa: E402
+from baseagent.core import assembly  # noqa: E402
 from baseagent.llm.client import ModelClient, load_litellm  # noqa: E402
 from baseagent.output.emitter import Emitter  # noqa: E402
-from baseagent.prompts.context import environment_context  # noqa: E402
-from baseagent.prompts.system import SUMMARY_PROMPT, SYSTEM_PROMPT  # noqa: E402
+from baseagent.prompts.system import SUMMARY_PROMPT  # noqa: E402
 from baseagent.testing.scripted_server import ScriptedServer  # noqa: E402
-from baseagent.tools.base import ToolContext  # noqa: E402
-from baseagent.tools.registry import ToolRegistry  # noqa: E402
+from baseagent.tools.procs import ProcessTracker  # noqa: E402
 
 LINE = "line {:05d}: the quick brown fox jumps over the lazy dog, again and again\n"
 MAX_OUTPUT = 8_192  # reserved answer tokens, as for a model litellm does not know
@@ -88,12 +86,17 @@ def run(scenario: Scenario, steps: int, workdir: Path) -> Result:
     try:
         client = ModelClient(model="openai/scripted", api_base=server.api_base,
                              api_key="sk-bench", max_retries=0)
-        registry = ToolRegistry()
-        counter = TokenCounter("openai/scripted")
-        context = ContextManager(client=client, counter=counter,
-                                 budget=Budget(window=scenario.window,
-                                               max_output=min(MAX_OUTPUT, scenario.window // 4)),
-                                 tools=registry.specs(), cache_markers=scenario.anthropic)
+        settings = Settings(
+            model="openai/scripted", api_base=server.api_base, api_key="sk-bench",
+            cwd=workdir, context_window=scenario.window, max_tokens=MAX_OUTPUT,
+            cache_markers="on" if scenario.anthropic else "off", verify=False,
+            max_iterations=steps + 50, shell_timeout_ms=30_000, record_session=False)
+        prepared = assembly.prepare(settings, env=os.environ)
+        assembly.open_history(prepared)
+        thread = assembly.connect(prepared, emitter=Emitter([]), processes=ProcessTracker(),
+                                  cancelled=lambda: False, cancel_reason=lambda: "",
+                                  model_client=client)
+        context = thread.loop.context
         original_complete = client.complete
         in_summary = {"seconds": 0.0}
 
@@ -124,15 +127,8 @@ def run(scenario: Scenario, steps: int, workdir: Path) -> Result:
             return out
 
         context.prepare = prepare  # type: ignore[method-assign]
-        history = [{"role": "system", "content": SYSTEM_PROMPT},
-                   {"role": "user", "content": environment_context(workdir)}]
-        agent = Agent(client=client, registry=registry, emitter=Emitter([]),
-                      tool_context=ToolContext(cwd=workdir, sandbox="danger-full-access",
-                                               shell_timeout_ms=30_000, env=dict(os.environ)),
-                      history=history, max_iterations=steps + 50, verify=False,
-                      context=context)
         started = time.perf_counter()
-        outcome = agent.run_turn("Survey data.txt chunk by chunk, then report.")
+        outcome = thread.loop.run_turn("Survey data.txt chunk by chunk, then report.")
         result.wall = time.perf_counter() - started
         if outcome.status != "completed":
             raise SystemExit(f"{scenario.name}: run ended {outcome.status}: {outcome.error}")
@@ -190,7 +186,7 @@ def render(rows: list[dict[str, Any]], steps: int, seconds: float) -> str:
         "",
         f"`python bench/context_bench.py --steps {steps}`: one scripted session per row, "
         f"{steps} shell steps printing 5-20 KB each (the model sees at most 10K characters "
-        "of each), through the real loop, litellm client, tools and ContextManager, against "
+        "of each), through the real loop, litellm client, tools and Compactor, against "
         "the scripted server's simulated prefix cache. Tokens are the server's estimate "
         f"(characters / 4). Total run time {seconds:.0f} s.",
         "",

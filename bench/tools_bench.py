@@ -312,7 +312,7 @@ def find_pairings() -> tuple[list[Pairing], list[Pairing]]:
     pairings: list[Pairing] = []
     wrappers: list[Pairing] = []
     seen: set[str] = set()
-    on_path = grep_files.find_rg("rg")
+    on_path = grep_files.find_rg("rg", os.environ.get("PATH", os.defpath))
     if on_path:
         pairings.append(Pairing("PATH `rg`", on_path, "rg"))
         seen.add(os.path.realpath(on_path))
@@ -346,27 +346,16 @@ def raw_rg(binary: str, pattern: str, include: str | None, root: Path) -> list[s
     return [os.path.relpath(line, root) for line in out.stdout.decode().splitlines()]
 
 
-@contextlib.contextmanager
-def backend(name: str, path_env: str | None = None) -> Iterator[None]:
-    """Select a grep_files backend (and PATH, to pick one rg) for one call, then restore."""
-    saved_backend, saved_path = grep_files.BACKEND, os.environ.get("PATH")
-    grep_files.BACKEND = name
-    if path_env is not None:
-        os.environ["PATH"] = path_env
-    try:
-        yield
-    finally:
-        grep_files.BACKEND = saved_backend
-        if saved_path is not None:
-            os.environ["PATH"] = saved_path
-
-
 def tool_grep(name: str, path_env: str | None, pattern: str, include: str | None,
               root: Path, limit: int = TOOL_LIMIT) -> list[str]:
-    """grep_files through its public entry point, as the agent loop calls it."""
-    with backend(name, path_env):
-        out = grep_files.run(grep_files.Args(pattern=pattern, include=include, limit=limit),
-                             ToolContext(cwd=root)).output
+    """grep_files through its public entry point, as the agent loop calls it: the backend
+    and the PATH (which picks one rg) are the run's, on its ToolContext."""
+    env = dict(os.environ)
+    if path_env is not None:
+        env["PATH"] = path_env
+    ctx = ToolContext(cwd=root, env=env, grep_backend=name)
+    out = grep_files.run(grep_files.Args(pattern=pattern, include=include, limit=limit),
+                         ctx).output
     return [] if out == grep_files.NO_MATCHES else out.splitlines()
 
 
@@ -615,7 +604,7 @@ def bench_files(scratch: Path, runs: int) -> FileBench:
     pristine = scratch / "pristine.txt"
     pristine.write_text("\n".join(lines) + "\n")
     fb = FileBench(size=pristine.stat().st_size, lines=len(lines))
-    ctx = ToolContext(cwd=ws)
+    ctx = ToolContext(cwd=ws, env=dict(os.environ))
     shutil.copyfile(pristine, ws / "big.txt")
     bench_read(fb, ctx, "big.txt", len(lines), runs)
     bench_patch(fb, ctx, pristine, "big.txt", lines, runs)
@@ -856,7 +845,7 @@ def method_section(argv: list[str], runs: int, slow_runs: int) -> list[str]:
             "raw command, e.g. `hyperfine --warmup 1 'rg --files-with-matches --no-messages "
             "PATTERN ROOT'`.",
             f"- grep_files: `grep_files.run(Args(pattern, include, limit={TOOL_LIMIT}), ctx)`, "
-            "backend chosen with `grep_files.BACKEND` (restored afterwards).",
+            "backend and PATH chosen on the call's `ToolContext` (`grep_backend`, `env`).",
             "- raw rg and grep_files alternate within each repetition (order reversed every "
             "other one), so a load spike from another process hits both sides.",
             "", "## Reproduce", "", "```sh", cmd, "```", ""]

@@ -1,4 +1,4 @@
-"""Compaction: pruning selection, the history rebuild, and the ContextManager's decisions.
+"""Compaction: pruning selection, the history rebuild, and the Compactor's decisions.
 
 Token counts here are one token per character of message text (a fake tokenizer), so the
 arithmetic in the tables can be read off the sizes.
@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from baseagent.core.compaction import (PRUNED_PREFIX, Budget, ContextManager,
+from baseagent.core.compaction import (PRUNED_PREFIX, Budget, Compactor,
                                        drop_oldest, is_pruned, orphans, prune, rebuild,
                                        select_prunable, turn_groups, user_messages_to_keep)
 from baseagent.core.tokens import TokenCounter
@@ -161,11 +161,11 @@ BUDGET = Budget(window=20_000, max_output=4_000)
 TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {}}}]
 
 
-def manager(client: FakeClient | None = None, **kwargs) -> tuple[ContextManager, list, list]:
+def manager(client: FakeClient | None = None, **kwargs) -> tuple[Compactor, list, list]:
     notices: list[str] = []
     rewrites: list[tuple[list, str]] = []
     tokenizer = kwargs.pop("tokenizer", None) or FakeTokenizer()
-    cm = ContextManager(client=client or FakeClient(),
+    cm = Compactor(client=client or FakeClient(),
                         counter=TokenCounter("fake", text_counter=tokenizer),
                         budget=kwargs.pop("budget", BUDGET), tools=TOOLS,
                         notice=notices.append,

@@ -11,9 +11,10 @@ from typing import Callable
 
 import pytest
 
-from baseagent.core import signals
+from baseagent import signals
 from baseagent.core.interrupt import Cancellation
-from baseagent.tools import shell as shell_tool
+from baseagent.exit_codes import exit_code_for_signal
+from baseagent.tools.procs import ProcessTracker
 from helpers import AgentRun
 from reliability import (assert_no_survivors, assert_session_complete, finish, is_alive,
                          kill_quietly, read_pids, shell, start_agent, wait_for)
@@ -102,7 +103,26 @@ def test_second_sigint_exits_at_once(scripted_server, workspace, home):
 
 # -- the pieces, without an agent --------------------------------------------------------------
 
-def test_kill_started_groups_takes_background_jobs_too():
+class _Target:
+    """What a SignalGuard stops (the Agent's cancel/kill_processes), recorded."""
+
+    def __init__(self) -> None:
+        self.cancellation = Cancellation()
+        self.killed: list[float] = []
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self.cancellation.is_set()
+
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
+        self.cancellation.cancel(reason, signal_number)
+
+    def kill_processes(self, grace: float = 0) -> list[int]:
+        self.killed.append(grace)
+        return []
+
+
+def test_process_tracker_kills_background_jobs_too():
     # A command that exited long ago but left a job behind, and one still running that
     # ignores SIGTERM: both sessions are emptied.
     done = subprocess.Popen(["bash", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"],
@@ -110,19 +130,21 @@ def test_kill_started_groups_takes_background_jobs_too():
     orphan = int(done.stdout.read().strip())
     done.wait(5)
     deaf = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300"], start_new_session=True)
-    shell_tool.STARTED_GROUPS.update({done.pid, deaf.pid})
+    tracker = ProcessTracker()
+    tracker.add(done.pid)
+    tracker.add(deaf.pid)
     try:
         time.sleep(0.2)
         assert is_alive(orphan) and is_alive(deaf.pid)
+        assert ProcessTracker().kill_all(grace=0) == []  # another run's tracker: not its own
         started = time.monotonic()
-        killed = signals.kill_started_groups(grace=0.3)
+        killed = tracker.kill_all(grace=0.3)
         assert set(killed) == {done.pid, deaf.pid}
         assert time.monotonic() - started < 2
         deaf.wait(5)
         assert_no_survivors([orphan, deaf.pid])
-        assert signals.kill_started_groups() == []  # nothing left: nothing to do
+        assert tracker.kill_all() == []  # nothing left: nothing to do
     finally:
-        shell_tool.STARTED_GROUPS.difference_update({done.pid, deaf.pid})
         for pid in (orphan, deaf.pid):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -131,29 +153,31 @@ def test_kill_started_groups_takes_background_jobs_too():
 
 
 def test_guard_first_signal_cancels_second_exits():
-    cancellation = Cancellation()
+    target = _Target()
+    cancellation = target.cancellation
     exits: list[int] = []
-    guard = signals.SignalGuard(cancellation, hard_exit=exits.append).install()
+    guard = signals.SignalGuard(target, hard_exit=exits.append).install()
     try:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.05)  # the handler runs between bytecodes of this thread
         assert cancellation.is_set() and cancellation.signal_number == signal.SIGTERM
         assert cancellation.reason == "received SIGTERM" and exits == []
+        assert guard.signal_number == signal.SIGTERM and target.killed == []
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)
-        assert exits == [130]
+        assert exits == [130] and target.killed == [0]
     finally:
         guard.close()
     assert signal.getsignal(signal.SIGTERM) is not guard._handle
-    assert signals.exit_code_for(signal.SIGTERM) == 143
-    assert signals.exit_code_for(None) == 130
+    assert exit_code_for_signal(signal.SIGTERM) == 143
+    assert exit_code_for_signal(None) == 130
 
 
 def test_guard_leaves_an_ignored_sighup_ignored():
     """Under `nohup` the user asked to survive a hangup: the guard must not take SIGHUP."""
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        guard = signals.SignalGuard(Cancellation(), hard_exit=lambda code: None).install()
+        guard = signals.SignalGuard(_Target(), hard_exit=lambda code: None).install()
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
         assert signal.getsignal(signal.SIGTERM) == guard._handle
         guard.close()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.core.exec_turn import InputError, image_part, load_schema, schema_problem
+from baseagent.core.turn_input import image_part, load_schema, schema_problem
+from baseagent.errors import InputError
 from baseagent.exec_cli import ExecUsageError, parse_config_value, parse_exec_args
 from helpers import run_agent
 

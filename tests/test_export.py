@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from baseagent.core.resume import MISSING_RESULT
+from baseagent.core.records import MISSING_RESULT
 from baseagent.core.session import SessionRecorder
 from baseagent.export import export_record
 from baseagent.export.atif import Trajectory

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.core.resume import (MISSING_RESULT, SessionLoadError, find_session,
+from baseagent.core.records import (MISSING_RESULT, SessionLoadError, find_session,
                                    latest_session, load_session, resolve)
 from baseagent.core.session import SessionRecorder
 from baseagent.llm.types import CallUsage, UsageTotals

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from baseagent.core.tokens import (IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter,
-                                   estimate_tokens, message_text)
+                                   estimate_tokens, countable_text)
 
 
 class CountingTokenizer:
@@ -18,19 +18,19 @@ class CountingTokenizer:
         return len(text.split())
 
 
-def test_message_text_covers_what_the_model_reads():
-    assert message_text({"role": "user", "content": "hi there"}) == ("hi there", 0)
+def test_countable_text_covers_what_the_model_reads():
+    assert countable_text({"role": "user", "content": "hi there"}) == ("hi there", 0)
     parts = {"role": "user", "content": [
         {"type": "text", "text": "look"},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 9000}}]}
-    assert message_text(parts) == ("look", 1)  # the data URL is not counted as text
+    assert countable_text(parts) == ("look", 1)  # the data URL is not counted as text
     call = {"role": "assistant", "content": None, "tool_calls": [
         {"id": "call_1", "type": "function",
          "function": {"name": "shell", "arguments": '{"command": "ls"}'}}]}
-    text, images = message_text(call)
+    text, images = countable_text(call)
     assert "call_1" in text and "shell" in text and '{"command": "ls"}' in text
     assert images == 0
-    assert message_text({"role": "tool", "tool_call_id": "call_1", "content": "out"})[0] \
+    assert countable_text({"role": "tool", "tool_call_id": "call_1", "content": "out"})[0] \
         == "out\ncall_1"
 
 

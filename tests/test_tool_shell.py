@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from baseagent.tools import shell
 from baseagent.tools.base import ToolContext, ToolError
-from baseagent.tools.env import DEFAULT_STRIP_PATTERNS, child_env, is_secret_name
+from baseagent.credentials import DEFAULT_STRIP_PATTERNS, child_env, is_secret_name
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
     clean_terminal_text,
@@ -29,7 +29,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path)
+    """As the agent builds it: this process's environment minus its secrets."""
+    return ToolContext(cwd=tmp_path, env=child_env(os.environ))
 
 
 def run(ctx: ToolContext, command: str, **kw):
@@ -119,7 +120,7 @@ def test_timeout_kills_the_whole_group(ctx, tmp_path):
 
 
 def test_timeout_defaults_to_context_setting(tmp_path):
-    ctx = ToolContext(cwd=tmp_path, shell_timeout_ms=300)
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ), shell_timeout_ms=300)
     res = run(ctx, "sleep 30")
     assert res.item["exit_code"] == 124
     assert "command timed out after 300 milliseconds" in res.output
@@ -154,7 +155,7 @@ def test_detached_background_child_is_left_running(ctx, tmp_path):
 
 def test_cancellation_kills_and_marks_failed(tmp_path):
     flag = threading.Event()
-    ctx = ToolContext(cwd=tmp_path, cancelled=flag.is_set)
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ), cancelled=flag.is_set)
     threading.Timer(0.3, flag.set).start()
     pidfile = tmp_path / "pid"
     res = run(ctx, f"echo begun; sleep 300 & echo $! > {pidfile}; wait", timeout_ms=60_000)
@@ -209,7 +210,8 @@ def hwm_kib():
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
 
-ctx = ToolContext(cwd=Path({str(tmp_path)!r}))
+import os
+ctx = ToolContext(cwd=Path({str(tmp_path)!r}), env=dict(os.environ))
 shell.run(shell.Args(command="echo warm"), ctx)
 before = hwm_kib()
 res = shell.run(shell.Args(command="yes | head -c 200000000"), ctx)
@@ -228,7 +230,7 @@ print(json.dumps({{"growth_kib": hwm_kib() - before, "exit": res.item["exit_code
 
 def test_progress_receives_growing_output(tmp_path):
     seen: list[str] = []
-    ctx = ToolContext(cwd=tmp_path, progress=lambda p: seen.append(p["aggregated_output"]))
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ), progress=lambda p: seen.append(p["aggregated_output"]))
     res = run(ctx, "for i in 1 2 3 4 5; do echo line$i; sleep 0.2; done")
     final = res.item["aggregated_output"]
     assert final == "".join(f"line{i}\n" for i in range(1, 6))
@@ -241,7 +243,7 @@ def test_progress_exception_still_kills_the_command(tmp_path):
     def boom(_payload):
         raise RuntimeError("sink broke")
 
-    ctx = ToolContext(cwd=tmp_path, progress=boom)
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ), progress=boom)
     pidfile = tmp_path / "pid"
     with pytest.raises(RuntimeError):
         run(ctx, f"echo $$ > {pidfile}; echo x; sleep 300")
@@ -250,10 +252,11 @@ def test_progress_exception_still_kills_the_command(tmp_path):
 
 # --- environment --------------------------------------------------------------------------
 
-def test_secrets_are_not_inherited(ctx, monkeypatch):
+def test_secrets_are_not_inherited(tmp_path, monkeypatch):
     monkeypatch.setenv("FOO_API_KEY", "sk-secret")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
     monkeypatch.setenv("FOO_VISIBLE", "plain")
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ))
     res = run(ctx, 'echo "[$FOO_API_KEY][$GITHUB_TOKEN][$FOO_VISIBLE]"')
     assert res.item["aggregated_output"] == "[][][plain]\n"
 

@@ -1,3 +1,40 @@
-"""baseagent: a headless coding agent that streams Codex-compatible JSONL."""
+"""baseagent: a headless coding agent that streams Codex-compatible JSONL.
+
+The library API (docs/LIBRARY.md):
+
+    from baseagent import Agent
+    result = Agent(model="openai/gpt-4.1", cwd="repo").run("fix the failing test")
+
+Names are imported on first use, so `baseagent --help` stays fast.
+"""
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Agent": "baseagent.agent",
+    "RunResult": "baseagent.agent",
+    "TurnStream": "baseagent.agent",
+    "Usage": "baseagent.agent",
+    "Settings": "baseagent.config.defaults",
+    "BaseAgentError": "baseagent.errors",
+    "ConfigError": "baseagent.errors",
+    "InputError": "baseagent.errors",
+    "TurnError": "baseagent.errors",
+    "AgentBusyError": "baseagent.errors",
+}
+
+__all__ = ["__version__", "events", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "events":
+        return importlib.import_module("baseagent.output.events")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'baseagent' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from baseagent import __version__
+from baseagent.exit_codes import EXIT_USAGE
 
 app = typer.Typer(
     add_completion=False,
@@ -22,7 +23,6 @@ app = typer.Typer(
     help="baseagent: an autonomous coding agent that streams Codex-compatible JSONL.",
 )
 
-EXIT_USAGE = 2
 # typer vendors its own click from 0.29 on; find its UsageError through a public class so
 # the catch works whichever click typer carries.
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
@@ -98,7 +98,7 @@ def main_command(
         raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
     loaded = None
     if resume is not None or resume_last:
-        from baseagent.core.resume import SessionLoadError, resolve
+        from baseagent.core.records import SessionLoadError, resolve
 
         try:
             loaded = resolve(settings.session_dir, resume, resume_last)
@@ -106,13 +106,14 @@ def main_command(
             raise _fail_usage(str(exc)) from None
     text = read_instruction(instruction)
 
-    from baseagent.runner import UsageError, run
+    from baseagent.errors import InputError
+    from baseagent.runner import run
 
     try:
-        result = run(settings, text, resume=loaded)
-    except UsageError as exc:
+        code = run(settings, text, resume=loaded)
+    except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(code)
 
 
 # -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------
@@ -178,7 +179,7 @@ def sessions_show(
 ) -> None:
     """One thread: model, turns, usage, instructions and the history a resume continues."""
     from baseagent import sessions
-    from baseagent.core.resume import SessionLoadError
+    from baseagent.core.records import SessionLoadError
 
     try:
         summary, history = sessions.show(_session_dir(ctx, directory), thread_id)
@@ -197,7 +198,7 @@ def sessions_rm(
 ) -> None:
     """Delete records: by id, or prune with --older-than DAYS."""
     from baseagent import sessions
-    from baseagent.core.resume import SessionLoadError
+    from baseagent.core.records import SessionLoadError
 
     if not thread_ids and older_than is None:
         raise _fail_usage("give thread ids or --older-than DAYS")
@@ -222,7 +223,7 @@ def export_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
 ) -> None:
     """Export trajectories: ATIF v1.7, ShareGPT (training) or the raw OpenAI messages."""
-    from baseagent.core.resume import SessionLoadError, find_session, session_files
+    from baseagent.core.records import SessionLoadError, find_session, session_files
     from baseagent.export import FORMATS, dumps, export_record
 
     if fmt not in FORMATS:

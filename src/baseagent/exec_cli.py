@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-EXIT_USAGE = 2
+from baseagent.exit_codes import EXIT_USAGE
+
 PROG = "baseagent exec"
 
 # Codex config keys with a baseagent equivalent (`--config key=value`). Settings field names
@@ -287,22 +288,24 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
     except ConfigError as exc:
         return _fail(str(exc))
 
-    from baseagent.core.exec_turn import InputError, image_part, load_schema
-    from baseagent.core.resume import SessionLoadError, resolve
+    from baseagent.core.records import resolve
+    from baseagent.core.turn_input import image_part, load_schema
+    from baseagent.errors import InputError
 
     try:
         resume = resolve(settings.session_dir, request.resume_id, request.resume_last) \
             if request.resuming else None
-        images = [image_part(path) for path in request.images]
+        for path in request.images:
+            image_part(path)  # checked before anything runs; sent by the run
         schema = load_schema(request.output_schema) if request.output_schema else None
         prompt = _read_prompt(request.prompt)
-    except (SessionLoadError, InputError, ExecUsageError) as exc:
+    except (ConfigError, InputError, ExecUsageError) as exc:
         return _fail(str(exc))
 
-    from baseagent.runner import UsageError, run
+    from baseagent.runner import run
 
     try:
-        result = run(settings, prompt, resume=resume, images=images, output_schema=schema)
-    except UsageError as exc:
+        return run(settings, prompt, resume=resume, images=request.images,
+                   output_schema=schema)
+    except (ConfigError, InputError) as exc:
         return _fail(str(exc))
-    return result.exit_code

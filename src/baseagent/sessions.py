@@ -1,7 +1,7 @@
 """`baseagent sessions list|show|rm`: look after the session records in the session dir.
 
 Listing is lenient (a damaged record is shown as such, never stops the listing); showing
-and resuming use the strict loader in core/resume.py.
+and resuming use the strict loader in core/records.py.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.resume import (SessionLoadError, find_session, load_session, read_strict,
+from baseagent.core.messages import content_text
+from baseagent.core.records import (SessionLoadError, find_session, load_session, read_strict,
                                    session_files, usage_so_far)
 from baseagent.core.session import RECORD_SUFFIX, read_records
 
@@ -40,21 +41,6 @@ class SessionSummary:
     error: str | None = None
 
 
-def message_text(content: Any) -> str:
-    """The text of a message's content, whether a string or a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                texts.append(str(part.get("text", "")))
-            elif isinstance(part, dict) and part.get("type") == "image_url":
-                texts.append("[image]")
-        return "\n".join(texts)
-    return ""
-
-
 def instructions_of(records: list[dict[str, Any]]) -> list[str]:
     """Each turn's instruction: the first message recorded after its turn.started event."""
     found, after_turn_start = [], False
@@ -63,7 +49,7 @@ def instructions_of(records: list[dict[str, Any]]) -> list[str]:
                 == "turn.started":
             after_turn_start = True
         elif record.get("kind") == "message" and after_turn_start:
-            found.append(message_text((record.get("message") or {}).get("content")))
+            found.append(content_text((record.get("message") or {}).get("content")))
             after_turn_start = False
     return found
 
@@ -149,7 +135,7 @@ def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
     lines.append("")
     lines.append(f"history ({len(history)} messages):")
     for message in history:
-        text = message_text(message.get("content"))
+        text = content_text(message.get("content"))
         calls = [tc.get("function", {}).get("name", "?") for tc in message.get("tool_calls") or []]
         suffix = f" -> {', '.join(calls)}" if calls else ""
         lines.append(f"  {message.get('role', '?'):9} {_preview(text)}{suffix}")

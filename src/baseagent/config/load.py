@@ -12,13 +12,13 @@ from typing import Any, Mapping
 from pydantic import ValidationError
 
 from baseagent.config.defaults import Settings
+from baseagent.errors import ConfigError
 
 ENV_PREFIX = "BASEAGENT_"
 DEFAULT_CONFIG_PATH = Path("~/.baseagent/config.toml")
 
 
-class ConfigError(Exception):
-    """A configuration problem worth one clear line to the user (exit code 2)."""
+__all__ = ["ConfigError", "load_settings", "settings_from_options"]
 
 
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
@@ -70,7 +70,12 @@ def load_settings(
     layers.update(_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit))
     layers.update(_env_layer(env))
     layers.update({k: v for k, v in flags.items() if v is not None})
+    return settings_from_options(layers)
+
+
+def settings_from_options(options: Mapping[str, Any]) -> Settings:
+    """Validate explicit options (the library's keyword arguments) with no other layer."""
     try:
-        return Settings.model_validate(layers)
+        return Settings.model_validate(dict(options))
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None

@@ -1,6 +1,6 @@
 """Keep the prompt inside the model's window, and cheap: pruning, summarising, cache markers.
 
-Before each model call the loop asks `ContextManager.prepare(history)`. While the prompt is
+Before each model call the loop asks `Compactor.prepare(history)`. While the prompt is
 under the limit (default 85% of window minus max output tokens) the history goes out as it
 is: append-only, so the provider's prefix cache keeps serving it. Above the limit:
 
@@ -21,7 +21,7 @@ If the provider still answers "context length exceeded", `on_overflow` shrinks t
 the rest of the run (our count was low) and compacts harder, one level per attempt.
 
 The selection and rebuild steps are pure functions over (messages, per-message counts) so
-they can be tested as tables; the ContextManager only adds state, model calls and notices.
+they can be tested as tables; the Compactor only adds state, model calls and notices.
 """
 from __future__ import annotations
 
@@ -277,7 +277,7 @@ class CompactionStats:
     events: list[tuple[str, int, int]] = field(default_factory=list)  # (kind, before, after)
 
 
-class ContextManager:
+class Compactor:
     """The loop's context hook: accounting per step, compaction when needed, cache markers.
 
     client: the run's ModelClient (summaries go through it, so they count in usage and

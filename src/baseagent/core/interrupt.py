@@ -20,6 +20,12 @@ class Cancellation:
             self.signal_number = signal_number
         self._event.set()
 
+    def reset(self) -> None:
+        """Ready for the next turn (the agent calls this once an interrupted turn has ended)."""
+        self._event.clear()
+        self.reason = "interrupted"
+        self.signal_number = None
+
     def is_set(self) -> bool:
         return self._event.is_set()
 

@@ -1,8 +1,10 @@
 """The observe → think → act loop, one function per phase.
 
 The loop owns the message history and the iteration. It knows nothing about HTTP, SSE,
-terminals or file formats: it talks to a ModelClient, a ToolRegistry, an Emitter and
-(optionally) a context manager and a session recorder, all handed in by the CLI.
+terminals or file formats: it talks to a model client, a ToolRegistry, an Emitter and
+(optionally) a context policy and a session record, all handed in by the composition root
+(core/assembly.py). Every way out of a turn other than a final answer is an exception,
+so the loop body carries no flags.
 """
 from __future__ import annotations
 
@@ -11,13 +13,12 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol
 
-from baseagent.core.interrupt import Cancellation, RunInterrupted
+from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import completed_item, started_item, updated_item
-from baseagent.llm.client import ModelClient
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
-from baseagent.llm.types import ModelTurn, ToolCall
+from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import VERIFICATION_PROMPT
@@ -28,18 +29,50 @@ from baseagent.tools.registry import ToolRegistry
 STREAM_UPDATE_INTERVAL_S = 0.05
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3
+# Finish reasons that mean the answer is not the model's whole answer.
+CUT_OFF_REASONS = {
+    "length": "the model's answer was cut off at the output token limit (finish_reason "
+              "'length'); raise --max-tokens or ask for a shorter answer",
+    "content_filter": "the provider's content filter stopped the model's answer "
+                      "(finish_reason 'content_filter')",
+}
 
 Status = Literal["completed", "failed", "interrupted", "limit"]
 
 
 @dataclass
-class RunOutcome:
+class TurnOutcome:
     status: Status
     final_message: str | None = None
     error: str | None = None
 
 
-class ContextManager(Protocol):
+class FinalCheck(Protocol):
+    """Holds the final answer to a requirement (exec's --output-schema): one correction
+    round, then the turn fails with `failure(problem)`."""
+
+    def problem(self, answer: str) -> str | None: ...
+
+    def correction(self, problem: str) -> str: ...
+
+    def failure(self, problem: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """One turn's instruction: the text the verification reminder restates, what the user
+    message carries (the text, or the text with image parts), and an optional final check."""
+
+    text: str
+    content: str | list[dict[str, Any]] | None = None
+    final_check: FinalCheck | None = None
+
+    @property
+    def message_content(self) -> str | list[dict[str, Any]]:
+        return self.text if self.content is None else self.content
+
+
+class ContextPolicy(Protocol):
     """Compaction and caching (core/compaction.py) as the loop sees them."""
 
     def prepare(self, history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -49,7 +82,7 @@ class ContextManager(Protocol):
         """The provider rejected the prompt as too long: shrink `history` in place, harder."""
 
 
-class SessionSink(Protocol):
+class HistorySink(Protocol):
     def message(self, message: dict[str, Any]) -> None: ...
 
 
@@ -63,12 +96,21 @@ class _PassThrough:
         raise ContextOverflowError("the prompt is too long and no compaction is configured")
 
 
-class Agent:
-    def __init__(self, *, client: ModelClient, registry: ToolRegistry, emitter: Emitter,
+class TurnEnded(Exception):
+    """A way out of a turn other than a final answer (a limit, a cut-off answer)."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Loop:
+    def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: Emitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
-                 context: ContextManager | None = None, session: SessionSink | None = None,
-                 cancellation: Cancellation | None = None) -> None:
+                 context: ContextPolicy | None = None, session: HistorySink | None = None,
+                 cancelled: Callable[[], bool] = lambda: False,
+                 cancel_reason: Callable[[], str] = lambda: "interrupted") -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -78,57 +120,84 @@ class Agent:
         self.verify = verify
         self.context = context or _PassThrough()
         self.session = session
-        self.cancellation = cancellation or Cancellation()
+        self.cancelled = cancelled
+        self.cancel_reason = cancel_reason
+        self._calls_left = max_iterations
 
     # -- the turn ----------------------------------------------------------------------------
 
-    def run_turn(self, instruction: str) -> RunOutcome:
+    def run_turn(self, turn: TurnInput | str) -> TurnOutcome:
         """One user instruction, worked to completion; always ends with turn.completed/failed."""
+        if isinstance(turn, str):
+            turn = TurnInput(turn)
         self.emitter.turn_started()
-        self._append({"role": "user", "content": instruction})
+        self._append({"role": "user", "content": turn.message_content})
+        self._calls_left = self.max_iterations
         try:
-            final = self._work(instruction)
-        except RunInterrupted:
-            return self._fail("interrupted", f"interrupted ({self.cancellation.reason})")
-        except ModelInterrupted:
-            return self._fail("interrupted", f"interrupted ({self.cancellation.reason})")
+            final = self._work(turn)
+        except (RunInterrupted, ModelInterrupted):
+            return self._fail("interrupted", f"interrupted ({self.cancel_reason()})")
         except CostLimitError as exc:
             return self._fail("limit", str(exc))
+        except TurnEnded as exc:
+            return self._fail(exc.status, str(exc))
         except ModelError as exc:
             return self._fail("failed", str(exc))
-        except _IterationLimit:
-            return self._fail("limit", f"max iterations reached ({self.max_iterations} model "
-                                       "calls) before the task was finished")
         totals = self.client.totals
         self.emitter.turn_completed(totals.input_tokens, totals.cached_input_tokens,
                                     totals.output_tokens)
-        return RunOutcome("completed", final_message=final)
+        return TurnOutcome("completed", final_message=final)
 
-    def _fail(self, status: Status, message: str) -> RunOutcome:
+    def _fail(self, status: Status, message: str) -> TurnOutcome:
         self.emitter.turn_failed(message)
-        return RunOutcome(status, error=message)
+        return TurnOutcome(status, error=message)
 
-    def _work(self, instruction: str) -> str:
-        verified = not self.verify
-        for _ in range(self.max_iterations):
-            self._observe()
-            turn = self._think()
+    def _work(self, turn: TurnInput) -> str:
+        final = self._until_answer(turn.text, verify=self.verify)
+        check = turn.final_check
+        if check is None or (problem := check.problem(final)) is None:
+            return final
+        self._append({"role": "user", "content": check.correction(problem)})
+        final = self._until_answer(turn.text, verify=False)  # a correction, not another review
+        problem = check.problem(final)
+        if problem is not None:
+            raise ModelError(check.failure(problem))
+        return final
+
+    def _until_answer(self, instruction: str, verify: bool) -> str:
+        """Step until the model answers without tool calls (after one verification round
+        when `verify`); returns that answer."""
+        verified = not verify
+        while True:
+            turn = self._step()
             if turn.tool_calls:
-                self._act(turn.tool_calls)
                 continue
+            if turn.finish_reason in CUT_OFF_REASONS:
+                raise TurnEnded("limit" if turn.finish_reason == "length" else "failed",
+                                CUT_OFF_REASONS[turn.finish_reason])
             if not verified:
                 verified = True
                 self._append({"role": "user",
                               "content": VERIFICATION_PROMPT.format(instruction=instruction)})
                 continue
             return turn.text
-        raise _IterationLimit()
+
+    def _step(self) -> ModelTurn:
+        """One observe → think → act round; returns what the model said."""
+        self._stop_if_cancelled()
+        if self._calls_left <= 0:
+            raise TurnEnded("limit", f"max iterations reached ({self.max_iterations} model "
+                                     "calls) before the task was finished")
+        self._calls_left -= 1
+        turn = self._think()
+        if turn.tool_calls:
+            self._act(turn.tool_calls)
+        return turn
 
     # -- phases ------------------------------------------------------------------------------
 
-    def _observe(self) -> None:
-        """Between steps: stop here if the run was interrupted."""
-        if self.cancellation.is_set():
+    def _stop_if_cancelled(self) -> None:
+        if self.cancelled():
             raise RunInterrupted()
 
     def _think(self) -> ModelTurn:
@@ -158,14 +227,13 @@ class Agent:
     def _act(self, calls: list[ToolCall]) -> None:
         """Run each tool call in order; every call gets exactly one tool message back."""
         for index, call in enumerate(calls):
-            if self.cancellation.is_set():
+            if self.cancelled():
                 for skipped in calls[index:]:
                     self._append(_tool_message(skipped.id, "Error: not run: the run was interrupted"))
                 raise RunInterrupted()
             result = self._run_tool(call)
             self._append(_tool_message(call.id, result.output))
-        if self.cancellation.is_set():
-            raise RunInterrupted()
+        self._stop_if_cancelled()
 
     def _run_tool(self, call: ToolCall) -> ToolResult:
         prepared = self.registry.prepare(call.name, call.arguments)
@@ -176,11 +244,10 @@ class Agent:
         def progress(payload: dict[str, Any]) -> None:
             self.emitter.emit(ev.ItemUpdated(item=updated_item(started, payload)))
 
-        ctx = dataclasses.replace(self.tool_context, progress=progress,
-                                  cancelled=self.cancellation.is_set)
+        ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled)
         result = self.registry.execute(prepared, ctx)
         self.emitter.emit(ev.ItemCompleted(
-            item=completed_item(started, result, interrupted=self.cancellation.is_set())))
+            item=completed_item(started, result, interrupted=self.cancelled())))
         if result.item.get("diff"):
             self.emitter.detail(item_id, result.item["diff"])
         return result
@@ -191,10 +258,6 @@ class Agent:
         self.history.append(message)
         if self.session is not None:
             self.session.message(message)
-
-
-class _IterationLimit(Exception):
-    pass
 
 
 class _StreamItems:

@@ -4,7 +4,7 @@ Every history message, every event and the usage are appended and flushed immedi
 run killed at any point leaves everything up to the kill on disk. A history rewrite
 (compaction) is recorded as a `history` snapshot, so replaying the file rebuilds exactly the
 history the model last saw. Assistant `message` records also carry the usage of the call that
-produced them and its reasoning, for resume (core/resume.py) and trajectory export (export/).
+produced them and its reasoning, for resume (core/records.py) and trajectory export (export/).
 """
 from __future__ import annotations
 
@@ -98,6 +98,17 @@ class SessionRecorder:
             # the message record carries it (the history message itself has no reasoning).
             self._pending_reasoning = event.item.text
         self._write({"kind": "event", "event": event.model_dump(mode="json")})
+
+    def sync(self) -> None:
+        """Make what was written durable (the end of every turn): a crash of the machine
+        after a turn loses nothing of it."""
+        with self._lock:
+            if not self._file.closed:
+                self._file.flush()
+                try:
+                    os.fsync(self._file.fileno())
+                except OSError:
+                    pass
 
     def close(self) -> None:
         with self._lock:

@@ -38,7 +38,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def message_text(message: dict[str, Any]) -> tuple[str, int]:
+def countable_text(message: dict[str, Any]) -> tuple[str, int]:
     """(the text of a message that the model reads, number of image parts in it)."""
     pieces: list[str] = []
     images = 0
@@ -132,7 +132,7 @@ class TokenCounter:
         fingerprint = _fingerprint(message)
         if hit is not None and hit[0] is message and hit[1] == fingerprint:
             return hit[2]
-        text, images = message_text(message)
+        text, images = countable_text(message)
         tokens = MESSAGE_OVERHEAD_TOKENS + self.count_text(text) + images * IMAGE_TOKENS
         if cache:
             # Keeping the dict referenced keeps its id from being reused by another message.
@@ -149,7 +149,7 @@ class TokenCounter:
         Byte-level BPE tokenizers never produce more tokens than bytes, so a prompt whose
         bound is under budget is under budget, and nothing needs tokenising.
         """
-        text, images = message_text(message)
+        text, images = countable_text(message)
         return MESSAGE_OVERHEAD_TOKENS + _byte_len(text) + images * IMAGE_TOKENS
 
     def count_json(self, value: Any) -> int:

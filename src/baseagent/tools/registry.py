@@ -75,10 +75,6 @@ class ToolRegistry:
             for m in self._modules.values()
         ]
 
-    @property
-    def names(self) -> list[str]:
-        return list(self._modules)
-
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI function-tool specs, built once so every request sends identical bytes."""
         return self._specs

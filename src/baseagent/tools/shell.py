@@ -15,7 +15,6 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.env import child_env
 from baseagent.tools.procs import live_in_group
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
@@ -66,23 +65,18 @@ KILL_GRACE_SECONDS = 0.5
 # Conventional exit codes: 124 like coreutils `timeout`, 130 like a shell on Ctrl-C.
 TIMEOUT_EXIT_CODE = 124
 INTERRUPTED_EXIT_CODE = 130
-# Session ids (= pids, via start_new_session) of every command this process started, kept
-# after the command ends: when a run is interrupted, core/signals.py kills whatever is still
-# alive in them, background jobs included, so no child outlives the agent.
-STARTED_GROUPS: set[int] = set()
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     """Run the command; a non-zero exit is a normal result with ``success=False``."""
     workdir = _resolve_workdir(args.workdir, ctx)
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
-    env = ctx.env if ctx.env is not None else child_env()
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
             ["bash", "-c", args.command],
             cwd=workdir,
-            env=env,
+            env=ctx.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -91,7 +85,9 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
         raise ToolError(f"failed to start command: {exc}") from exc
-    STARTED_GROUPS.add(proc.pid)
+    # Remembered after the command ends: an interrupted run kills whatever is still alive
+    # in the session (background jobs included), so no child outlives the run.
+    ctx.processes.add(proc.pid)
 
     buffer = HeadTailBuffer()
     try:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from baseagent.fsutil import atomic_write
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
 from baseagent.tools.paths import display_path, resolve_write
@@ -59,7 +59,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         mode = stat.S_IMODE(existing.st_mode) if existing else NEW_FILE_MODE & ~_umask()
         big = existing is not None and existing.st_size > MAX_DIFF_INPUT_BYTES
         old = real.read_bytes() if existing is not None and not big else None
-        _atomic_write(real, data, mode)
+        atomic_write(real, data, mode)
     except OSError as exc:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None
     shown = display_path(ctx, target)
@@ -76,38 +76,6 @@ def _stat_or_none(path: Path) -> os.stat_result | None:
         return os.stat(path)
     except FileNotFoundError:
         return None
-
-
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)  # mkstemp creates 0o600
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename itself durable; best effort (not every filesystem allows it)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _umask() -> int:

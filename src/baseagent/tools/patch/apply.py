@@ -9,12 +9,12 @@ the OS still fails midway, puts back what it had already changed.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
+from baseagent.fsutil import atomic_write
 from baseagent.tools.patch.matcher import LineIndex, locate_chunks, splice
 from baseagent.tools.patch.parser import AddFile, DeleteFile, Hunk, PatchError, UpdateFile
 
@@ -239,7 +239,7 @@ def commit(plan: Plan) -> None:
             if slot.data is not None:
                 for directory in _make_parents(slot.path.parent):
                     undo.append((lambda d=directory: os.rmdir(d), str(directory)))
-                _write_atomic(slot.path, slot.data, slot.mode)
+                atomic_write(slot.path, slot.data, slot.mode)
                 undo.append((_restorer(slot), str(slot.path)))
     except OSError as exc:
         problems = []
@@ -266,7 +266,7 @@ def _restorer(slot: _Slot) -> Callable[[], None]:
         elif slot.original is None:
             os.unlink(slot.path)
         else:
-            _write_atomic(slot.path, slot.original, slot.original_mode)
+            atomic_write(slot.path, slot.original, slot.original_mode)
     return restore
 
 
@@ -283,23 +283,3 @@ def _make_parents(directory: Path) -> list[Path]:
         os.mkdir(d)
         created.append(d)
     return created
-
-
-def _write_atomic(path: Path, data: bytes, mode: int | None) -> None:
-    """Readers see the old or the new file, never a torn one."""
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.apply_patch.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

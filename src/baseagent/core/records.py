@@ -1,4 +1,4 @@
-"""Load a thread's session record so a new turn can continue it.
+"""The record store: find, read and replay thread records (for resume, sessions, export).
 
 The record (core/session.py) is append-only: `message` records extend the history, a
 `history` record (compaction) replaces it, `usage` records hold cumulative totals at the end
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.session import RECORD_SUFFIX
+from baseagent.errors import ConfigError
 from baseagent.llm.types import UsageTotals
 
 # Thread ids become file names: only characters that cannot climb out of the session dir.
@@ -31,7 +32,7 @@ VALID_ROLES = frozenset({"system", "user", "assistant", "tool"})
 MISSING_RESULT = "Error: not run: the previous run ended before this tool call finished"
 
 
-class SessionLoadError(Exception):
+class SessionLoadError(ConfigError):
     """A record that is missing, ambiguous or corrupt; one line for the user (exit code 2)."""
 
 

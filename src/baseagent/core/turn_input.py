@@ -1,8 +1,8 @@
-"""What a Codex `exec` turn adds to a plain turn: images on the instruction and a final
-answer held to a JSON schema (`--image`, `--output-schema`).
+"""What a turn may add to its instruction: images, and a final answer held to a JSON schema
+(exec's `--image` and `--output-schema`, the library's `run(images=, output_schema=)`).
 
-Kept out of the loop: it is an Agent whose instruction message gets image parts and whose
-final answer is checked, retried once with the validation error, then failed clearly.
+Kept out of the loop, which only sees a TurnInput: the instruction message with image parts,
+and a FinalCheck that validates the answer (one correction round, then a clear failure).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.loop import Agent, RunOutcome
-from baseagent.llm.errors import ModelError
+from baseagent.core.loop import TurnInput
+from baseagent.errors import InputError
 
 # Providers accept these in image_url data URLs; anything else is refused up front rather
 # than sent and rejected mid-run.
@@ -37,10 +37,6 @@ SCHEMA_RETRY = """\
 Your final answer does not match the required output schema: {problem}
 Reply again with only a JSON value that matches the schema given in the instruction (no \
 prose, no code fences). Do not call tools unless you must."""
-
-
-class InputError(ValueError):
-    """An --image or --output-schema file the run cannot use (a usage error)."""
 
 
 def image_part(path: Path) -> dict[str, Any]:
@@ -98,45 +94,43 @@ def schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:
     return "; ".join(parts)
 
 
-class ExecAgent(Agent):
-    """An Agent with the exec-mode extras; without them it behaves exactly like Agent."""
+class SchemaCheck:
+    """The loop's FinalCheck for an output schema."""
 
-    def __init__(self, *, images: list[dict[str, Any]] | None = None,
-                 output_schema: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._pending_images = list(images or [])
-        self.output_schema = output_schema
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
 
-    def run_turn(self, instruction: str) -> RunOutcome:
-        if self.output_schema is not None:
-            instruction += SCHEMA_REQUIREMENT.format(
-                schema=json.dumps(self.output_schema, indent=2, ensure_ascii=False))
-        return super().run_turn(instruction)
+    def problem(self, answer: str) -> str | None:
+        return schema_problem(answer, self.schema)
 
-    def _append(self, message: dict[str, Any]) -> None:
-        # The turn's instruction is its first user message: the images belong with it.
-        if self._pending_images and message.get("role") == "user" \
-                and isinstance(message.get("content"), str):
-            message = {**message, "content": [{"type": "text", "text": message["content"]},
-                                              *self._pending_images]}
-            self._pending_images = []
-        super()._append(message)
+    def correction(self, problem: str) -> str:
+        return SCHEMA_RETRY.format(problem=problem)
 
-    def _work(self, instruction: str) -> str:
-        final = super()._work(instruction)
-        if self.output_schema is None:
-            return final
-        problem = schema_problem(final, self.output_schema)
-        if problem is None:
-            return final
-        self._append({"role": "user", "content": SCHEMA_RETRY.format(problem=problem)})
-        verify, self.verify = self.verify, False  # one correction, not another review round
-        try:
-            final = super()._work(instruction)
-        finally:
-            self.verify = verify
-        problem = schema_problem(final, self.output_schema)
-        if problem is not None:
-            raise ModelError(f"the final answer does not match the output schema after a "
-                             f"retry: {problem}")
-        return final
+    def failure(self, problem: str) -> str:
+        return f"the final answer does not match the output schema after a retry: {problem}"
+
+
+def check_schema(schema: Any) -> dict[str, Any]:
+    """An output schema given as data (the library): an object that is a valid JSON schema."""
+    if not isinstance(schema, dict):
+        raise InputError("output_schema must be a JSON schema object (a dict)")
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InputError(f"output_schema is not a valid JSON schema: {exc.message}") from None
+    return schema
+
+
+def turn_input(instruction: str, images: list[dict[str, Any]] | None = None,
+               output_schema: dict[str, Any] | None = None) -> TurnInput:
+    """The loop's TurnInput: the schema requirement appended to the instruction (so the
+    verification reminder restates it too) and the images sent with it."""
+    text = instruction
+    if output_schema is not None:
+        text += SCHEMA_REQUIREMENT.format(
+            schema=json.dumps(output_schema, indent=2, ensure_ascii=False))
+    content = [{"type": "text", "text": text}, *images] if images else None
+    return TurnInput(text=text, content=content,
+                     final_check=SchemaCheck(output_schema) if output_schema is not None else None)

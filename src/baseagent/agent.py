@@ -1,0 +1,432 @@
+"""The library API: `Agent`, one conversation thread that runs turns on request.
+
+    from baseagent import Agent
+
+    agent = Agent(model="openai/gpt-4.1", cwd="/path/to/repo")
+    result = agent.run("fix the failing test")         # RunResult
+    for event in agent.stream("now add a test"):       # the CLI's events, as objects
+        print(event.model_dump_json())
+    reply = agent.chat("what did you change?")         # the next turn, as text
+
+Every entry point goes through this class: the CLI and `exec` hand it their settings and a
+JSONL or terminal sink; batch workers make one per task. It has no process-wide side
+effects: it writes nothing to stdout, installs no signal handler, never changes the
+working directory or os.environ, and keeps all its state on the instance, so several
+agents run at once in threads of one process without seeing each other's events, files,
+processes or cancellation.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from baseagent.config.defaults import Settings
+from baseagent.core import assembly
+from baseagent.core.interrupt import Cancellation
+from baseagent.core.loop import TurnInput
+from baseagent.core.records import LoadedSession
+from baseagent.errors import AgentBusyError, InputError, TurnError
+from baseagent.llm.types import ModelClientProtocol, UsageTotals
+from baseagent.output import events as ev
+from baseagent.output.emitter import Emitter, EventListener
+from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
+
+Status = Literal["completed", "failed", "interrupted", "limit"]
+EventCallback = Callable[[ev.ThreadEvent], None]
+# How often a wait on the litellm import looks at the cancellation flag.
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost. `cost_usd` is None when litellm has no price for the model."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    @classmethod
+    def of(cls, totals: UsageTotals) -> "Usage":
+        return cls(totals.input_tokens, totals.cached_input_tokens, totals.output_tokens,
+                   totals.cost_usd if totals.cost_known else None)
+
+    def minus(self, earlier: "Usage") -> "Usage":
+        cost = None if self.cost_usd is None or earlier.cost_usd is None \
+            else round(self.cost_usd - earlier.cost_usd, 10)
+        return Usage(self.input_tokens - earlier.input_tokens,
+                     self.cached_input_tokens - earlier.cached_input_tokens,
+                     self.output_tokens - earlier.output_tokens, cost)
+
+
+@dataclass
+class RunResult:
+    """How one turn ended.
+
+    status: completed | failed (model error, cut-off answer) | interrupted (cancel()) |
+    limit (max iterations, cost limit, output token limit). `usage` is this turn's;
+    `total_usage` the thread's so far (what `turn.completed` reports).
+    """
+
+    status: Status
+    thread_id: str
+    final_message: str | None = None
+    items: list[ev.ThreadItem] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    total_usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+
+class Agent:
+    """One thread (conversation) with the model, in one workspace.
+
+    Keyword arguments are the CLI's settings under their config names (`model`,
+    `api_base`, `api_key`, `cwd`, `max_iterations`, `cost_limit`, `verify`, `sandbox`,
+    `session_dir`, `temperature`, `max_tokens`, `context_window`, ...; see
+    config/defaults.py), validated by the same model: a bad value raises ConfigError.
+    Only these are read: no configuration file and no BASEAGENT_* variable unless you ask
+    with `Agent.from_config()`.
+
+    session: False writes no session record. thread_id: resume that recorded thread.
+    on_event: called with every event, on the thread running the turn.
+    env: the environment commands start from (minus secrets; default: this process's,
+    copied now); its credential-looking values are redacted from every event.
+    model_client: an object with the client's `complete()`/`totals` used instead of
+    litellm (tests; see baseagent.testing.deterministic).
+    """
+
+    def __init__(self, *, session: bool = True, thread_id: str | None = None,
+                 on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
+                 model_client: ModelClientProtocol | None = None,
+                 sinks: Sequence[EventListener] = (), **options: Any) -> None:
+        from baseagent.config.load import settings_from_options
+
+        options.setdefault("record_session", session)
+        settings = settings_from_options(options)
+        self._setup(settings, resume=_load_thread(settings, thread_id), env=env,
+                    on_event=on_event, model_client=model_client, sinks=sinks)
+
+    @classmethod
+    def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
+                    env: Mapping[str, str] | None = None, **kwargs: Any) -> "Agent":
+        """Settings resolved as the CLI does: these options > BASEAGENT_* variables in `env`
+        > the TOML file (default ~/.baseagent/config.toml) > defaults."""
+        from baseagent.config.load import load_settings
+
+        env = dict(os.environ) if env is None else dict(env)
+        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks")
+                        if k in kwargs}
+        if "session" in kwargs:
+            kwargs["record_session"] = kwargs.pop("session")
+        settings = load_settings(kwargs, env=env,
+                                 config_file=Path(config_file) if config_file else None)
+        return cls.from_settings(settings, resume=_load_thread(settings, thread_id), env=env,
+                                 **agent_kwargs)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, resume: LoadedSession | None = None,
+                      env: Mapping[str, str] | None = None,
+                      on_event: EventCallback | None = None,
+                      model_client: ModelClientProtocol | None = None,
+                      sinks: Sequence[EventListener] = ()) -> "Agent":
+        """From resolved Settings (what the CLI and batch workers do)."""
+        agent = cls.__new__(cls)
+        agent._setup(settings, resume=resume, env=env, on_event=on_event,
+                     model_client=model_client, sinks=sinks)
+        return agent
+
+    def _setup(self, settings: Settings, *, resume: LoadedSession | None,
+               env: Mapping[str, str] | None, on_event: EventCallback | None,
+               model_client: ModelClientProtocol | None,
+               sinks: Sequence[EventListener]) -> None:
+        self.settings = settings
+        self._model_client = model_client
+        # Overlap the slow import with whatever the caller does before the first turn.
+        self._preload = None
+        if model_client is None:
+            from baseagent.llm.client import preload_in_background
+
+            self._preload = preload_in_background()
+        self._prepared = assembly.prepare(settings, env=dict(os.environ if env is None else env),
+                                          resume=resume)
+        self._on_event = on_event
+        self._turn_listeners: list[EventCallback] = []
+        self._callback_error: BaseException | None = None
+        self._emitter = Emitter([*sinks, _Dispatch(self)], redact=self._prepared.redactor)
+        self._processes = ProcessTracker()
+        self._cancellation = Cancellation()
+        self._busy = threading.Lock()
+        self._connected: assembly.Connected | None = None
+        self._announced = False
+        self._closed = False
+
+    # -- what the caller sees ----------------------------------------------------------------
+
+    @property
+    def thread_id(self) -> str:
+        return self._prepared.thread_id
+
+    @property
+    def usage(self) -> Usage:
+        """The thread's cumulative usage (a resumed thread includes earlier runs)."""
+        if self._connected is not None:
+            return Usage.of(self._connected.client.totals)
+        if self._prepared.resumed is not None:
+            return Usage.of(self._prepared.resumed.usage)
+        return Usage()
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """A copy of the messages the model will see next (after any compaction)."""
+        return [dict(m) for m in self._prepared.history]
+
+    @property
+    def running(self) -> bool:
+        return self._busy.locked()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancellation.is_set()
+
+    # -- turns -------------------------------------------------------------------------------
+
+    def run(self, instruction: str, *, images: Sequence[str | Path] = (),
+            output_schema: dict[str, Any] | None = None) -> RunResult:
+        """Work on `instruction` until done (or failed, interrupted, out of limits).
+
+        images: image files sent with the instruction. output_schema: a JSON schema the
+        final answer must match (one correction round, then the turn fails).
+        """
+        turn = self._turn_input(instruction, images, output_schema)
+        self._acquire()
+        try:
+            return self._run_turn(turn, None)
+        finally:
+            self._busy.release()
+
+    def stream(self, instruction: str, *, images: Sequence[str | Path] = (),
+               output_schema: dict[str, Any] | None = None) -> "TurnStream":
+        """The same turn as run(), as an iterator over its events (the CLI's event objects:
+        `event.model_dump_json()` is the JSONL line). It ends with turn.completed or
+        turn.failed; `.result` then holds the RunResult. Closing it early cancels the turn.
+        """
+        turn = self._turn_input(instruction, images, output_schema)
+        self._acquire()
+        return TurnStream(self, turn)
+
+    def chat(self, message: str) -> str:
+        """The next turn of this thread, answered as text; raises TurnError (with the
+        RunResult) when the turn does not complete."""
+        result = self.run(message)
+        if not result.ok:
+            raise TurnError(result)
+        return result.final_message or ""
+
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
+        """Stop the running turn (or the next one to start, if none is running yet), from any
+        thread: the model call is abandoned, the running command's process group is killed,
+        and the turn ends `interrupted`. Safe to call from a signal handler."""
+        self._cancellation.cancel(reason, signal_number)
+
+    def kill_processes(self, grace: float = KILL_GRACE_SECONDS) -> list[int]:
+        """End every process this agent's commands started that is still alive (background
+        jobs included): SIGTERM, then SIGKILL after `grace` seconds (at once when 0). A
+        finished turn leaves background processes alone (starting a server can be the
+        task); an interrupted one calls this itself. Safe in a signal handler."""
+        return self._processes.kill_all(grace)
+
+    def close(self) -> None:
+        """Cancel a running turn, wait for it, and close the session record."""
+        if self._closed:
+            return
+        if self.running:
+            self.cancel("agent closed")
+        with self._busy:
+            self._closed = True
+            if self._connected is not None and self._connected.session is not None:
+                self._connected.session.close()
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _acquire(self) -> None:
+        if self._closed:
+            raise AgentBusyError("this agent is closed")
+        if not self._busy.acquire(blocking=False):
+            raise AgentBusyError("a turn of this agent is already running")
+
+    def _turn_input(self, instruction: str, images: Sequence[str | Path],
+                    output_schema: dict[str, Any] | None) -> TurnInput:
+        from baseagent.core.turn_input import check_schema, image_part, turn_input
+
+        if not isinstance(instruction, str) or not instruction.strip():
+            raise InputError("the instruction is empty")
+        parts = [image_part(Path(p)) for p in images]
+        schema = check_schema(output_schema) if output_schema is not None else None
+        return turn_input(instruction, parts, schema)
+
+    def _run_turn(self, turn: TurnInput, listener: EventCallback | None) -> RunResult:
+        """One turn, with the busy lock held by the caller."""
+        items: list[ev.ThreadItem] = []
+
+        def collect(event: ev.ThreadEvent) -> None:
+            if isinstance(event, ev.ItemCompleted):
+                items.append(event.item)
+
+        self._turn_listeners = [collect] + ([listener] if listener else [])
+        self._callback_error = None
+        before = self.usage
+        try:
+            connected = self._connect()
+            if connected is None:  # cancelled before the model was reachable
+                return RunResult("interrupted", self.thread_id, total_usage=before,
+                                 error=f"interrupted ({self._cancellation.reason})")
+            if not self._announced:
+                self._announced = True
+                self._emitter.thread_started(self.thread_id)
+            outcome = connected.loop.run_turn(turn)
+        finally:
+            self._end_turn()
+        if self._callback_error is not None:
+            raise self._callback_error
+        total = self.usage
+        return RunResult(outcome.status, self.thread_id, outcome.final_message, items,
+                         total.minus(before), total, outcome.error)
+
+    def _connect(self) -> assembly.Connected | None:
+        if self._connected is not None:
+            return self._connected
+        assembly.open_history(self._prepared)
+        if self._preload is not None:
+            while self._preload.is_alive():
+                if self._cancellation.is_set():
+                    return None
+                self._preload.join(POLL_SECONDS)
+        if self._cancellation.is_set():
+            return None
+        if self._model_client is None:
+            assembly.check_model(self.settings)
+        self._connected = assembly.connect(
+            self._prepared, emitter=self._emitter, processes=self._processes,
+            cancelled=self._cancellation.is_set, cancel_reason=self._cancel_reason,
+            model_client=self._model_client)
+        return self._connected
+
+    def _cancel_reason(self) -> str:
+        return self._cancellation.reason
+
+    def _end_turn(self) -> None:
+        self._turn_listeners = []
+        if self._cancellation.is_set():
+            # Interrupted: nothing the turn's commands started may outlive it. Then the
+            # agent is ready for the next turn.
+            self._processes.kill_all(KILL_GRACE_SECONDS)
+            self._cancellation.reset()
+        connected = self._connected
+        if connected is not None and connected.session is not None:
+            assembly.record_usage(connected.session, connected.client.totals)
+            connected.session.sync()
+
+    def _deliver(self, event: ev.ThreadEvent) -> None:
+        """Hand an event to the turn's listeners and the user's callback. A callback that
+        raises cancels the turn; run() re-raises its exception once the turn is closed."""
+        for listener in self._turn_listeners:
+            listener(event)
+        if self._on_event is not None and self._callback_error is None:
+            try:
+                self._on_event(event)
+            except Exception as exc:  # noqa: BLE001 - re-raised from run() after cleanup
+                self._callback_error = exc
+                self.cancel(f"on_event callback raised {type(exc).__name__}")
+
+
+class _Dispatch:
+    """The Agent's own listener on its emitter (after the sinks)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._agent = agent
+
+    def emit(self, event: ev.ThreadEvent) -> None:
+        self._agent._deliver(event)
+
+
+_DONE = object()
+
+
+class TurnStream(Iterator[ev.ThreadEvent]):
+    """Events of one turn as they happen; the turn runs on a worker thread."""
+
+    def __init__(self, agent: Agent, turn: TurnInput) -> None:
+        self._agent = agent
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self.result: RunResult | None = None
+        self._finished = False
+        self._worker = threading.Thread(target=self._work, args=(turn,),
+                                        name=f"baseagent-turn-{agent.thread_id[:8]}",
+                                        daemon=True)
+        self._worker.start()
+
+    def _work(self, turn: TurnInput) -> None:
+        try:
+            self.result = self._agent._run_turn(turn, self._queue.put)
+        except BaseException as exc:  # noqa: BLE001 - handed to the iterating thread
+            self._error = exc
+        finally:
+            self._agent._busy.release()
+            self._queue.put(_DONE)
+
+    def __iter__(self) -> "TurnStream":
+        return self
+
+    def __next__(self) -> ev.ThreadEvent:
+        if self._finished:
+            raise StopIteration
+        value = self._queue.get()
+        if value is _DONE:
+            self._finished = True
+            self._worker.join()
+            if self._error is not None:
+                raise self._error
+            raise StopIteration
+        return value
+
+    def close(self) -> None:
+        """Stop listening: a turn still running is cancelled and waited for."""
+        if self._finished:
+            return
+        if self._worker.is_alive():
+            self._agent.cancel("the event stream was closed")
+        self._worker.join()
+        self._finished = True
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter teardown
+            pass
+
+
+def _load_thread(settings: Settings, thread_id: str | None) -> LoadedSession | None:
+    if thread_id is None:
+        return None
+    from baseagent.core.records import find_session, load_session
+
+    return load_session(find_session(settings.session_dir, thread_id))
+
+
+__all__ = ["Agent", "RunResult", "TurnStream", "Usage"]
