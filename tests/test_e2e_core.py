@@ -264,3 +264,15 @@ def test_usage_is_estimated_when_the_provider_reports_none(scripted_server, work
     # the estimate is about a token per 4 characters of what was sent
     assert sent / 8 < usage["input_tokens"] < sent
     assert usage["cached_input_tokens"] == 0
+
+
+def test_an_answer_cut_off_by_the_provider_is_not_a_success(scripted_server, workspace, home):
+    """finish_reason "length" (the output token limit) fails the turn; exit 1, not 0."""
+    server = scripted_server([{"content": "Here is the fix: first change", "finish_reason": "length"}])
+    run = run_agent(["--instruction", "fix it"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 1, run.stderr
+    failed = run.of_type("turn.failed")
+    assert len(failed) == 1 and "cut off at the output token limit" in failed[0]["error"]["message"]
+    assert not run.of_type("turn.completed")
+    assert run.completed_items("agent_message")[0]["text"] == "Here is the fix: first change"

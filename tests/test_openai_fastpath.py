@@ -44,9 +44,12 @@ def test_plain_body_matches_the_sdk_transform():
 
 
 def test_install_only_swaps_chat_completions():
+    import openai._utils
     from openai.resources.chat.completions import completions as module
 
-    original = module.maybe_transform
+    # The SDK's own function (another test in this process may have installed ours already).
+    saved = module.maybe_transform
+    original = module.maybe_transform = openai._utils.maybe_transform
     try:
         assert openai_fastpath.install() is True
         assert openai_fastpath.install() is True  # idempotent
@@ -74,7 +77,7 @@ def test_install_only_swaps_chat_completions():
         module.maybe_transform(_body(), params.CompletionCreateParamsStreaming)
         assert calls == [update.CompletionUpdateParams]  # chat bodies never reach the SDK walk
     finally:
-        module.maybe_transform = original
+        module.maybe_transform = saved
 
 
 def test_guard_sees_aliases():

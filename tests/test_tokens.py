@@ -1,6 +1,7 @@
 """Token accounting: what is counted, the per-message cache, the bound, the fallback."""
 from __future__ import annotations
 
+import os
 import pytest
 
 from baseagent.core.tokens import (IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter,
@@ -118,3 +119,11 @@ def test_bundled_tokenizer_counts_like_litellm():
     for text in ["def greet():\n    return 'hello'\n" * 50, "漢字テキスト" * 40,
                  "special <|endoftext|> text stays text", ""]:
         assert count(text) == len(encoding.encode(text, disallowed_special=()))
+
+
+def test_loading_the_tokenizer_leaves_the_environment_alone():
+    from baseagent.core.tokens import bundled_tokenizer
+
+    before = dict(os.environ)
+    assert bundled_tokenizer()("hello world") == 2
+    assert dict(os.environ) == before

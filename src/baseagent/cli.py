@@ -245,8 +245,10 @@ def export_command(
     if output is None:
         sys.stdout.write(text)
     else:
+        from baseagent.fsutil import atomic_write
+
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        atomic_write(output, text.encode("utf-8"))
 
 
 def main(argv: list[str] | None = None) -> None:

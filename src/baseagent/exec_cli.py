@@ -9,7 +9,7 @@ The Codex TypeScript SDK (`@openai/codex-sdk`, checked against 0.163.0) spawns i
 (options may follow `resume ID`), sets CODEX_API_KEY when given an apiKey, passes a
 baseUrl as `--config openai_base_url="..."`, writes the prompt to stdin and closes it, and
 parses every stdout line as JSON. This module turns that argv into Settings flags and a
-prompt and hands them to runner.run. The parser is written by hand (not click) because the
+prompt and hands them to runner.run (and so to the library Agent). The parser is written by hand (not click) because the
 argv is fixed by another program: options interleave with the `resume` positional, and an
 unknown option must be a one-line error, never a traceback.
 """

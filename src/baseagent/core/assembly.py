@@ -115,8 +115,13 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     tests); then litellm is never imported.
     """
     settings = prepared.settings
-    client = model_client if model_client is not None else _model_client(
-        settings, prepared.thread_id, emitter.notice, cancelled)
+    if model_client is not None:
+        client = model_client
+        bind = getattr(client, "bind_cancel", None)  # an injected client may honour cancel()
+        if callable(bind):
+            bind(cancelled)
+    else:
+        client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled)
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     tool_context = ToolContext(

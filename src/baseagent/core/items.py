@@ -18,7 +18,8 @@ def started_item(item_id: str, call: PreparedCall, ctx: ToolContext) -> ev.Threa
         return ev.CommandExecutionItem(id=item_id, command=getattr(call.args, "command", ""))
     if kind == "file_change":
         return ev.FileChangeItem(id=item_id, changes=call.planned_changes(ctx))
-    return ev.McpToolCallItem(id=item_id, tool=call.name, arguments=call.arguments_for_display())
+    return ev.McpToolCallItem(id=item_id, server=call.server, tool=call.tool_name,
+                              arguments=call.arguments_for_display())
 
 
 def updated_item(started: ev.ThreadItem, payload: dict[str, Any]) -> ev.ThreadItem:

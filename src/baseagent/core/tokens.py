@@ -16,6 +16,8 @@ import math
 import os
 from typing import Any, Callable
 
+from baseagent.scoped_env import scoped_environ
+
 # Fallback estimate when no tokenizer is available: the usual ~4 characters per token of
 # English and code (the scripted model server uses the same rule).
 CHARS_PER_TOKEN = 4
@@ -186,12 +188,13 @@ def bundled_tokenizer() -> TextCounter:
         raise FileNotFoundError("litellm is not installed: no bundled tokenizer file")
     bundled = os.path.join(spec.submodule_search_locations[0], "litellm_core_utils", "tokenizers")
     # tiktoken finds its files in TIKTOKEN_CACHE_DIR under sha1(url); litellm points it at
-    # the same directory when it counts tokens itself. A user's own setting is kept.
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", bundled)
-    key = hashlib.sha1(_CL100K_URL.encode()).hexdigest()
-    if not os.path.isfile(os.path.join(os.environ["TIKTOKEN_CACHE_DIR"], key)):
-        raise FileNotFoundError("cl100k_base is not in the tiktoken cache; not downloading it")
-    params = cl100k_base()
+    # the same directory when it counts tokens itself. A user's own setting is kept; ours is
+    # set only while the encoding loads.
+    with scoped_environ({"TIKTOKEN_CACHE_DIR": bundled}):
+        key = hashlib.sha1(_CL100K_URL.encode()).hexdigest()
+        if not os.path.isfile(os.path.join(os.environ["TIKTOKEN_CACHE_DIR"], key)):
+            raise FileNotFoundError("cl100k_base is not in the tiktoken cache; not downloading")
+        params = cl100k_base()
     encoding = tiktoken.Encoding(**params)
     params["mergeable_ranks"].clear()  # only pickling reads it; encode() uses the core's copy
 

@@ -6,7 +6,6 @@ JSONL), and called with num_retries=0 because the retry policy lives here.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import queue
@@ -14,8 +13,9 @@ import re
 import threading
 import time
 import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, CostLimitError,
                                   ModelError, ModelInterrupted)
 from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Verdict,
@@ -44,7 +44,7 @@ _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
 # Read by litellm at import time only (checked in 1.105.0): the price map comes from the
 # bundled file, never the network; logging stays quiet; and LITELLM_MODE other than "DEV"
 # stops litellm loading a `.env` file found above its install directory into os.environ
-# (a venv inside a project would pick up that project's .env). See _import_environment.
+# (a venv inside a project would pick up that project's .env).
 IMPORT_ENVIRONMENT = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
                       "LITELLM_MODE": "PRODUCTION"}
 
@@ -60,7 +60,7 @@ def load_litellm() -> Any:
             # litellm trips pydantic deprecation warnings on every call: noise on stderr.
             warnings.filterwarnings("ignore", module=r"litellm(\..*)?$")
             warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"pydantic")
-            with _import_environment():
+            with scoped_environ(IMPORT_ENVIRONMENT):
                 import litellm
 
             litellm.suppress_debug_info = True
@@ -81,23 +81,6 @@ def load_litellm() -> Any:
                 logging.getLogger(name).setLevel(logging.ERROR)
             _litellm_module = litellm
         return _litellm_module
-
-
-@contextlib.contextmanager
-def _import_environment() -> Iterator[None]:
-    """The variables litellm reads once, at import: the bundled price map (never fetched)
-    and quiet logging, unless the user set them. Set only for the import and then removed
-    again, so an application embedding the agent finds its environment unchanged."""
-    added = []
-    for name, value in IMPORT_ENVIRONMENT.items():
-        if name not in os.environ:
-            os.environ[name] = value
-            added.append(name)
-    try:
-        yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
 
 
 def preload_in_background() -> threading.Thread:

@@ -3,23 +3,27 @@
 The registry is the one place that turns whatever the model sent (invalid JSON, an unknown
 tool, arguments that break the schema, a tool that raises) into a ToolResult with the error
 text, so the model always gets an answer it can act on and the loop never crashes on a call.
+It holds Tool objects (tools/tool.py) from any source in a fixed order.
 """
 from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import Tool, ToolArgumentsError, module_tool
 
 # Stable order: the tool list is part of the cached request prefix.
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
+
+
+def builtin_tools(names: Iterable[str] = DEFAULT_TOOLS) -> list[Tool]:
+    return [module_tool(importlib.import_module(f"baseagent.tools.{name}")) for name in names]
 
 
 @dataclass
@@ -28,52 +32,57 @@ class PreparedCall:
 
     name: str
     raw_arguments: str
-    module: ModuleType | None = None
-    args: BaseModel | None = None
+    tool: Tool | None = None
+    args: Any = None
     error: str | None = None
 
     @property
     def item_type(self) -> str:
-        return self.module.ITEM_TYPE if self.module is not None else "mcp_tool_call"
+        return self.tool.item_type if self.tool is not None else "mcp_tool_call"
 
-    def planned_changes(self, ctx: Any) -> list[dict[str, str]]:
-        """The files a file-changing call means to touch, for its `item.started` (a module's
-        optional `planned_changes(args, ctx)`); the outcome is in the completed item."""
-        plan = getattr(self.module, "planned_changes", None)
-        if plan is None or self.args is None:
+    @property
+    def server(self) -> str:
+        from baseagent.tools.tool import BUILTIN_SERVER
+
+        return self.tool.server if self.tool is not None else BUILTIN_SERVER
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool.tool_name if self.tool is not None else self.name
+
+    def planned_changes(self, ctx: ToolContext) -> list[dict[str, str]]:
+        """The files a file-changing call means to touch, for its `item.started`; the
+        outcome is in the completed item."""
+        if self.tool is None or self.args is None:
             return []
-        return plan(self.args, ctx)
+        return self.tool.planned_changes(self.args, ctx)
 
     def arguments_for_display(self) -> Any:
         if self.args is not None:
-            return self.args.model_dump(mode="json", exclude_none=True)
+            dump = getattr(self.args, "model_dump", None)
+            return dump(mode="json", exclude_none=True) if dump is not None else self.args
         try:
             return json.loads(self.raw_arguments)
         except (TypeError, ValueError):
             return self.raw_arguments
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    schema.setdefault("additionalProperties", False)
-    return schema
-
-
 class ToolRegistry:
-    def __init__(self, names: tuple[str, ...] = DEFAULT_TOOLS) -> None:
-        self._modules: dict[str, ModuleType] = {}
-        for name in names:
-            module = importlib.import_module(f"baseagent.tools.{name}")
-            self._modules[module.NAME] = module
+    def __init__(self, tools: Iterable[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in builtin_tools() if tools is None else tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
         self._specs = [
             {"type": "function",
-             "function": {"name": m.NAME, "description": m.DESCRIPTION.strip(),
-                          "parameters": _schema(m.Args)}}
-            for m in self._modules.values()
+             "function": {"name": t.name, "description": t.description,
+                          "parameters": t.parameters()}}
+            for t in self._tools.values()
         ]
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
 
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI function-tool specs, built once so every request sends identical bytes."""
@@ -81,12 +90,12 @@ class ToolRegistry:
 
     def prepare(self, name: str, raw_arguments: str) -> PreparedCall:
         call = PreparedCall(name=name, raw_arguments=raw_arguments)
-        module = self._modules.get(name)
-        if module is None:
+        tool = self._tools.get(name)
+        if tool is None:
             call.error = (f"unknown tool {name!r}; available tools: "
-                          f"{', '.join(self._modules)}")
+                          f"{', '.join(self._tools)}")
             return call
-        call.module = module
+        call.tool = tool
         try:
             data = json.loads(raw_arguments) if raw_arguments.strip() else {}
         except ValueError as exc:
@@ -97,20 +106,17 @@ class ToolRegistry:
             call.error = f"the arguments of {name} must be a JSON object, got {type(data).__name__}"
             return call
         try:
-            call.args = module.Args.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors())
-            call.error = f"invalid arguments for {name}: {problems}"
+            call.args = tool.parse(data)
+        except ToolArgumentsError as exc:
+            call.error = str(exc)
         return call
 
     def execute(self, call: PreparedCall, ctx: ToolContext) -> ToolResult:
         """Run a prepared call; every failure becomes an error result, never an exception."""
-        if call.error is not None or call.module is None or call.args is None:
+        if call.error is not None or call.tool is None:
             return ToolResult(output=f"Error: {call.error}", success=False)
         try:
-            result = call.module.run(call.args, ctx)
+            result = call.tool.run(call.args, ctx)
         except ToolError as exc:
             result = ToolResult(output=f"Error: {exc}", success=False)
         except (KeyboardInterrupt, SystemExit):

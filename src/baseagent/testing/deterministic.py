@@ -1,0 +1,107 @@
+"""A model client that plays canned turns in-process: the loop without HTTP or litellm.
+
+    from baseagent import Agent
+    from baseagent.testing.deterministic import DeterministicClient
+
+    model = DeterministicClient([
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "ls"}}]},
+        {"content": "Done."},
+        {"content": "Verified."},
+    ])
+    result = Agent(model_client=model, cwd=repo, session=False).run("list the files")
+
+Steps use the scripted server's answer keys (content, reasoning, tool_calls, finish_reason,
+usage), so one script drives both. A step may also be an exception instance (raised from
+complete(), e.g. a ModelError), a ModelTurn, or a callable `step(messages) -> step`. The
+client records every request's messages, and honours the run's cancellation through
+`delay` (seconds to "think", checked against the flag the run binds with `bind_cancel`).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, Callable
+
+from baseagent.llm.errors import ModelError, ModelInterrupted
+from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
+
+Step = Any  # dict | ModelTurn | BaseException | Callable[[list[dict]], Any]
+# How often a delayed step looks at the cancellation flag.
+POLL_SECONDS = 0.01
+
+
+class DeterministicClient:
+    def __init__(self, steps: Iterable[Step], *, chars_per_token: int = 4) -> None:
+        self._steps = list(steps)
+        self._lock = threading.Lock()
+        self._next = 0
+        self.chars_per_token = chars_per_token
+        self.totals = UsageTotals()
+        self.requests: list[list[dict[str, Any]]] = []
+        self.tools_seen: list[list[dict[str, Any]] | None] = []
+        self.cancelled: Callable[[], bool] = lambda: False
+
+    def bind_cancel(self, cancelled: Callable[[], bool]) -> None:
+        """Called by the composition root with the run's cancellation flag."""
+        self.cancelled = cancelled
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._steps) - self._next
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 on_progress: ProgressFn = lambda _t, _r: None,
+                 estimated_input_tokens: int = 0) -> ModelTurn:
+        with self._lock:
+            self.requests.append(copy.deepcopy(messages))
+            self.tools_seen.append(tools)
+            if self._next >= len(self._steps):
+                raise ModelError(f"deterministic client: script exhausted after "
+                                 f"{len(self._steps)} steps")
+            step = self._steps[self._next]
+            self._next += 1
+        if callable(step) and not isinstance(step, (ModelTurn, BaseException)):
+            step = step(messages)
+        if isinstance(step, BaseException):
+            raise step
+        turn = step if isinstance(step, ModelTurn) else self._turn(step, messages, on_progress)
+        self.totals.add(turn.usage)
+        return turn
+
+    def _turn(self, step: dict[str, Any], messages: list[dict[str, Any]],
+              on_progress: ProgressFn) -> ModelTurn:
+        self._wait(float(step.get("delay", 0)))
+        text = step.get("content") or ""
+        reasoning = step.get("reasoning") or ""
+        if text or reasoning:
+            on_progress(text, reasoning)
+        calls = [ToolCall(id=c.get("id", f"call_{self.calls}_{i}"), name=c["name"],
+                          arguments=c["arguments"] if isinstance(c["arguments"], str)
+                          else json.dumps(c["arguments"]))
+                 for i, c in enumerate(step.get("tool_calls") or [])]
+        finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
+        usage = step.get("usage") or {}
+        prompt = len(json.dumps(messages)) // self.chars_per_token
+        return ModelTurn(text=text, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
+                         usage=CallUsage(
+                             input_tokens=int(usage.get("prompt_tokens", prompt)),
+                             cached_input_tokens=int(usage.get("cached_tokens", 0)),
+                             output_tokens=int(usage.get("completion_tokens",
+                                                         len(text) // self.chars_per_token + 1)),
+                             cost_usd=usage.get("cost_usd", 0.0)))
+
+    def _wait(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.cancelled():
+                raise ModelInterrupted("interrupted")
+            time.sleep(POLL_SECONDS)
+        if self.cancelled():
+            raise ModelInterrupted("interrupted")

@@ -1,0 +1,40 @@
+"""The library examples in examples/ run as documented (offline, against the scripted
+server) and do what they say."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_example(name: str, tmp_path: Path) -> str:
+    proc = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env={"PATH": "/usr/bin:/bin",
+                                                          "HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_quickstart(tmp_path):
+    out = run_example("library_quickstart.py", tmp_path)
+    assert "status: completed" in out
+    assert "file_change: add hello.py" in out and "command_execution: python3 hello.py" in out
+    assert "hello.py: print('hello from baseagent')" in out
+
+
+def test_stream_chat_cancel(tmp_path):
+    out = run_example("library_stream_chat_cancel.py", tmp_path)
+    streamed, rest = out.split("-- chat: the next turn of the same thread\n")
+    lines = streamed.splitlines()[1:]
+    assert '"type":"thread.started"' in lines[0] and '"type":"turn.completed"' in lines[-1]
+    chat, cancel = rest.split("-- cancel: a long command stopped from another thread\n")
+    assert chat.strip() == "It defines add(a, b), which returns a + b."
+    assert cancel.startswith("interrupted after ")
+
+
+def test_parallel(tmp_path):
+    out = run_example("library_parallel.py", tmp_path)
+    assert out.splitlines() == [f"task {n}: completed: Task {n} done. (square of {n} is {n * n})"
+                                for n in range(1, 5)]
