@@ -103,22 +103,22 @@ class SessionRecorder:
         """Make what was written durable (the end of every turn): a crash of the machine
         after a turn loses nothing of it."""
         with self._lock:
-            if not self._file.closed:
-                self._file.flush()
-                try:
-                    os.fsync(self._file.fileno())
-                except OSError:
-                    pass
+            self._sync_locked()
 
     def close(self) -> None:
         with self._lock:
+            self._sync_locked()
             if not self._file.closed:
-                self._file.flush()
-                try:
-                    os.fsync(self._file.fileno())
-                except OSError:
-                    pass
                 self._file.close()
+
+    def _sync_locked(self) -> None:
+        if self._file.closed:
+            return
+        self._file.flush()
+        try:
+            os.fsync(self._file.fileno())
+        except OSError:
+            pass
 
 
 def _usage_tuple(totals: Any) -> tuple[int, int, int, float | None, int]:
