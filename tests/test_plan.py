@@ -4,9 +4,11 @@ Compactor with a fake model, the Loop with the deterministic client): millisecon
 The CLI end to end is tests/test_e2e_plan.py."""
 from __future__ import annotations
 
+import io
 import json
 from typing import Any, get_args
 
+import pyte
 import pytest
 
 from baseagent.core.compaction import Budget, Compactor, orphans
@@ -308,3 +310,61 @@ def test_each_turn_has_its_own_item_and_the_plan_carries_on(tmp_path):
                                               ("item.started", "item_3"),
                                               ("item.completed", "item_3")]
     assert latest_plan(loop.history) == parse_plan({"plan": steps(*SECOND)})
+
+
+def test_the_library_result_holds_the_plan_in_its_final_state(tmp_path):
+    from baseagent import Agent
+    from baseagent.testing.deterministic import DeterministicClient
+
+    model = DeterministicClient([{"tool_calls": [plan_call(*FIRST)]},
+                                 {"tool_calls": [plan_call(*SECOND)]}, {"content": "done"}])
+    result = Agent(model_client=model, cwd=tmp_path, session=False, verify=False).run("go")
+    plans = [i for i in result.items if isinstance(i, ev.TodoListItem)]
+    assert len(plans) == 1
+    assert [(e.text, e.completed) for e in plans[0].items] == [("read", True), ("fix", False)]
+
+
+# -- the checklist on a terminal (output/pretty.py, fed events directly) -----------------------
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _render(stream: io.StringIO) -> str:
+    from baseagent.output.pretty import PrettySink
+
+    sink = PrettySink(stream)
+    names = ("read the code", "fix the bug")
+
+    def plan(kind: type, *done: bool) -> Any:
+        items = [ev.TodoEntry(text=t, completed=d) for t, d in zip(names, done)]
+        return kind(item=ev.TodoListItem(id="item_1", items=items))
+
+    message = lambda kind, text: kind(item=ev.AgentMessageItem(id="item_2", text=text))  # noqa: E731
+    for event in [plan(ev.ItemStarted, False, False),
+                  message(ev.ItemStarted, "Half a li"),  # streamed while the plan is pinned
+                  message(ev.ItemUpdated, "Half a line, then\nthe next"),
+                  message(ev.ItemCompleted, "Half a line, then\nthe next one."),
+                  plan(ev.ItemUpdated, True, False), plan(ev.ItemUpdated, True, True),
+                  plan(ev.ItemCompleted, True, True), ev.TurnCompleted(usage=ev.Usage())]:
+        sink.emit(event)
+    return stream.getvalue()
+
+
+def test_the_checklist_is_redrawn_in_place_under_streamed_text(monkeypatch):
+    monkeypatch.setenv("TERM", "xterm-256color")
+    raw = _render(_Terminal())
+    screen = pyte.Screen(60, 20)
+    pyte.Stream(screen).feed(raw.replace("\n", "\r\n"))  # what the tty's onlcr does
+    assert [line.rstrip() for line in screen.display[:7]] == [
+        "Half a line, then", "the next one.",
+        "Plan (2/2 done)", "  [x] read the code", "  [x] fix the bug",
+        "tokens: 0 in (0 cached), 0 out", ""]
+
+
+def test_off_a_terminal_the_checklist_is_printed_once_in_its_final_state(monkeypatch):
+    monkeypatch.setenv("TERM", "dumb")
+    raw = _render(io.StringIO())
+    assert raw == ("Half a line, then\nthe next one.\nPlan (2/2 done)\n  [x] read the code\n"
+                   "  [x] fix the bug\ntokens: 0 in (0 cached), 0 out\n")
