@@ -185,7 +185,10 @@ class Loop:
                                 CUT_OFF_REASONS[turn.finish_reason])
             if not verified:
                 verified = True
-                reminder = verification_reminder(instruction, latest_plan(self.history))
+                # The plan is checked when it is this turn's: an older turn's plan may be
+                # about another task.
+                plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
+                reminder = verification_reminder(instruction, plan)
                 self._append({"role": "user", "content": reminder})
                 continue
             return turn.text
@@ -347,6 +350,9 @@ class _TurnItems:
         else:
             self.items[kind] = turn_item(kind, current.id, payload)
             self.emitter.emit(ev.ItemUpdated(item=self.items[kind]))
+
+    def has(self, kind: str) -> bool:
+        return kind in self.items
 
     def complete(self) -> None:
         items, self.items = self.items, {}
