@@ -53,7 +53,7 @@ class PrettySink:
         elif isinstance(event, ev.TurnCompleted):
             u = event.usage
             self._line(f"[dim]tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), "
-                    f"{u.output_tokens} out[/dim]")
+                       f"{u.output_tokens} out[/dim]")
         elif isinstance(event, ev.TurnFailed):
             self._line(f"[bold red]failed:[/bold red] {escape(event.error.message)}")
         elif isinstance(event, ev.ErrorEvent):
