@@ -75,10 +75,17 @@ def usage(prompt: int, completion: int, cached: int) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
 
 
+def plan(*pairs: tuple[str, str]) -> dict:
+    return {"name": "update_plan",
+            "arguments": {"plan": [{"step": step, "status": status} for step, status in pairs]}}
+
+
 SCRIPT = [
-    # turn 1: a command, an answer, the verification round
+    # turn 1: a plan, a command, the plan finished, an answer, the verification round
     {"content": "Running it.", "usage": usage(100, 10, 0),
-     "tool_calls": [{"name": "shell", "arguments": {"command": "echo sdk-turn-1"}}]},
+     "tool_calls": [plan(("run the command", "in_progress"), ("report", "pending")),
+                    {"name": "shell", "arguments": {"command": "echo sdk-turn-1"}},
+                    plan(("run the command", "completed"), ("report", "completed"))]},
     {"content": "Turn one done.", "usage": usage(200, 20, 80)},
     {"content": "Turn one verified.", "usage": usage(300, 30, 160)},
     # turn 2 (resumed, with an output schema): answer, verification answer that breaks the
@@ -121,13 +128,16 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     # turn 1: the SDK's items are our completed items, its final response the last message
     assert first["finalResponse"] == "Turn one verified."
     assert [i["type"] for i in first["items"]] == [
-        "agent_message", "command_execution", "agent_message", "agent_message"]
+        "agent_message", "command_execution", "agent_message", "agent_message", "todo_list"]
     command = first["items"][1]
     assert command["command"] == "echo sdk-turn-1"
     assert command["aggregated_output"] == "sdk-turn-1\n"
     assert command["exit_code"] == 0 and command["status"] == "completed"
     assert [i["text"] for i in first["items"] if i["type"] == "agent_message"] == [
         "Running it.", "Turn one done.", "Turn one verified."]
+    # the plan: one todo_list item, in its final state (the SDK keeps completed items)
+    assert first["items"][-1] == {"id": "item_1", "type": "todo_list", "items": [
+        {"text": "run the command", "completed": True}, {"text": "report", "completed": True}]}
     assert first["usage"] == {"input_tokens": 600, "cached_input_tokens": 240,
                               "output_tokens": 60, "cache_write_input_tokens": 0}
 

@@ -260,7 +260,8 @@ def test_usage_is_estimated_when_the_provider_reports_none(scripted_server, work
                     model="openai/gpt-4.1")
     assert run.returncode == 0, run.stderr
     usage = run.events[-1]["usage"]
-    sent = sum(len(json.dumps(r["messages"])) for r in server.requests)
+    sent = sum(len(json.dumps(r["messages"])) + len(json.dumps(r["tools"]))
+               for r in server.requests)
     # the estimate is about a token per 4 characters of what was sent
     assert sent / 8 < usage["input_tokens"] < sent
     assert usage["cached_input_tokens"] == 0

@@ -218,7 +218,8 @@ def test_images_travel_with_the_instruction_only(tmp_path):
 
 def test_builtin_tools_keep_a_stable_order():
     names = [t.name for t in builtin_tools()]
-    assert names == ["shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir"]
+    assert names == ["shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
+                     "update_plan"]
     registry = ToolRegistry()
     assert registry.specs() is registry.specs()  # built once: identical bytes every request
     assert json.dumps(registry.specs()) == json.dumps(ToolRegistry().specs())

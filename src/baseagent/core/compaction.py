@@ -15,6 +15,10 @@ is: append-only, so the provider's prefix cache keeps serving it. Above the limi
 3. Fallback: if the summary call fails, prune every older tool output and drop the oldest
    assistant/tool turns until the prompt fits, rather than fail the run.
 
+The model's plan (its update_plan calls) outlives every rewrite: when a summary or a drop
+removes the call that set the current plan, the plan comes back as a message of its own
+(core/plan.py), so the next request still shows it.
+
 Tool calls and their results are never split: pruning keeps every message (only a tool
 result's text changes), and dropping removes an assistant message together with its results.
 If the provider still answers "context length exceeded", `on_overflow` shrinks the limit for
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from baseagent.core.caching import add_cache_markers
+from baseagent.core.plan import carry_plan, is_plan_message
 from baseagent.core.tokens import CHARS_PER_TOKEN, TokenCounter
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.prompts.system import SUMMARY_PREFIX, SUMMARY_PROMPT
@@ -211,9 +216,11 @@ def user_messages_to_keep(messages: list[Message], counts: list[int], budget: in
                           head: int = HEAD_MESSAGES) -> list[int]:
     """Indices of user messages a rebuild keeps: the first instruction always, then later
     ones newest-first while they fit in `budget` tokens. Earlier summaries are not kept:
-    the new summary was written from them."""
+    the new summary was written from them; nor are plan messages (the latest plan is put
+    back on its own)."""
     candidates = [i for i in range(head, len(messages))
-                  if messages[i].get("role") == "user" and not is_summary(messages[i])]
+                  if messages[i].get("role") == "user" and not is_summary(messages[i])
+                  and not is_plan_message(messages[i])]
     if not candidates:
         return []
     keep = [candidates[0]]
@@ -400,7 +407,7 @@ class Compactor:
             chosen = select_prunable(history, counts, protect, self.head)
             freed = sum(counts[i] for i in chosen) - self._marker_tokens(history, chosen, counts)
             if chosen and freed >= minimum and before - freed <= self.limit:
-                history[:] = prune(history, chosen, counts)
+                self._replace(history, prune(history, chosen, counts))
                 self.stats.prunes += 1
                 self.stats.pruned_outputs += len(chosen)
                 self._rewritten(history, "prune", f"pruned {len(chosen)} tool outputs", before)
@@ -445,7 +452,7 @@ class Compactor:
         text = self._cap_summary(text)
         new = rebuild(history, counts, text, self.budget.user_tokens(self.limit), self.head)
         replaced = len(history) - len(new) + 1
-        history[:] = new
+        self._replace(history, new)
         self.stats.summaries += 1
         self._rewritten(history, "summary", f"summarised {replaced} messages", before)
         return ""
@@ -470,11 +477,15 @@ class Compactor:
                 self._stuck_noticed = True
                 self.notice(f"context compaction could not shrink the prompt ({reason})")
             return
-        history[:] = new
+        self._replace(history, new)
         self.stats.fallbacks += 1
         self.stats.pruned_outputs += len(chosen)
         self._rewritten(history, "fallback", f"{reason}; pruned {len(chosen)} tool outputs "
                         f"and dropped {dropped} older messages", before)
+
+    def _replace(self, history: list[Message], new: list[Message]) -> None:
+        """Rewrite the history in place, the latest plan kept whatever the rewrite removed."""
+        history[:] = carry_plan(history, new, self.head)
 
     def _rewritten(self, history: list[Message], kind: str, what: str, before: int) -> None:
         self.counter.retain(history)

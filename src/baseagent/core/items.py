@@ -11,6 +11,10 @@ from baseagent.output import events as ev
 from baseagent.tools.base import ToolContext, ToolResult
 from baseagent.tools.registry import PreparedCall
 
+# Item kinds that span the turn rather than one call: a tool of this kind feeds the turn's
+# one item (core/loop.py _TurnItems), which is completed when the turn ends.
+TURN_SCOPED = frozenset({"todo_list"})
+
 
 def started_item(item_id: str, call: PreparedCall, ctx: ToolContext) -> ev.ThreadItem:
     kind = call.item_type if call.error is None else "mcp_tool_call"
@@ -52,3 +56,11 @@ def completed_item(started: ev.ThreadItem, result: ToolResult,
         return started.model_copy(update={
             "error": ev.McpToolCallError(message=result.output), "status": "failed"})
     return started
+
+
+def turn_item(kind: str, item_id: str, payload: dict[str, Any]) -> ev.ThreadItem:
+    """A turn-scoped item with a tool's latest payload (update_plan: `items`)."""
+    if kind == "todo_list":
+        return ev.TodoListItem(id=item_id, items=[ev.TodoEntry(**entry)
+                                                  for entry in payload.get("items", [])])
+    raise ValueError(f"{kind!r} is not a turn-scoped item kind")

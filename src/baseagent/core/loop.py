@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
 from baseagent.core.interrupt import RunInterrupted
-from baseagent.core.items import completed_item, started_item, updated_item
+from baseagent.core.items import (TURN_SCOPED, completed_item, started_item, turn_item,
+                                  updated_item)
+from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
-from baseagent.prompts.system import VERIFICATION_PROMPT
 from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.registry import ToolRegistry
+from baseagent.tools.registry import PreparedCall, ToolRegistry
 
 # Streaming text updates are throttled: consumers need liveness, not one event per token.
 STREAM_UPDATE_INTERVAL_S = 0.05
@@ -123,34 +124,41 @@ class Loop:
         self.cancelled = cancelled
         self.cancel_reason = cancel_reason
         self._calls_left = max_iterations
+        self._turn_items = _TurnItems(emitter)
 
     # -- the turn ----------------------------------------------------------------------------
 
     def run_turn(self, turn: TurnInput | str) -> TurnOutcome:
-        """One user instruction, worked to completion; always ends with turn.completed/failed."""
+        """One user instruction, worked to completion; always ends with turn.completed/failed,
+        after the items that live as long as the turn (the plan) are completed."""
         if isinstance(turn, str):
             turn = TurnInput(turn)
         self.emitter.turn_started()
         self._append({"role": "user", "content": turn.message_content})
         self._calls_left = self.max_iterations
         try:
-            final = self._work(turn)
-        except (RunInterrupted, ModelInterrupted):
-            return self._fail("interrupted", f"interrupted ({self.cancel_reason()})")
-        except CostLimitError as exc:
-            return self._fail("limit", str(exc))
-        except TurnEnded as exc:
-            return self._fail(exc.status, str(exc))
-        except ModelError as exc:
-            return self._fail("failed", str(exc))
+            outcome = self._outcome(turn)
+        finally:
+            self._turn_items.complete()
+        if outcome.status != "completed":
+            self.emitter.turn_failed(outcome.error or outcome.status)
+            return outcome
         totals = self.client.totals
         self.emitter.turn_completed(totals.input_tokens, totals.cached_input_tokens,
                                     totals.output_tokens)
-        return TurnOutcome("completed", final_message=final)
+        return outcome
 
-    def _fail(self, status: Status, message: str) -> TurnOutcome:
-        self.emitter.turn_failed(message)
-        return TurnOutcome(status, error=message)
+    def _outcome(self, turn: TurnInput) -> TurnOutcome:
+        try:
+            return TurnOutcome("completed", final_message=self._work(turn))
+        except (RunInterrupted, ModelInterrupted):
+            return TurnOutcome("interrupted", error=f"interrupted ({self.cancel_reason()})")
+        except CostLimitError as exc:
+            return TurnOutcome("limit", error=str(exc))
+        except TurnEnded as exc:
+            return TurnOutcome(exc.status, error=str(exc))
+        except ModelError as exc:
+            return TurnOutcome("failed", error=str(exc))
 
     def _work(self, turn: TurnInput) -> str:
         final = self._until_answer(turn.text, verify=self.verify)
@@ -177,8 +185,11 @@ class Loop:
                                 CUT_OFF_REASONS[turn.finish_reason])
             if not verified:
                 verified = True
-                self._append({"role": "user",
-                              "content": VERIFICATION_PROMPT.format(instruction=instruction)})
+                # The plan is checked when it is this turn's: an older turn's plan may be
+                # about another task.
+                plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
+                reminder = verification_reminder(instruction, plan)
+                self._append({"role": "user", "content": reminder})
                 continue
             return turn.text
 
@@ -237,6 +248,24 @@ class Loop:
 
     def _run_tool(self, call: ToolCall) -> ToolResult:
         prepared = self.registry.prepare(call.name, call.arguments)
+        if prepared.error is None and prepared.item_type in TURN_SCOPED:
+            return self._run_turn_scoped(prepared)
+        return self._run_as_item(prepared)
+
+    def _run_turn_scoped(self, prepared: PreparedCall) -> ToolResult:
+        """A call that feeds the turn's item (update_plan: the todo_list) instead of being an
+        item of its own; should it fail, it shows as a failed call, like any other."""
+        result = self.registry.execute(prepared, self.tool_context)
+        if result.success:
+            self._turn_items.show(prepared.item_type, result.item)
+            return result
+        failed = started_item(self.emitter.new_item_id(), prepared, self.tool_context)
+        self.emitter.emit(ev.ItemStarted(item=failed))
+        self.emitter.emit(ev.ItemCompleted(item=completed_item(failed, result)))
+        return result
+
+    def _run_as_item(self, prepared: PreparedCall) -> ToolResult:
+        """A call as an item of its own: started, updated with its progress, completed."""
         item_id = self.emitter.new_item_id()
         started = started_item(item_id, prepared, self.tool_context)
         self.emitter.emit(ev.ItemStarted(item=started))
@@ -302,6 +331,33 @@ class _StreamItems:
             self.emitter.emit(ev.ItemCompleted(
                 item=_text_item(kind, item_id, self.latest.get(kind, ""))))
         self.ids.clear()
+
+
+class _TurnItems:
+    """Items that live as long as the turn (Codex's todo_list: the plan). The first update
+    starts one, each later update is an item.updated of the same item, and run_turn completes
+    it when the turn ends, however it ends."""
+
+    def __init__(self, emitter: Emitter) -> None:
+        self.emitter = emitter
+        self.items: dict[str, ev.ThreadItem] = {}
+
+    def show(self, kind: str, payload: dict[str, Any]) -> None:
+        current = self.items.get(kind)
+        if current is None:
+            self.items[kind] = turn_item(kind, self.emitter.new_item_id(), payload)
+            self.emitter.emit(ev.ItemStarted(item=self.items[kind]))
+        else:
+            self.items[kind] = turn_item(kind, current.id, payload)
+            self.emitter.emit(ev.ItemUpdated(item=self.items[kind]))
+
+    def has(self, kind: str) -> bool:
+        return kind in self.items
+
+    def complete(self) -> None:
+        items, self.items = self.items, {}
+        for item in items.values():
+            self.emitter.emit(ev.ItemCompleted(item=item))
 
 
 def _text_item(kind: str, item_id: str, text: str) -> ev.ThreadItem:

@@ -91,7 +91,8 @@ class SessionRecorder:
 
     def emit(self, event: ThreadEvent) -> None:
         # Streaming deltas would bloat the record; the completed item carries the full text.
-        if event.type == "item.updated":
+        # Plan updates are not deltas: each is a state of the plan worth keeping.
+        if event.type == "item.updated" and event.item.type != "todo_list":
             return
         if event.type == "item.completed" and event.item.type == "reasoning":
             # The loop emits the reasoning item just before appending the assistant message;

@@ -9,7 +9,9 @@ session record and validated by pydantic models that enforce the rules consumers
 - no field outside the schema, anywhere.
 
 A compaction (a `history` record) becomes a system step with
-`extra.context_management: {type: compaction|pruning, ...}`.
+`extra.context_management: {type: compaction|pruning, ...}`. The plan the model kept with
+update_plan is in its tool calls; the trajectory's `extra.plan` holds the last one (steps
+and statuses), so a consumer sees at a glance what the agent meant to do and what it did.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.export.log import Entry, SessionLog
+from baseagent.core.plan import is_plan_message, latest_plan
+from baseagent.export.log import Entry, SessionLog, linear_messages
 from baseagent.core.messages import content_text
 
 SCHEMA_VERSION = "ATIF-v1.7"
@@ -168,6 +171,7 @@ def _compaction_step(entry: Entry, before: list[dict[str, Any]]) -> dict[str, An
     # instructions reappear (possibly reformatted, e.g. without their images), it does not.
     before_texts = [content_text(m.get("content")) for m in before]
     new_texts = [text for m in entry.messages if m.get("role") in ("user", "assistant")
+                 and not is_plan_message(m)  # carried over, not written by the summary
                  for text in [content_text(m.get("content"))]
                  if text and not any(text in old for old in before_texts)]
     management: dict[str, Any] = {"type": kind, "reason": entry.reason,
@@ -232,6 +236,7 @@ def to_atif(log: SessionLog) -> dict[str, Any]:
     record cannot make a valid one)."""
     steps = build_steps(log)
     usage = log.usage
+    plan = latest_plan(linear_messages(log))
     trajectory = Trajectory(
         session_id=log.thread_id,
         trajectory_id=log.thread_id,
@@ -244,5 +249,6 @@ def to_atif(log: SessionLog) -> dict[str, Any]:
             total_cached_tokens=usage.cached_input_tokens,
             total_cost_usd=round(usage.cost_usd, 10) if usage.cost_known else None,
             total_steps=len(steps)),
+        extra={"plan": plan.model_dump(mode="json", exclude_none=True)} if plan else None,
     )
     return trajectory.model_dump(mode="json", exclude_none=True)

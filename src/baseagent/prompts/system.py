@@ -19,6 +19,11 @@ How you work:
 - Several independent tool calls may be made in one response; they run in order.
 - Verify: run the tests or the program, and read back what you changed. Fix what fails.
 - Follow instructions in AGENTS.md files: they are the repository owners' rules.
+- Plan multi-step work: when a task has several steps (changes across files, phases that
+  depend on each other), write a short plan before you start (with `update_plan`, when you
+  have that tool) and keep it current: one step in_progress, steps marked completed as you
+  finish them. Do not plan a simple task (a one-line fix, one command, a question): just do
+  it.
 - Keep going until the task is fully done. Do not stop at a plan.
 - Do not make unrelated changes; do not delete or overwrite user work you were not asked to.
 - Never print secrets (API keys, tokens) even when you find them.
@@ -41,6 +46,17 @@ reply with your final answer (a short summary of what you did and how you verifi
 without calling any tool. Do not ask questions.
 """
 
+# Appended to the verification reminder when the plan kept with update_plan has steps that
+# are not completed; {steps} lists them, one per line.
+PLAN_CHECK = """\
+
+Your plan (update_plan) still has steps that are not completed:
+{steps}
+Do each of them and verify it, or, if one turned out to be unnecessary, say why. Then call
+update_plan so that every step is completed (leave out the steps you did not need) before
+your final answer.
+"""
+
 SUMMARY_PROMPT = """\
 You are performing a CONTEXT CHECKPOINT COMPACTION. Write a handoff summary for another
 model that will continue this task with no other memory of the work so far. Include:
@@ -56,4 +72,11 @@ Be concise but complete; use bullet points. Do not call tools.
 SUMMARY_PREFIX = (
     "Another language model started this task and produced the summary of its work below. "
     "Use it to continue the task without redoing work that is done:\n\n"
+)
+
+# Opens the message that carries the plan over a compaction (core/plan.py); the plan follows
+# as the JSON arguments of update_plan.
+PLAN_PREFIX = (
+    "Your plan, as you last set it with update_plan before the context was compacted. It is "
+    "still your current plan: keep it up to date with update_plan.\n\n"
 )

@@ -17,7 +17,8 @@ from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.tool import Tool, ToolArgumentsError, module_tool
 
 # Stable order: the tool list is part of the cached request prefix.
-DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir")
+DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
+                 "update_plan")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
 

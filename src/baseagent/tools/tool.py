@@ -70,7 +70,9 @@ class ModelTool:
 
     def __init__(self, *, name: str, description: str, args_model: type[BaseModel],
                  runner: Any, item_type: str = "mcp_tool_call", server: str = BUILTIN_SERVER,
-                 planner: Any = None) -> None:
+                 planner: Any = None, parameters: dict[str, Any] | None = None) -> None:
+        """`parameters`: the JSON schema the model sees, when it must be written by hand (the
+        shape models are trained on); default: generated from `args_model`."""
         self.name = name
         self.description = description.strip()
         self.item_type = item_type
@@ -78,7 +80,7 @@ class ModelTool:
         self.args_model = args_model
         self._run = runner
         self._plan = planner
-        self._schema = schema_of(args_model)
+        self._schema = parameters if parameters is not None else schema_of(args_model)
 
     @property
     def tool_name(self) -> str:
@@ -101,7 +103,9 @@ class ModelTool:
 
 
 def module_tool(module: ModuleType) -> ModelTool:
-    """A built-in tool module (NAME, DESCRIPTION, Args, ITEM_TYPE, run[, planned_changes])."""
+    """A built-in tool module (NAME, DESCRIPTION, Args, ITEM_TYPE, run[, planned_changes,
+    PARAMETERS])."""
     return ModelTool(name=module.NAME, description=module.DESCRIPTION, args_model=module.Args,
                      runner=module.run, item_type=module.ITEM_TYPE,
-                     planner=getattr(module, "planned_changes", None))
+                     planner=getattr(module, "planned_changes", None),
+                     parameters=getattr(module, "PARAMETERS", None))
