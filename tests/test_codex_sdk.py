@@ -78,7 +78,9 @@ def usage(prompt: int, completion: int, cached: int) -> dict:
 SCRIPT = [
     # turn 1: a command, an answer, the verification round
     {"content": "Running it.", "usage": usage(100, 10, 0),
-     "tool_calls": [{"name": "shell", "arguments": {"command": "echo sdk-turn-1"}}]},
+     "tool_calls": [{"name": "shell", "arguments": {"command": "echo sdk-turn-1"}},
+                    # fails (a directory is in the way): the item carries path and reason
+                    {"name": "write_file", "arguments": {"file_path": "adir", "content": "x"}}]},
     {"content": "Turn one done.", "usage": usage(200, 20, 80)},
     {"content": "Turn one verified.", "usage": usage(300, 30, 160)},
     # turn 2 (resumed, with an output schema): answer, verification answer that breaks the
@@ -97,7 +99,7 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     shutil.copyfile(FIXTURE / "driver.mjs", driver)  # resolves the SDK from sdk_dir
 
     home, workdir, extra = tmp_path / "home", tmp_path / "ws", tmp_path / "extra"
-    for d in (home, workdir, extra):
+    for d in (home, workdir, extra, workdir / "adir"):
         d.mkdir()
     image = tmp_path / "pixel.png"
     image.write_bytes(PNG)
@@ -121,7 +123,12 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     # turn 1: the SDK's items are our completed items, its final response the last message
     assert first["finalResponse"] == "Turn one verified."
     assert [i["type"] for i in first["items"]] == [
-        "agent_message", "command_execution", "agent_message", "agent_message"]
+        "agent_message", "command_execution", "file_change", "agent_message", "agent_message"]
+    # a failed file change reaches the SDK with its path and baseagent's `error` field
+    failed = first["items"][2]
+    assert failed["status"] == "failed"
+    assert failed["changes"] == [{"path": "adir", "kind": "update"}]
+    assert "is a directory" in failed["error"]["message"]
     command = first["items"][1]
     assert command["command"] == "echo sdk-turn-1"
     assert command["aggregated_output"] == "sdk-turn-1\n"
