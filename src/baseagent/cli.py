@@ -96,13 +96,16 @@ def main_command(
         raise _fail_usage(str(exc)) from None
     if resume is not None and resume_last:
         raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
-    loaded = None
+    loaded, notes = None, []
     if resume is not None or resume_last:
-        from baseagent.core.records import SessionLoadError, resolve
+        from baseagent.core.records import resolve, settings_for_resume
 
         try:
             loaded = resolve(settings.session_dir, resume, resume_last)
-        except SessionLoadError as exc:
+            # The thread's model, API base and workspace, unless a flag says otherwise.
+            settings, notes = settings_for_resume(
+                settings, loaded, {k for k, v in flags.items() if v is not None})
+        except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
     text = read_instruction(instruction)
 
@@ -110,7 +113,7 @@ def main_command(
     from baseagent.runner import run
 
     try:
-        code = run(settings, text, resume=loaded)
+        code = run(settings, text, resume=loaded, notes=notes)
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
@@ -134,15 +137,33 @@ def exec_command(ctx: typer.Context) -> None:
 
 # -- sessions and export -----------------------------------------------------------------------
 
-sessions_app = typer.Typer(help="List, show and remove session records (resumable threads).",
-                           no_args_is_help=True)
+sessions_app = typer.Typer(
+    help="List, show and remove session records (resumable threads). Alone: the list.\n\n"
+         "Examples: baseagent sessions list; baseagent sessions show 0199a213; "
+         "baseagent sessions rm --older-than 30",
+    invoke_without_command=True)
 app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback()
+def sessions_default(
+    ctx: typer.Context,
+    directory: Optional[Path] = typer.Option(None, "--dir", help="Session directory [default: session_dir setting, ~/.baseagent/sessions]."),
+) -> None:
+    """`baseagent sessions` alone lists the threads (what a person typing it wants)."""
+    if ctx.invoked_subcommand is None:
+        sessions_list(ctx, directory, False)
+        print("(baseagent sessions show ID | rm ID | list --json; resume with "
+              "baseagent --resume ID)", file=sys.stderr)
 
 _DIR_HELP = "Session directory [default: session_dir setting, ~/.baseagent/sessions]."
 
 
 def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
-    """--dir, else the session_dir setting (env, the root --config file, defaults)."""
+    """--dir (of the command or of `sessions --dir D ...`), else the session_dir setting
+    (env, the root --config file, defaults)."""
+    if directory is None and ctx.parent is not None:
+        directory = ctx.parent.params.get("directory")
     if directory is not None:
         return directory.expanduser().resolve()
     from baseagent.config.load import ConfigError, load_settings

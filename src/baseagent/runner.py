@@ -32,11 +32,28 @@ def make_sink(json_output: bool) -> Any:
     return PrettySink()
 
 
+def show_header(sink: Any, agent: Any, resume: Any = None) -> bool:
+    """On a terminal: the header (before litellm is imported, with the agent's notes) and
+    the summary's usage. False when the sink draws no header (JSONL)."""
+    header = getattr(sink, "header", None)
+    if header is None:
+        return False
+    settings = agent.settings
+    sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
+    header(thread_id=agent.thread_id, model=settings.model, cwd=str(settings.cwd),
+           sandbox=settings.sandbox, api_base=settings.api_base,
+           resumed_turns=resume.turns if resume is not None else None,
+           notes=agent.notes)
+    return True
+
+
 def run(settings: Settings, instruction: str, *, resume: Any = None,
-        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None) -> int:
+        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
+        notes: Sequence[str] = ()) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
-    `resume` (a core.records.LoadedSession) continues that thread. `images` go with the
+    `resume` (a core.records.LoadedSession) continues that thread; `notes` say which flags
+    override its recorded settings (on stderr, or in the header on a terminal). `images` go with the
     instruction; `output_schema` holds the final answer to a JSON schema. Raises ConfigError
     or InputError (exit code 2 at the caller) before anything is printed on stdout.
     """
@@ -47,13 +64,18 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
     sink = make_sink(settings.json_output)
-    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink])
+    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
+                                notes=notes)
+    if not show_header(sink, agent, resume):
+        for note in notes:
+            print(f"baseagent: note: {note}", file=sys.stderr)
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
     try:
         result = agent.run(instruction, images=images, output_schema=output_schema)
     finally:
         agent.close()
         guard.close()
+        sink.close()
         # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
         # frozen objects are skipped by the final collections.
         gc.freeze()

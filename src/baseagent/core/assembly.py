@@ -94,6 +94,16 @@ def open_history(prepared: Prepared) -> None:
     ])
 
 
+def preflight(settings: Settings, env: Mapping[str, str]) -> None:
+    """What is wrong with the model string or its key that can be known without litellm:
+    a ConfigError at once, before the slow import starts (llm/preflight.py)."""
+    from baseagent.llm.preflight import preflight as check
+
+    problem = check(settings.model, settings.api_key, env)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
 def check_model(settings: Settings) -> None:
     """Unknown provider or missing API key: a ConfigError before anything runs (imports
     litellm)."""
@@ -145,7 +155,8 @@ def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecor
     path = prepared.resumed.path if prepared.resumed is not None \
         else session_path(settings, prepared.thread_id)
     session = SessionRecorder(path, redact=prepared.redactor.data)
-    session.meta(thread_id=prepared.thread_id, model=settings.model, cwd=str(settings.cwd),
+    session.meta(thread_id=prepared.thread_id, model=settings.model, api_base=settings.api_base,
+                 cwd=str(settings.cwd),
                  resumed=prepared.resumed is not None, agent="baseagent", version=__version__,
                  tools=prepared.registry.specs())
     if prepared.resumed is None:
