@@ -142,18 +142,21 @@ class Agent:
                       on_event: EventCallback | None = None,
                       model_client: ModelClientProtocol | None = None,
                       sinks: Sequence[EventListener] = (),
-                      notes: Sequence[str] = ()) -> "Agent":
+                      notes: Sequence[str] = (), thread_id: str | None = None) -> "Agent":
         """From resolved Settings (what the CLI and batch workers do). A caller resuming
-        applies `core.records.settings_for_resume` first and passes its notes."""
+        applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
+        names a new thread (default: a fresh UUID; the CLI shows it before building the
+        agent); it is ignored when resuming."""
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
-                     model_client=model_client, sinks=sinks, notes=notes)
+                     model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
-               sinks: Sequence[EventListener], notes: Sequence[str] = ()) -> None:
+               sinks: Sequence[EventListener], notes: Sequence[str] = (),
+               thread_id: str | None = None) -> None:
         self.settings = settings
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
         self.notes: list[str] = list(notes)
@@ -161,7 +164,7 @@ class Agent:
         env = dict(os.environ if env is None else env)
         if model_client is None:
             assembly.preflight(settings, env)  # a typo is reported before the slow import
-        self._prepared = assembly.prepare(settings, env=env, resume=resume)
+        self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id)
         # Overlap the slow import with whatever the caller does before the first turn.
         self._preload = None
         if model_client is None:

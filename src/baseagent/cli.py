@@ -76,8 +76,10 @@ def main_command(
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    """Run one task: `baseagent --instruction "fix the failing test"`."""
-    if ctx.invoked_subcommand is not None:
+    """Run one task, or open an interactive session on a terminal."""
+    if ctx.invoked_subcommand == "chat":  # `baseagent [OPTIONS] chat`
+        ctx.obj = {**(ctx.obj or {}), "chat": True}
+    elif ctx.invoked_subcommand is not None:
         return
     flags = {
         "model": model, "api_base": api_base, "cwd": cwd, "max_iterations": max_iterations,
@@ -107,6 +109,14 @@ def main_command(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
+    if instruction is None and _interactive(ctx, settings.json_output):
+        from baseagent.interactive import start
+
+        try:
+            code = start(settings, resume=loaded, notes=notes)
+        except ConfigError as exc:
+            raise _fail_usage(str(exc)) from None
+        raise typer.Exit(code)
     text = read_instruction(instruction)
 
     from baseagent.errors import InputError
@@ -117,6 +127,24 @@ def main_command(
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+def _interactive(ctx: typer.Context, json_output: bool) -> bool:
+    """No instruction: an interactive session when a person is at a terminal (or asked
+    with `chat`); otherwise the one-shot path (stdin, or the usage error) as before."""
+    chat = bool((ctx.obj or {}).get("chat"))
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if chat and not terminal:
+        raise _fail_usage("chat needs a terminal; in scripts pass --instruction TEXT or pipe "
+                          "the instruction on stdin")
+    return terminal and (chat or not json_output)
+
+
+@app.command("chat", help="Interactive session on a terminal (what `baseagent` alone opens): "
+                          "each line a turn of one thread; /help inside. Takes the main "
+                          "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
+def chat_command() -> None:
+    """Reached only after the main callback has run the session (see main())."""
 
 
 # -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------
@@ -278,8 +306,12 @@ def main(argv: list[str] | None = None) -> None:
         from baseagent import exec_cli
 
         sys.exit(exec_cli.main(args[1:]))
+    obj = {}
+    if args and args[0] == "chat":
+        # `baseagent chat [OPTIONS]`: the main command's options, session forced.
+        args, obj = args[1:], {"chat": True}
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="baseagent")
+        code = app(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
     except _USAGE_ERROR as exc:
         print(f"baseagent: error: {exc.format_message()} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -63,17 +63,19 @@ def new_thread_id() -> str:
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
-            resume: LoadedSession | None = None) -> Prepared:
+            resume: LoadedSession | None = None, thread_id: str | None = None) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
-    `env` is the environment the run was started in (the entry point's to read): commands
+    `thread_id` names a new thread (an entry point that showed it before building the
+    run); a resumed thread keeps its own. `env` is the environment the run was started in
+    (the entry point's to read): commands
     get it minus its secrets, and the values of those secrets are redacted everywhere.
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
     return Prepared(
         settings=settings,
-        thread_id=resume.thread_id if resume is not None else new_thread_id(),
+        thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
         resumed=resume, registry=ToolRegistry(),
         history=list(resume.history) if resume is not None else [],
         redactor=Redactor.from_environment(env, settings.env_strip, [settings.api_key]),

@@ -122,6 +122,7 @@ class PrettySink:
         self._usage: UsageFn | None = None
         self._turns = 0
         self._turn_started = 0.0
+        self._pending_start: float | None = None
         self._turn_usage: Any = None
         self._gone = False
 
@@ -136,25 +137,44 @@ class PrettySink:
     def header(self, *, thread_id: str, model: str, cwd: str, sandbox: str,
                api_base: str | None = None, resumed_turns: int | None = None,
                notes: list[str] | tuple[str, ...] = ()) -> None:
-        """What the session is about to work with; drawn before anything slow happens."""
+        """What the session is about to work with (output/header.py draws it; entry points
+        that must show it before importing this module call that directly, then
+        `headed()`)."""
         from baseagent import __version__
+        from baseagent.output.header import header_lines
 
-        with self._lock:
+        def draw() -> None:
             self._headed = thread_id
-            state = "new thread" if resumed_turns is None else \
-                f"resumed thread, {resumed_turns} earlier turn{'s' * (resumed_turns != 1)}"
-            line = Text.assemble(("baseagent ", "bold"), (__version__, "dim"), "  ",
-                                 ("thread ", "dim"), (thread_id, "cyan"), (f" ({state})", "dim"))
-            where = Text.assemble(("model ", "dim"), (model, "bold"))
-            if api_base:
-                where.append_text(Text.assemble(("  api ", "dim"), api_base))
-            where.append_text(Text.assemble(("  workspace ", "dim"), cwd, ("  sandbox ", "dim"),
-                                            sandbox))
-            self._print(line)
-            self._print(where)
-            for note in notes:
-                self._print(Text(f"! {note}", style="yellow"))
-            self._flush()
+            self._end_line()
+            for line in header_lines(version=__version__, thread_id=thread_id, model=model,
+                                     cwd=cwd, sandbox=sandbox, api_base=api_base,
+                                     resumed_turns=resumed_turns, notes=notes):
+                self._raw_write(line + "\n")
+        self._safely(draw)
+
+    def waiting(self, label: str = "starting") -> None:
+        """A turn was asked for but has not started (the model client is still loading):
+        show the spinner now; the turn's wall time counts from here."""
+        def draw() -> None:
+            self._pending_start = self._clock()
+            self._status(label)
+        self._safely(draw)
+
+    def stop_waiting(self) -> None:
+        """The turn asked for never started (cancelled while loading, a bad model)."""
+        def draw() -> None:
+            self._pending_start = None
+            self._status(None)
+        self._safely(draw)
+
+    @property
+    def turns(self) -> int:
+        """Turns of the thread so far (those before this sink, and those it drew)."""
+        return self._turns
+
+    def headed(self, thread_id: str) -> None:
+        """The header of this thread is already on screen: no `thread ...` line for it."""
+        self._headed = thread_id
 
     def message(self, text: str, style: str = "dim") -> None:
         """A line from the entry point (interactive commands' answers)."""
@@ -183,7 +203,8 @@ class PrettySink:
                 self._print(Text(f"thread {event.thread_id}", style="dim"))
         elif isinstance(event, ev.TurnStarted):
             self._turns += 1
-            self._turn_started = self._clock()
+            self._turn_started = self._pending_start or self._clock()
+            self._pending_start = None
             self._turn_usage = self._usage() if self._usage is not None else None
             self._status("thinking")
         elif isinstance(event, (ev.ItemStarted, ev.ItemUpdated, ev.ItemCompleted)):
