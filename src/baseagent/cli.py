@@ -20,7 +20,31 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="baseagent: an autonomous coding agent that streams Codex-compatible JSONL.",
+    help=(
+        "baseagent: an autonomous coding agent. On a terminal it opens an interactive "
+        "session; with an instruction it works until done and streams Codex-compatible "
+        "JSONL (or a readable rendering on a terminal).\n\n"
+        "\b\n"
+        "Usage:\n"
+        "  baseagent                               interactive session (on a terminal)\n"
+        "  baseagent chat [OPTIONS]                the same, explicitly\n"
+        "  baseagent [OPTIONS] -i TEXT             one task, then exit\n"
+        "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
+        "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
+        "  baseagent sessions [list|show|rm]       the recorded threads\n"
+        "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
+        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  cd ~/src/myproject && baseagent -m anthropic/claude-sonnet-4-5\n"
+        "  baseagent -i \"make the failing test pass\" --cost-limit 2\n"
+        "  baseagent --json -i \"add a CHANGELOG entry\" > run.jsonl\n"
+        "  baseagent sessions show 0199a213\n"
+        "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
+        "API keys come from the provider's usual variable (OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or `api_key` in ~/.baseagent/config.toml. "
+        "Settings: flags > BASEAGENT_<NAME> variables > the config file > defaults."
+    ),
 )
 
 # typer vendors its own click from 0.29 on; find its UsageError through a public class so
@@ -72,7 +96,7 @@ def main_command(
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip the self-verification step."),
     no_session: bool = typer.Option(False, "--no-session", help="Do not write a session record."),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
-    resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions list`)."),
+    resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
@@ -140,7 +164,8 @@ def _interactive(ctx: typer.Context, json_output: bool) -> bool:
     return terminal and (chat or not json_output)
 
 
-@app.command("chat", help="Interactive session on a terminal (what `baseagent` alone opens): "
+@app.command("chat", short_help="Interactive session: baseagent chat -m openai/gpt-4.1",
+             help="Interactive session on a terminal (what `baseagent` alone opens): "
                           "each line a turn of one thread; /help inside. Takes the main "
                           "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
 def chat_command() -> None:
@@ -151,6 +176,7 @@ def chat_command() -> None:
 
 @app.command(
     "exec", add_help_option=False,
+    short_help="Codex exec command line: baseagent exec --json \"fix the test\"",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                       "allow_interspersed_args": False},
     help="Codex-compatible mode for Codex clients: `baseagent exec --json [resume ID] [PROMPT]` "
@@ -170,7 +196,8 @@ sessions_app = typer.Typer(
          "Examples: baseagent sessions list; baseagent sessions show 0199a213; "
          "baseagent sessions rm --older-than 30",
     invoke_without_command=True)
-app.add_typer(sessions_app, name="sessions")
+app.add_typer(sessions_app, name="sessions",
+              short_help="Recorded threads: baseagent sessions [list|show ID|rm ID]")
 
 
 @sessions_app.callback()
@@ -262,7 +289,9 @@ def sessions_rm(
         print(f"removed {path}")
 
 
-@app.command("export")
+@app.command("export", short_help="Trajectories: baseagent export ID --format atif",
+             epilog="Examples: baseagent export 0199a213 --format atif; "
+                    "baseagent export --all --format sharegpt -o train.jsonl")
 def export_command(
     ctx: typer.Context,
     thread_id: Optional[str] = typer.Argument(None, help="Thread id (or a unique prefix)."),
