@@ -20,7 +20,7 @@ from baseagent.core.session import RECORD_SUFFIX, read_records
 # Instruction previews in listings: one terminal line's worth.
 PREVIEW_CHARS = 60
 # Failure reasons under a listing row.
-REASON_CHARS = 100
+REASON_CHARS = 300
 SECONDS_PER_DAY = 86_400
 
 
