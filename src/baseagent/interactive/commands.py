@@ -18,8 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/exit": ("", "leave (also /quit, or Ctrl-D)"),
 }
 ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
-KEYS = ("Enter sends · Esc Enter: new line · Ctrl-C cancels the running turn "
-        "(at the prompt: clears the line) · Ctrl-D or /exit leaves")
+KEYS = "Enter sends · Esc Enter: new line · Ctrl-C cancels a turn · Ctrl-D leaves"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -45,6 +46,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     from baseagent.output.pretty import PrettySink
 
+    typeahead = _hold_typeahead()
     sink = PrettySink()
     session = InteractiveSession(settings, sink, env)
     session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True)
@@ -56,7 +58,32 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     finally:
         session.close()
         sink.close()
+        typeahead()
         gc.freeze()  # teardown would walk litellm's objects for seconds (see runner.py)
+
+
+def _hold_typeahead() -> Any:
+    """Stop the terminal echoing what is typed before the prompt is up (or while a turn
+    runs): the prompt shows it when it reads it, instead of the line being printed twice in
+    the middle of the output. Ctrl-C keeps working (signals are untouched). Returns the
+    function that puts the terminal back as it was."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = termios.tcgetattr(fd)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return lambda: None
+
+    def restore() -> None:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except (OSError, ValueError):
+            pass
+    return restore
 
 
 class InteractiveSession:
