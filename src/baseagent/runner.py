@@ -68,11 +68,11 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
+    thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.output.redact import Redactor, install_stderr
 
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
-    thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     if thread_id is None:
         for note in notes:
             print(f"baseagent: note: {note}", file=sys.stderr)

@@ -37,12 +37,14 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
-    from baseagent.output.redact import Redactor, install_stderr
     from baseagent.runner import early_header
 
     env = os.environ if env is None else env
-    install_stderr(Redactor.from_environment(env, settings.env_strip, [settings.api_key]))
     thread_id = early_header(settings, resume, notes)  # before anything slow is imported
+    from baseagent.output.redact import Redactor, install_stderr
+
+    # Before litellm is imported (the Agent starts that): see runner.run.
+    install_stderr(Redactor.from_environment(env, settings.env_strip, [settings.api_key]))
 
     from baseagent.output.pretty import PrettySink
 
