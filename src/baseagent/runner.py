@@ -37,19 +37,26 @@ def make_sink(json_output: bool) -> Any:
     return PrettySink()
 
 
+def check_model_string(settings: Settings) -> None:
+    """A misspelt provider or a missing key: ConfigError before anything heavy is imported
+    (the Agent checks again; this only makes the answer come at once)."""
+    from baseagent.errors import ConfigError
+    from baseagent.llm.preflight import preflight
+
+    problem = preflight(settings.model, settings.api_key, os.environ)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
 def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
     """On a terminal, before the agent (and litellm) is imported: check the model string,
     then draw the header. Returns the thread id it showed (a new one unless resuming)."""
     import uuid
 
     from baseagent import __version__
-    from baseagent.errors import ConfigError
-    from baseagent.llm.preflight import preflight
     from baseagent.output.header import print_header
 
-    problem = preflight(settings.model, settings.api_key, os.environ)
-    if problem is not None:
-        raise ConfigError(problem)  # before the header: the error is all there is to say
+    check_model_string(settings)  # before the header: the error is all there is to say
     thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
     print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
@@ -68,6 +75,7 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
+    check_model_string(settings)
     thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.output.redact import Redactor, install_stderr
 
