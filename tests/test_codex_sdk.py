@@ -85,6 +85,8 @@ SCRIPT = [
     {"content": "Running it.", "usage": usage(100, 10, 0),
      "tool_calls": [plan(("run the command", "in_progress"), ("report", "pending")),
                     {"name": "shell", "arguments": {"command": "echo sdk-turn-1"}},
+                    # fails (a directory is in the way): the item carries path and reason
+                    {"name": "write_file", "arguments": {"file_path": "adir", "content": "x"}},
                     plan(("run the command", "completed"), ("report", "completed"))]},
     {"content": "Turn one done.", "usage": usage(200, 20, 80)},
     {"content": "Turn one verified.", "usage": usage(300, 30, 160)},
@@ -104,7 +106,7 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     shutil.copyfile(FIXTURE / "driver.mjs", driver)  # resolves the SDK from sdk_dir
 
     home, workdir, extra = tmp_path / "home", tmp_path / "ws", tmp_path / "extra"
-    for d in (home, workdir, extra):
+    for d in (home, workdir, extra, workdir / "adir"):
         d.mkdir()
     image = tmp_path / "pixel.png"
     image.write_bytes(PNG)
@@ -128,7 +130,13 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     # turn 1: the SDK's items are our completed items, its final response the last message
     assert first["finalResponse"] == "Turn one verified."
     assert [i["type"] for i in first["items"]] == [
-        "agent_message", "command_execution", "agent_message", "agent_message", "todo_list"]
+        "agent_message", "command_execution", "file_change", "agent_message", "agent_message",
+        "todo_list"]
+    # a failed file change reaches the SDK with its path and baseagent's `error` field
+    failed = first["items"][2]
+    assert failed["status"] == "failed"
+    assert failed["changes"] == [{"path": "adir", "kind": "update"}]
+    assert "is a directory" in failed["error"]["message"]
     command = first["items"][1]
     assert command["command"] == "echo sdk-turn-1"
     assert command["aggregated_output"] == "sdk-turn-1\n"

@@ -248,7 +248,9 @@ def test_tty_rendering(scripted_server, workspace, home):
     assert "from-the-shell" in screen and "exit 0" in screen
     assert "All good, verified." in screen
     assert "A n.txt" in screen and "+tty-diff-line" in screen  # the diff, on screen only
-    assert re.search(r"tokens: \d+ in \(\d+ cached\), \d+ out", screen)
+    # the summary line: status, turn, tokens in (cached) / out, cost, wall time
+    assert re.search(r"✓ completed · turn 1 · [\d,]+ in \([\d,]+ cached\) · [\d,]+ out · "
+                     r"cost unknown · \d+\.\ds", screen), screen
 
 
 def test_usage_is_estimated_when_the_provider_reports_none(scripted_server, workspace, home):

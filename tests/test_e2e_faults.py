@@ -91,7 +91,8 @@ def test_broken_streams_are_retried_without_duplicating_text(scripted_server, wo
         "stream error: [Errno 104] Connection reset by peer",
         "stream ended early",
         "stream error: timed out",
-        "408 Timeout",
+        f"no answer from {server.api_base}/chat/completions: timed out waiting for the "
+        "response",
         "stream ended early",
         "stream ended early",
         "empty response",

@@ -350,37 +350,40 @@ class _Terminal(io.StringIO):
 def _render(stream: io.StringIO) -> str:
     from baseagent.output.pretty import PrettySink
 
-    sink = PrettySink(stream)
+    sink = PrettySink(stream, spinner=False)
     names = ("read the code", "fix the bug")
 
     def plan(kind: type, *done: bool) -> Any:
         items = [ev.TodoEntry(text=t, completed=d) for t, d in zip(names, done)]
         return kind(item=ev.TodoListItem(id="item_1", items=items))
 
-    message = lambda kind, text: kind(item=ev.AgentMessageItem(id="item_2", text=text))  # noqa: E731
+    thought = lambda kind, text: kind(item=ev.ReasoningItem(id="item_2", text=text))  # noqa: E731
     for event in [plan(ev.ItemStarted, False, False),
-                  message(ev.ItemStarted, "Half a li"),  # streamed while the plan is pinned
-                  message(ev.ItemUpdated, "Half a line, then\nthe next"),
-                  message(ev.ItemCompleted, "Half a line, then\nthe next one."),
+                  thought(ev.ItemStarted, "Half a li"),  # streamed while the plan is pinned
+                  thought(ev.ItemUpdated, "Half a line, then\nthe next"),
+                  thought(ev.ItemCompleted, "Half a line, then\nthe next one."),
                   plan(ev.ItemUpdated, True, False), plan(ev.ItemUpdated, True, True),
                   plan(ev.ItemCompleted, True, True), ev.TurnCompleted(usage=ev.Usage())]:
         sink.emit(event)
     return stream.getvalue()
 
 
+SUMMARY = "✓ completed · turn 0 · 0 in (0 cached) · 0 out · cost unknown"
+
+
 def test_the_checklist_is_redrawn_in_place_under_streamed_text(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
     raw = _render(_Terminal())
-    screen = pyte.Screen(60, 20)
+    screen = pyte.Screen(70, 20)
     pyte.Stream(screen).feed(raw.replace("\n", "\r\n"))  # what the tty's onlcr does
     assert [line.rstrip() for line in screen.display[:7]] == [
         "Half a line, then", "the next one.",
-        "Plan (2/2 done)", "  [x] read the code", "  [x] fix the bug",
-        "tokens: 0 in (0 cached), 0 out", ""]
+        "Plan (2/2 done)", "  [x] read the code", "  [x] fix the bug", SUMMARY, ""]
+    assert "\x1b[1A" in raw  # the checklist was lifted and redrawn, not printed again
 
 
 def test_off_a_terminal_the_checklist_is_printed_once_in_its_final_state(monkeypatch):
     monkeypatch.setenv("TERM", "dumb")
     raw = _render(io.StringIO())
     assert raw == ("Half a line, then\nthe next one.\nPlan (2/2 done)\n  [x] read the code\n"
-                   "  [x] fix the bug\ntokens: 0 in (0 cached), 0 out\n")
+                   f"  [x] fix the bug\n{SUMMARY}\n")

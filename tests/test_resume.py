@@ -239,3 +239,74 @@ def test_prune_keeps_recent_records(tmp_path):
     os.utime(stale, (1_000, 1_000))
     assert prune(tmp_path, older_than_days=30) == [stale]
     assert recent.exists() and not stale.exists()
+
+
+# -- a resumed thread keeps its model, API base and workspace ---------------------------------
+
+def test_resume_keeps_the_threads_model_api_base_and_workspace(scripted_server, tmp_path):
+    home, ws, elsewhere = tmp_path / "home", tmp_path / "ws", tmp_path / "elsewhere"
+    for d in (home, ws, elsewhere):
+        d.mkdir()
+    server = scripted_server([
+        {"content": "one"},
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "pwd"}}]},
+        {"content": "two"},
+        {"content": "three"},
+    ])
+    first = run_agent(["-i", "first", "--no-verify", "-C", str(ws)], cwd=tmp_path, home=home,
+                      api_base=server.api_base)
+    assert first.returncode == 0, first.stderr
+    thread_id = first.events[0]["thread_id"]
+
+    # no flags, another directory: the record's model, endpoint and workspace
+    second = run_agent(["--resume-last", "-i", "where are we", "--no-verify"], cwd=elsewhere,
+                       home=home)
+    assert second.returncode == 0, second.stderr
+    assert server.requests[1]["model"] == "scripted"  # not the default openai/gpt-4.1
+    [pwd] = second.completed_items("command_execution")
+    assert pwd["aggregated_output"].strip() == str(ws)
+    assert "note" not in second.stderr
+
+    # a flag overrides the record, and stderr says so (stdout stays JSONL only)
+    third = run_agent(["--resume", thread_id, "-i", "again", "--no-verify",
+                       "--model", "openai/other"], cwd=elsewhere, home=home)
+    assert third.returncode == 0, third.stderr
+    assert server.requests[-1]["model"] == "other"
+    assert f"baseagent: note: resuming thread {thread_id} with model openai/other (the " \
+           f"thread used openai/scripted)" in third.stderr
+
+    records = [json.loads(line) for line in
+               (home / ".baseagent" / "sessions" / f"{thread_id}.jsonl").open()]
+    metas = [r for r in records if r["kind"] == "meta"]
+    assert [(m["model"], m["api_base"], m["cwd"]) for m in metas] == [
+        ("openai/scripted", server.api_base, str(ws))] * 2 + [
+        ("openai/other", server.api_base, str(ws))]
+
+
+def test_the_library_resumes_with_the_recorded_settings(tmp_path):
+    from baseagent import Agent
+    from baseagent.errors import ConfigError
+
+    class DeterministicModel:  # never called: only the settings are under test
+        def __init__(self, _steps: list) -> None:
+            self.totals = UsageTotals()
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rec = SessionRecorder(tmp_path / f"{TID}.jsonl")
+    rec.meta(thread_id=TID, model="anthropic/claude-x", api_base="http://proxy:1/v1",
+             cwd=str(ws), tools=[])
+    rec.message({"role": "user", "content": "hi"})
+    rec.close()
+    agent = Agent(thread_id=TID, session_dir=tmp_path, model_client=DeterministicModel([]))
+    assert (agent.settings.model, agent.settings.api_base, agent.settings.cwd) == (
+        "anthropic/claude-x", "http://proxy:1/v1", ws)
+    assert agent.notes == []
+    other = Agent(thread_id=TID, session_dir=tmp_path, model="openai/gpt-4.1",
+                  model_client=DeterministicModel([]))
+    assert other.settings.model == "openai/gpt-4.1" and other.settings.cwd == ws
+    assert other.notes == [f"resuming thread {TID} with model openai/gpt-4.1 (the thread "
+                           "used anthropic/claude-x)"]
+    ws.rmdir()
+    with pytest.raises(ConfigError, match="no longer exists; pass --cwd DIR"):
+        Agent(thread_id=TID, session_dir=tmp_path, model_client=DeterministicModel([]))

@@ -198,7 +198,8 @@ def test_messages_are_one_clean_line(litellm, scripted_server):
     ({"fault": "empty"}, "stream ended early"),
     ({"fault": "empty", "shape": "done"}, "stream ended early"),
     ({"fault": "empty", "shape": "no_content"}, "empty response"),
-    ({"content": "late", "delay": 3}, "408 Timeout"),
+    # no headers within the idle timeout: litellm says "408 Timeout", a status nobody sent
+    ({"content": "late", "delay": 3}, "no answer from http://127.0.0.1:"),
     ({"fault": "status", "status": 503}, "503 ServiceUnavailableError"),
     ({"fault": "status", "status": 529}, "529 APIError"),
 ])
@@ -406,3 +407,59 @@ def test_wire_faults_validate_their_keys():
                 {"fault": "drop", "bogus": 1}, {"fault": "malformed", "payload": 3}):
         with pytest.raises(ScriptError):
             ScriptedServer([bad])
+
+
+# -- connection problems: the URL and the cause, not litellm's invented 500 --------------------
+
+def _wrapped(cause: BaseException, url: str = "http://h.example:8/v1/chat/completions"):
+    """The chain litellm 1.105.0 raises for a request that got no answer (checked live):
+    InternalServerError <- openai.APIConnectionError <- httpx.ConnectError <- the OS error."""
+    import httpx
+    import litellm
+    import openai
+
+    request = httpx.Request("POST", url)
+    transport = httpx.ConnectError(str(cause), request=request)
+    transport.__cause__ = cause
+    sdk = openai.APIConnectionError(request=request)
+    sdk.__cause__ = transport
+    outer = litellm.InternalServerError("Connection error.", llm_provider="openai",
+                                        model="openai/x")
+    outer.__cause__ = sdk
+    return outer
+
+
+@pytest.mark.parametrize("cause, text, verdict", [
+    (ConnectionRefusedError(111, "Connection refused"), "connection refused", Verdict.RETRY),
+    (socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+     "DNS lookup failed (Name or service not known)", Verdict.FATAL),
+    (socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+     "DNS lookup failed (Temporary failure in name resolution)", Verdict.RETRY),
+    (__import__("ssl").SSLCertVerificationError(1, "certificate verify failed"),
+     "TLS certificate verification failed", Verdict.FATAL),
+    (__import__("ssl").SSLError(1, "wrong version number"), "TLS handshake failed",
+     Verdict.FATAL),
+    (TimeoutError("timed out"), "", Verdict.RETRY),
+])
+def test_connection_problems_name_the_url_and_the_cause(cause, text, verdict):
+    from baseagent.llm.client import load_litellm
+    from baseagent.llm.retry import connection_problem
+
+    load_litellm()
+    exc = _wrapped(cause)
+    problem = connection_problem(exc)
+    assert problem is not None and problem.url == "http://h.example:8/v1/chat/completions"
+    assert text in problem.cause
+    assert classify(exc) is verdict
+    for line in (describe(exc), failure_message(exc)):
+        assert line.startswith("cannot connect to http://h.example:8/v1/chat/completions: ")
+        assert "500" not in line and "InternalServerError" not in line
+
+
+def test_an_http_answer_is_not_a_connection_problem():
+    from baseagent.llm.client import load_litellm
+    from baseagent.llm.retry import connection_problem
+
+    litellm = load_litellm()
+    assert connection_problem(litellm.RateLimitError("slow down", "openai", "x")) is None
+    assert connection_problem(StreamBroken("cut")) is None

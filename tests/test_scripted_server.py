@@ -379,3 +379,40 @@ def test_cli_serves_a_script_file_and_records(tmp_path):
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert out == "" and "Traceback" not in err
+
+
+def test_loop_replays_the_script_for_repeatable_demos(litellm, scripted_server):
+    server = scripted_server([{"content": "one"}, {"content": "two"}], loop=True)
+    texts = [complete(litellm, server, stream=False).choices[0].message.content
+             for _ in range(5)]
+    assert texts == ["one", "two", "one", "two", "one"]
+    assert server.overruns == 0
+    once = scripted_server([{"content": "one"}])  # without --loop: the script runs out
+    complete(litellm, once, stream=False)
+    assert complete(litellm, once, stream=False).choices[0].message.content != "one"
+    assert once.overruns == 1
+
+
+def test_the_cli_takes_loop(tmp_path):
+    import subprocess
+    import sys
+    import urllib.request
+
+    script = tmp_path / "s.json"
+    script.write_text('[{"content": "again"}]')
+    proc = subprocess.Popen([sys.executable, "-m", "baseagent.testing.scripted_server",
+                             "--script", str(script), "--loop"], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(
+                                Path(__file__).resolve().parent.parent / "src")})
+    try:
+        url = proc.stdout.readline().split()[-1]
+        for _ in range(3):
+            request = urllib.request.Request(
+                url + "/v1/chat/completions", method="POST",
+                data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]})
+                .encode(), headers={"Content-Type": "application/json"})
+            body = json.load(urllib.request.urlopen(request, timeout=30))
+            assert body["choices"][0]["message"]["content"] == "again"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

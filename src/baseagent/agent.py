@@ -96,7 +96,9 @@ class Agent:
     Only these are read: no configuration file and no BASEAGENT_* variable unless you ask
     with `Agent.from_config()`.
 
-    session: False writes no session record. thread_id: resume that recorded thread.
+    session: False writes no session record. thread_id: resume that recorded thread, with
+    the model, api_base and cwd it was recorded with unless given here (`notes` then says
+    which given value differs from the record).
     on_event: called with every event, on the thread running the turn.
     env: the environment commands start from (minus secrets; default: this process's,
     copied now); its credential-looking values are redacted from every event.
@@ -110,10 +112,12 @@ class Agent:
                  sinks: Sequence[EventListener] = (), **options: Any) -> None:
         from baseagent.config.load import settings_from_options
 
+        explicit = set(options)
         options.setdefault("record_session", session)
         settings = settings_from_options(options)
-        self._setup(settings, resume=_load_thread(settings, thread_id), env=env,
-                    on_event=on_event, model_client=model_client, sinks=sinks)
+        settings, resume, notes = _resume(settings, thread_id, explicit)
+        self._setup(settings, resume=resume, env=env, on_event=on_event,
+                    model_client=model_client, sinks=sinks, notes=notes)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
@@ -129,35 +133,44 @@ class Agent:
             kwargs["record_session"] = kwargs.pop("session")
         settings = load_settings(kwargs, env=env,
                                  config_file=Path(config_file) if config_file else None)
-        return cls.from_settings(settings, resume=_load_thread(settings, thread_id), env=env,
-                                 **agent_kwargs)
+        settings, resume, notes = _resume(settings, thread_id, set(kwargs))
+        return cls.from_settings(settings, resume=resume, env=env, notes=notes, **agent_kwargs)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, resume: LoadedSession | None = None,
                       env: Mapping[str, str] | None = None,
                       on_event: EventCallback | None = None,
                       model_client: ModelClientProtocol | None = None,
-                      sinks: Sequence[EventListener] = ()) -> "Agent":
-        """From resolved Settings (what the CLI and batch workers do)."""
+                      sinks: Sequence[EventListener] = (),
+                      notes: Sequence[str] = (), thread_id: str | None = None) -> "Agent":
+        """From resolved Settings (what the CLI and batch workers do). A caller resuming
+        applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
+        names a new thread (default: a fresh UUID; the CLI shows it before building the
+        agent); it is ignored when resuming."""
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
-                     model_client=model_client, sinks=sinks)
+                     model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
-               sinks: Sequence[EventListener]) -> None:
+               sinks: Sequence[EventListener], notes: Sequence[str] = (),
+               thread_id: str | None = None) -> None:
         self.settings = settings
+        # Explicit settings that differ from a resumed thread's record (e.g. another model).
+        self.notes: list[str] = list(notes)
         self._model_client = model_client
+        env = dict(os.environ if env is None else env)
+        if model_client is None:
+            assembly.preflight(settings, env)  # a typo is reported before the slow import
+        self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id)
         # Overlap the slow import with whatever the caller does before the first turn.
         self._preload = None
         if model_client is None:
             from baseagent.llm.client import preload_in_background
 
             self._preload = preload_in_background()
-        self._prepared = assembly.prepare(settings, env=dict(os.environ if env is None else env),
-                                          resume=resume)
         self._on_event = on_event
         self._turn_listeners: list[EventCallback] = []
         self._callback_error: BaseException | None = None
@@ -421,12 +434,17 @@ class TurnStream(Iterator[ev.ThreadEvent]):
             pass
 
 
-def _load_thread(settings: Settings, thread_id: str | None) -> LoadedSession | None:
+def _resume(settings: Settings, thread_id: str | None, explicit: set[str]) \
+        -> tuple[Settings, LoadedSession | None, list[str]]:
+    """Load the thread to resume; its record's model, API base and workspace win over
+    everything but the caller's explicit keyword arguments."""
     if thread_id is None:
-        return None
-    from baseagent.core.records import find_session, load_session
+        return settings, None, []
+    from baseagent.core.records import find_session, load_session, settings_for_resume
 
-    return load_session(find_session(settings.session_dir, thread_id))
+    loaded = load_session(find_session(settings.session_dir, thread_id))
+    settings, notes = settings_for_resume(settings, loaded, explicit)
+    return settings, loaded, notes
 
 
 __all__ = ["Agent", "RunResult", "TurnStream", "Usage"]

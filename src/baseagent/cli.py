@@ -20,7 +20,31 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="baseagent: an autonomous coding agent that streams Codex-compatible JSONL.",
+    help=(
+        "baseagent: an autonomous coding agent. On a terminal it opens an interactive "
+        "session; with an instruction it works until done and streams Codex-compatible "
+        "JSONL (or a readable rendering on a terminal).\n\n"
+        "\b\n"
+        "Usage:\n"
+        "  baseagent                               interactive session (on a terminal)\n"
+        "  baseagent chat [OPTIONS]                the same, explicitly\n"
+        "  baseagent [OPTIONS] -i TEXT             one task, then exit\n"
+        "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
+        "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
+        "  baseagent sessions [list|show|rm]       the recorded threads\n"
+        "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
+        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  cd ~/src/myproject && baseagent -m anthropic/claude-sonnet-4-5\n"
+        "  baseagent -i \"make the failing test pass\" --cost-limit 2\n"
+        "  baseagent --json -i \"add a CHANGELOG entry\" > run.jsonl\n"
+        "  baseagent sessions show 0199a213\n"
+        "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
+        "API keys come from the provider's usual variable (OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or `api_key` in ~/.baseagent/config.toml. "
+        "Settings: flags > BASEAGENT_<NAME> variables > the config file > defaults."
+    ),
 )
 
 # typer vendors its own click from 0.29 on; find its UsageError through a public class so
@@ -72,12 +96,14 @@ def main_command(
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip the self-verification step."),
     no_session: bool = typer.Option(False, "--no-session", help="Do not write a session record."),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
-    resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions list`)."),
+    resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    """Run one task: `baseagent --instruction "fix the failing test"`."""
-    if ctx.invoked_subcommand is not None:
+    """Run one task, or open an interactive session on a terminal."""
+    if ctx.invoked_subcommand == "chat":  # `baseagent [OPTIONS] chat`
+        ctx.obj = {**(ctx.obj or {}), "chat": True}
+    elif ctx.invoked_subcommand is not None:
         return
     flags = {
         "model": model, "api_base": api_base, "cwd": cwd, "max_iterations": max_iterations,
@@ -96,30 +122,61 @@ def main_command(
         raise _fail_usage(str(exc)) from None
     if resume is not None and resume_last:
         raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
-    loaded = None
+    loaded, notes = None, []
     if resume is not None or resume_last:
-        from baseagent.core.records import SessionLoadError, resolve
+        from baseagent.core.records import resolve, settings_for_resume
 
         try:
             loaded = resolve(settings.session_dir, resume, resume_last)
-        except SessionLoadError as exc:
+            # The thread's model, API base and workspace, unless a flag says otherwise.
+            settings, notes = settings_for_resume(
+                settings, loaded, {k for k, v in flags.items() if v is not None})
+        except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
+    if instruction is None and _interactive(ctx, settings.json_output):
+        from baseagent.interactive import start
+
+        try:
+            code = start(settings, resume=loaded, notes=notes)
+        except ConfigError as exc:
+            raise _fail_usage(str(exc)) from None
+        raise typer.Exit(code)
     text = read_instruction(instruction)
 
     from baseagent.errors import InputError
     from baseagent.runner import run
 
     try:
-        code = run(settings, text, resume=loaded)
+        code = run(settings, text, resume=loaded, notes=notes)
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+def _interactive(ctx: typer.Context, json_output: bool) -> bool:
+    """No instruction: an interactive session when a person is at a terminal (or asked
+    with `chat`); otherwise the one-shot path (stdin, or the usage error) as before."""
+    chat = bool((ctx.obj or {}).get("chat"))
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if chat and not terminal:
+        raise _fail_usage("chat needs a terminal; in scripts pass --instruction TEXT or pipe "
+                          "the instruction on stdin")
+    return terminal and (chat or not json_output)
+
+
+@app.command("chat", short_help="Interactive session: baseagent chat -m openai/gpt-4.1",
+             help="Interactive session on a terminal (what `baseagent` alone opens): "
+                          "each line a turn of one thread; /help inside. Takes the main "
+                          "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
+def chat_command() -> None:
+    """Reached only after the main callback has run the session (see main())."""
 
 
 # -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------
 
 @app.command(
     "exec", add_help_option=False,
+    short_help="Codex exec command line: baseagent exec --json \"fix the test\"",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                       "allow_interspersed_args": False},
     help="Codex-compatible mode for Codex clients: `baseagent exec --json [resume ID] [PROMPT]` "
@@ -134,15 +191,34 @@ def exec_command(ctx: typer.Context) -> None:
 
 # -- sessions and export -----------------------------------------------------------------------
 
-sessions_app = typer.Typer(help="List, show and remove session records (resumable threads).",
-                           no_args_is_help=True)
-app.add_typer(sessions_app, name="sessions")
+sessions_app = typer.Typer(
+    help="List, show and remove session records (resumable threads). Alone: the list.\n\n"
+         "Examples: baseagent sessions list; baseagent sessions show 0199a213; "
+         "baseagent sessions rm --older-than 30",
+    invoke_without_command=True)
+app.add_typer(sessions_app, name="sessions",
+              short_help="Recorded threads: baseagent sessions [list|show ID|rm ID]")
+
+
+@sessions_app.callback()
+def sessions_default(
+    ctx: typer.Context,
+    directory: Optional[Path] = typer.Option(None, "--dir", help="Session directory [default: session_dir setting, ~/.baseagent/sessions]."),
+) -> None:
+    """`baseagent sessions` alone lists the threads (what a person typing it wants)."""
+    if ctx.invoked_subcommand is None:
+        sessions_list(ctx, directory, False)
+        print("(baseagent sessions show ID | rm ID | list --json; resume with "
+              "baseagent --resume ID)", file=sys.stderr)
 
 _DIR_HELP = "Session directory [default: session_dir setting, ~/.baseagent/sessions]."
 
 
 def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
-    """--dir, else the session_dir setting (env, the root --config file, defaults)."""
+    """--dir (of the command or of `sessions --dir D ...`), else the session_dir setting
+    (env, the root --config file, defaults)."""
+    if directory is None and ctx.parent is not None:
+        directory = ctx.parent.params.get("directory")
     if directory is not None:
         return directory.expanduser().resolve()
     from baseagent.config.load import ConfigError, load_settings
@@ -213,7 +289,9 @@ def sessions_rm(
         print(f"removed {path}")
 
 
-@app.command("export")
+@app.command("export", short_help="Trajectories: baseagent export ID --format atif",
+             epilog="Examples: baseagent export 0199a213 --format atif; "
+                    "baseagent export --all --format sharegpt -o train.jsonl")
 def export_command(
     ctx: typer.Context,
     thread_id: Optional[str] = typer.Argument(None, help="Thread id (or a unique prefix)."),
@@ -259,8 +337,12 @@ def main(argv: list[str] | None = None) -> None:
         from baseagent import exec_cli
 
         sys.exit(exec_cli.main(args[1:]))
+    obj = {}
+    if args and args[0] == "chat":
+        # `baseagent chat [OPTIONS]`: the main command's options, session forced.
+        args, obj = args[1:], {"chat": True}
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="baseagent")
+        code = app(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
     except _USAGE_ERROR as exc:
         print(f"baseagent: error: {exc.format_message()} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -288,13 +288,16 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
     except ConfigError as exc:
         return _fail(str(exc))
 
-    from baseagent.core.records import resolve
+    from baseagent.core.records import resolve, settings_for_resume
     from baseagent.core.turn_input import image_part, load_schema
     from baseagent.errors import InputError
 
+    notes: list[str] = []
     try:
         resume = resolve(settings.session_dir, request.resume_id, request.resume_last) \
             if request.resuming else None
+        if resume is not None:
+            settings, notes = settings_for_resume(settings, resume, set(flags))
         for path in request.images:
             image_part(path)  # checked before anything runs; sent by the run
         schema = load_schema(request.output_schema) if request.output_schema else None
@@ -306,6 +309,6 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
 
     try:
         return run(settings, prompt, resume=resume, images=request.images,
-                   output_schema=schema)
+                   output_schema=schema, notes=notes)
     except (ConfigError, InputError) as exc:
         return _fail(str(exc))

@@ -18,6 +18,11 @@ from baseagent.config.defaults import Settings
 from baseagent.exit_codes import exit_code_for_status
 
 
+def wants_terminal(settings: Settings) -> bool:
+    """A person is watching: stdout is a terminal and --json was not asked for."""
+    return not settings.json_output and sys.stdout.isatty()
+
+
 def make_sink(json_output: bool) -> Any:
     """JSONL unless a person is watching a terminal (and did not ask for --json).
 
@@ -32,28 +37,73 @@ def make_sink(json_output: bool) -> Any:
     return PrettySink()
 
 
+def check_model_string(settings: Settings) -> None:
+    """A misspelt provider or a missing key: ConfigError before anything heavy is imported
+    (the Agent checks again; this only makes the answer come at once)."""
+    from baseagent.errors import ConfigError
+    from baseagent.llm.preflight import preflight
+
+    problem = preflight(settings.model, settings.api_key, os.environ)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
+def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
+    """On a terminal, before the agent (and litellm) is imported: check the model string,
+    then draw the header. Returns the thread id it showed (a new one unless resuming)."""
+    import uuid
+
+    from baseagent import __version__
+    from baseagent.output.header import print_header
+
+    check_model_string(settings)  # before the header: the error is all there is to say
+    thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
+    print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
+                 cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
+                 resumed_turns=resume.turns if resume is not None else None, notes=notes)
+    return thread_id
+
+
 def run(settings: Settings, instruction: str, *, resume: Any = None,
-        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None) -> int:
+        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
+        notes: Sequence[str] = ()) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
-    `resume` (a core.records.LoadedSession) continues that thread. `images` go with the
-    instruction; `output_schema` holds the final answer to a JSON schema. Raises ConfigError
-    or InputError (exit code 2 at the caller) before anything is printed on stdout.
+    `resume` (a core.records.LoadedSession) continues that thread; `notes` say which flags
+    override its recorded settings (on stderr, or in the header on a terminal). `images`
+    go with the instruction; `output_schema` holds the final answer to a JSON schema.
+    Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
+    on stdout.
     """
-    from baseagent.agent import Agent
+    check_model_string(settings)
+    thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.output.redact import Redactor, install_stderr
-    from baseagent.signals import SignalGuard
 
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
+    if thread_id is None:
+        for note in notes:
+            print(f"baseagent: note: {note}", file=sys.stderr)
+
+    from baseagent.agent import Agent
+    from baseagent.signals import SignalGuard
+
     sink = make_sink(settings.json_output)
-    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink])
+    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
+                                notes=notes, thread_id=thread_id)
+    if thread_id is not None:
+        sink.headed(thread_id)
+        sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
+        sink.waiting()  # the model client may still be loading: a sign of life meanwhile
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
     try:
         result = agent.run(instruction, images=images, output_schema=output_schema)
     finally:
         agent.close()
         guard.close()
+        if thread_id is not None:
+            sink.stop_waiting()
+        sink.close()
         # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
         # frozen objects are skipped by the final collections.
         gc.freeze()

@@ -19,6 +19,8 @@ from baseagent.core.session import RECORD_SUFFIX, read_records
 
 # Instruction previews in listings: one terminal line's worth.
 PREVIEW_CHARS = 60
+# Failure reasons under a listing row.
+REASON_CHARS = 300
 SECONDS_PER_DAY = 86_400
 
 
@@ -38,7 +40,8 @@ class SessionSummary:
     cached_input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
-    error: str | None = None
+    error: str | None = None  # the record itself is damaged
+    last_error: str | None = None  # why the last turn failed (its turn.failed message)
 
 
 def instructions_of(records: list[dict[str, Any]]) -> list[str]:
@@ -77,6 +80,11 @@ def summarize(path: Path) -> SessionSummary:
     ends = [e for e in events if e in ("turn.completed", "turn.failed")]
     summary.last_status = ends[-1].split(".")[1] if ends else ("running or killed"
                                                               if summary.turns else "")
+    if summary.last_status == "failed":
+        failures = [(r.get("event") or {}).get("error") or {} for r in records
+                    if r.get("kind") == "event" and (r.get("event") or {}).get("type")
+                    == "turn.failed"]
+        summary.last_error = str(failures[-1].get("message") or "") or None
     summary.instructions = instructions_of(records)
     totals = usage_so_far([r for r in records if isinstance(r.get("kind"), str)])
     summary.input_tokens = totals.input_tokens
@@ -90,9 +98,9 @@ def list_sessions(session_dir: Path) -> list[SessionSummary]:
     return [summarize(p) for p in session_files(session_dir)]
 
 
-def _preview(text: str) -> str:
+def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def render_list(summaries: list[SessionSummary]) -> str:
@@ -104,8 +112,12 @@ def render_list(summaries: list[SessionSummary]) -> str:
         status = "corrupt" if s.error else s.last_status
         rows.append((s.thread_id, s.updated, str(s.turns), status, s.model, _preview(first)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]
-             for row in rows]
+    lines = []
+    for row, summary in zip(rows, [None, *summaries]):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+        reason = summary.error or summary.last_error if summary is not None else None
+        if reason:  # why it failed, under its row
+            lines.append(f"  ↳ {_preview(reason, REASON_CHARS)}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -126,6 +138,7 @@ def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
         f"created:  {summary.created}",
         f"updated:  {summary.updated}",
         f"turns:    {summary.turns} (last: {summary.last_status or 'none'})",
+        *([f"failed:   {summary.last_error}"] if summary.last_error else []),
         f"usage:    {summary.input_tokens} in ({summary.cached_input_tokens} cached), "
         f"{summary.output_tokens} out, cost {cost}",
         "",

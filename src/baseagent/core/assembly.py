@@ -63,17 +63,19 @@ def new_thread_id() -> str:
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
-            resume: LoadedSession | None = None) -> Prepared:
+            resume: LoadedSession | None = None, thread_id: str | None = None) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
-    `env` is the environment the run was started in (the entry point's to read): commands
+    `thread_id` names a new thread (an entry point that showed it before building the
+    run); a resumed thread keeps its own. `env` is the environment the run was started in
+    (the entry point's to read): commands
     get it minus its secrets, and the values of those secrets are redacted everywhere.
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
     return Prepared(
         settings=settings,
-        thread_id=resume.thread_id if resume is not None else new_thread_id(),
+        thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
         resumed=resume, registry=ToolRegistry(),
         history=list(resume.history) if resume is not None else [],
         redactor=Redactor.from_environment(env, settings.env_strip, [settings.api_key]),
@@ -92,6 +94,16 @@ def open_history(prepared: Prepared) -> None:
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": environment_context(prepared.settings.cwd, prepared.shell)},
     ])
+
+
+def preflight(settings: Settings, env: Mapping[str, str]) -> None:
+    """What is wrong with the model string or its key that can be known without litellm:
+    a ConfigError at once, before the slow import starts (llm/preflight.py)."""
+    from baseagent.llm.preflight import preflight as check
+
+    problem = check(settings.model, settings.api_key, env)
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def check_model(settings: Settings) -> None:
@@ -150,7 +162,8 @@ def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecor
     path = prepared.resumed.path if prepared.resumed is not None \
         else session_path(settings, prepared.thread_id)
     session = SessionRecorder(path, redact=prepared.redactor.data)
-    session.meta(thread_id=prepared.thread_id, model=settings.model, cwd=str(settings.cwd),
+    session.meta(thread_id=prepared.thread_id, model=settings.model, api_base=settings.api_base,
+                 cwd=str(settings.cwd),
                  resumed=prepared.resumed is not None, agent="baseagent", version=__version__,
                  tools=prepared.registry.specs())
     if prepared.resumed is None:

@@ -5,7 +5,7 @@ about events.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from baseagent.output import events as ev
 from baseagent.tools.base import ToolContext, ToolResult
@@ -32,8 +32,20 @@ def updated_item(started: ev.ThreadItem, payload: dict[str, Any]) -> ev.ThreadIt
     return started.model_copy(update=allowed)
 
 
-def completed_item(started: ev.ThreadItem, result: ToolResult,
-                   interrupted: bool = False) -> ev.ThreadItem:
+# Error lines prefixed by the registry for the model; the item's reason goes without it.
+_ERROR_PREFIX = "Error: "
+
+
+def failure_reason(result: ToolResult) -> str:
+    """The reason a tool call failed, as the model was told it (without the `Error:`)."""
+    text = result.output.strip()
+    return text[len(_ERROR_PREFIX):] if text.startswith(_ERROR_PREFIX) else text
+
+
+def completed_item(started: ev.ThreadItem, result: ToolResult, interrupted: bool = False,
+                   named: Callable[[], list[dict[str, str]]] = list) -> ev.ThreadItem:
+    """`named` gives the paths a failed file change names (its path must show with its
+    reason even when the call was refused before it planned anything)."""
     if isinstance(started, ev.CommandExecutionItem):
         exit_code = result.item.get("exit_code")
         status = "completed" if result.success and exit_code == 0 else "failed"
@@ -45,9 +57,14 @@ def completed_item(started: ev.ThreadItem, result: ToolResult,
             "status": status,
         })
     if isinstance(started, ev.FileChangeItem):
-        changes = [ev.FileUpdateChange(**c) for c in result.item.get("changes", [])]
+        if result.success:
+            changes = [ev.FileUpdateChange(**c) for c in result.item.get("changes", [])]
+            return started.model_copy(update={"changes": changes, "status": "completed"})
+        # Failed: nothing changed; report the files the call was about, and why it failed.
+        changes = started.changes or [ev.FileUpdateChange(**c) for c in named()]
         return started.model_copy(update={
-            "changes": changes, "status": "completed" if result.success else "failed"})
+            "changes": changes, "status": "failed",
+            "error": ev.ItemError(message=failure_reason(result))})
     if isinstance(started, ev.McpToolCallItem):
         if result.success:
             return started.model_copy(update={

@@ -275,8 +275,9 @@ class Loop:
 
         ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled)
         result = self.registry.execute(prepared, ctx)
-        self.emitter.emit(ev.ItemCompleted(
-            item=completed_item(started, result, interrupted=self.cancelled())))
+        self.emitter.emit(ev.ItemCompleted(item=completed_item(
+            started, result, interrupted=self.cancelled(),
+            named=lambda: prepared.named_changes(ctx))))
         if result.item.get("diff"):
             self.emitter.detail(item_id, result.item["diff"])
         return result

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baseagent.config.defaults import Settings
 from baseagent.core.session import RECORD_SUFFIX
 from baseagent.errors import ConfigError
 from baseagent.llm.types import UsageTotals
@@ -42,8 +43,9 @@ class LoadedSession:
     path: Path
     history: list[dict[str, Any]]
     usage: UsageTotals
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # the first run's
     turns: int = 0
+    latest_meta: dict[str, Any] = field(default_factory=dict)  # the last run's settings
 
 
 def _check_id(thread_id: str) -> str:
@@ -199,10 +201,56 @@ def load_session(path: Path) -> LoadedSession:
                 and isinstance(r.get("event"), dict) and r["event"].get("type") == "turn.started")
     return LoadedSession(thread_id=thread_id, path=path, history=history,
                          usage=usage_so_far(records),
-                         meta=metas[0], turns=turns)
+                         meta=metas[0], turns=turns, latest_meta=metas[-1])
 
 
 def resolve(session_dir: Path, thread_id: str | None, last: bool) -> LoadedSession:
     """`--resume ID` or `--resume-last`: find and load the record, or raise SessionLoadError."""
     path = latest_session(session_dir) if last else find_session(session_dir, thread_id or "")
     return load_session(path)
+
+
+# Settings a resumed thread keeps from its record unless the caller sets them explicitly:
+# the conversation was had with this model, through this endpoint, about this workspace.
+RESUMED_SETTINGS = ("model", "api_base", "cwd")
+
+
+def settings_for_resume(settings: Settings, loaded: LoadedSession,
+                        explicit: Any = ()) -> tuple[Settings, list[str]]:
+    """`settings` with the thread's model, API base and workspace from its record, except
+    those named in `explicit` (a flag, a keyword argument); plus one note for each explicit
+    value that differs from the record, for the caller to show (stderr, the header).
+
+    Used by every entry point that resumes (the CLI, `exec resume`, `Agent(thread_id=...)`),
+    so they all resume the same way. A record written before a setting was recorded (no
+    `api_base` in old records) leaves that setting as it is.
+    """
+    recorded = loaded.latest_meta or loaded.meta
+    updates: dict[str, Any] = {}
+    notes: list[str] = []
+    for name in RESUMED_SETTINGS:
+        if name not in recorded:
+            continue
+        was = recorded[name]
+        now = getattr(settings, name)
+        if name in explicit:
+            if _differs(name, was, now):
+                notes.append(f"resuming thread {loaded.thread_id} with {name} {now} "
+                             f"(the thread used {was})")
+        else:
+            updates[name] = was
+    if "cwd" in updates and not Path(str(updates["cwd"])).is_dir():
+        raise ConfigError(f"thread {loaded.thread_id} worked in {updates['cwd']}, which no "
+                          "longer exists; pass --cwd DIR to resume it in another directory")
+    if not updates:
+        return settings, notes
+    resumed = settings.model_copy()
+    for name, value in updates.items():
+        setattr(resumed, name, value)  # validated (Settings validates assignment)
+    return resumed, notes
+
+
+def _differs(name: str, was: Any, now: Any) -> bool:
+    if name == "cwd":
+        return was is None or Path(str(was)).resolve() != Path(str(now)).resolve()
+    return was != now

@@ -19,7 +19,8 @@ from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, CostLimitError,
                                   ModelError, ModelInterrupted)
 from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Verdict,
-                                 backoff_delay, classify, describe, failure_message,
+                                 backoff_delay, classify, connection_problem, describe,
+                                 failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
@@ -407,6 +408,8 @@ def scrub_surrogates(value: Any) -> Any:
 def _last_error(exc: BaseException) -> str:
     """The reason of the last failed attempt, plus what the server or stream said."""
     summary = describe(exc)
+    if connection_problem(exc) is not None:
+        return summary  # already says where and why
     if isinstance(exc, StreamBroken):
         detail = str(exc) or exc.reason
     else:

@@ -17,11 +17,15 @@ Facts about litellm 1.105.0 this relies on (checked against a real socket server
 from __future__ import annotations
 
 import email.utils
+import errno
 import random
 import re
+import socket
+import ssl
 import time
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Iterator
 
 # Server hints above this are capped: a harness would rather retry (or fail) within minutes
 # than sleep for an hour on one Retry-After header.
@@ -60,6 +64,108 @@ class EmptyResponse(StreamBroken):
     reason = "empty response"
 
 
+@dataclass(frozen=True)
+class ConnectionProblem:
+    """A request that never got an HTTP answer: where it went and why it failed.
+
+    litellm reports all of these as `500 InternalServerError: Connection error.` (or a 408
+    Timeout), a status no server sent; the exception chain under it holds the URL (on the
+    httpx / OpenAI SDK exception) and the real cause (by type: refused, DNS, TLS, timeout).
+    """
+
+    url: str | None
+    cause: str
+    permanent: bool = False  # retrying cannot help (a TLS mismatch, a name that does not exist)
+
+    def __str__(self) -> str:
+        where = f" {self.url}" if self.url else " the provider"
+        verb = "no answer from" if self.cause.startswith("timed out") else "cannot connect to"
+        return f"{verb}{where}: {self.cause}"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = (getattr(current, "original_exception", None) if isinstance(
+            getattr(current, "original_exception", None), BaseException) else None) \
+            or current.__cause__ or current.__context__
+
+
+def _request_url(exc: BaseException) -> str | None:
+    # httpx exceptions raise RuntimeError from `.request` when none was attached.
+    try:
+        request = getattr(exc, "request", None)
+    except RuntimeError:
+        return None
+    url = getattr(request, "url", None)
+    return str(url) if url is not None else None
+
+
+# getaddrinfo errors that mean "this name does not exist", as opposed to EAI_AGAIN
+# ("temporary failure in name resolution"), which is worth another try.
+_NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA")
+                          if hasattr(socket, name))
+_UNREACHABLE = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN})
+
+
+def _cause_of(error: BaseException) -> tuple[str, bool] | None:
+    """(cause, permanent) for one exception of the chain, by type (and errno)."""
+    import httpx
+
+    if isinstance(error, ssl.SSLCertVerificationError):
+        detail = getattr(error, "verify_message", None) or error.strerror or error
+        return f"TLS certificate verification failed ({detail})", True
+    if isinstance(error, ssl.SSLError):
+        detail = getattr(error, "reason", None) or error.strerror or error
+        return f"TLS handshake failed ({detail}; is it an https URL for an " \
+               "http server, or the other way round?)", True
+    if isinstance(error, socket.gaierror):
+        permanent = error.errno in _NO_SUCH_NAME
+        return f"DNS lookup failed ({error.strerror or error})", permanent
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused (nothing listening on that host and port?)", False
+    if isinstance(error, ConnectionResetError):
+        return "connection reset by the server", False
+    if isinstance(error, OSError) and error.errno in _UNREACHABLE:
+        return f"network unreachable ({error.strerror})", False
+    if isinstance(error, httpx.ConnectTimeout):
+        return "timed out connecting", False
+    if isinstance(error, (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout)):
+        return "timed out waiting for the response", False
+    if isinstance(error, httpx.RemoteProtocolError):
+        return f"the server broke the HTTP exchange ({error})", False
+    return None
+
+
+def connection_problem(exc: BaseException) -> ConnectionProblem | None:
+    """What went wrong below HTTP, if that is what this error is; None for an HTTP answer
+    (a status code), a broken stream we detected ourselves, or anything else."""
+    try:
+        import httpx
+        import openai
+    except ImportError:  # pragma: no cover - litellm always brings both
+        return None
+    if type(exc).__name__ == "MidStreamFallbackError":
+        return None  # connected and answered; the stream broke later (see describe)
+    chain = list(_chain(exc))
+    if not any(isinstance(e, (httpx.TransportError, openai.APIConnectionError))
+               for e in chain) or wire_status(exc) is not None:
+        return None
+    # Only the transport's own exceptions: litellm attaches a placeholder request to its own.
+    url = next((u for e in reversed(chain)
+                if isinstance(e, (httpx.TransportError, openai.APIConnectionError))
+                and (u := _request_url(e))), None)
+    for error in reversed(chain):  # the deepest cause is the most precise
+        found = _cause_of(error)
+        if found is not None:
+            return ConnectionProblem(url, found[0], found[1])
+    deepest = chain[-1]
+    return ConnectionProblem(url, f"{type(deepest).__name__}: {deepest}".rstrip(": "))
+
+
 def classify(exc: BaseException) -> Verdict:
     """Decide by the HTTP status the server sent, else by exception type; unknown errors are
     fatal (never loop)."""
@@ -68,6 +174,9 @@ def classify(exc: BaseException) -> Verdict:
 
     if isinstance(exc, StreamBroken):
         return Verdict.RETRY
+    problem = connection_problem(exc)
+    if problem is not None:
+        return Verdict.FATAL if problem.permanent else Verdict.RETRY
     if isinstance(exc, le.ContextWindowExceededError):
         return Verdict.OVERFLOW
     wire = wire_status(exc)
@@ -218,6 +327,9 @@ def describe(exc: BaseException) -> str:
     error: Connection reset by peer`, `stream stalled`... never a stack or a help text."""
     if isinstance(exc, StreamBroken):
         return exc.reason
+    problem = connection_problem(exc)
+    if problem is not None:
+        return str(problem)
     if type(exc).__name__ == "MidStreamFallbackError":
         return f"stream error: {provider_message(root_cause(exc), limit=120)}"
     status = status_of(exc)
@@ -256,6 +368,9 @@ _FATAL_KINDS: tuple[tuple[str, str], ...] = (
 
 def failure_message(exc: BaseException) -> str:
     """One clear line for an error that will not be retried."""
+    problem = connection_problem(exc)
+    if problem is not None:
+        return str(problem)
     status = status_of(exc)
     names = {cls.__name__ for cls in type(exc).__mro__}
     kind = next((label for name, label in _FATAL_KINDS if name in names), None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class _Model(BaseModel):
@@ -44,20 +44,39 @@ class FileUpdateChange(_Model):
     kind: Literal["add", "delete", "update"]
 
 
+class ItemError(_Model):
+    """Why an item failed, in the shape Codex gives `mcp_tool_call.error`."""
+
+    message: str
+
+
+# The name Codex's schema uses for mcp_tool_call's error.
+McpToolCallError = ItemError
+
+
 class FileChangeItem(_Model):
+    """Codex's file_change item. A failed one also carries `error: {message}` (the path is in
+    `changes`): Codex's schema has no field for the reason, so baseagent adds this one, in
+    the shape of mcp_tool_call's `error`, only on failed items; JSON consumers of Codex's
+    schema ignore a field they do not know (docs/INTEROP.md)."""
+
     id: str
     type: Literal["file_change"] = "file_change"
     changes: list[FileUpdateChange] = Field(default_factory=list)
     status: Literal["in_progress", "completed", "failed"] = "in_progress"
+    error: ItemError | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_error(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("error") is None:
+            data.pop("error", None)
+        return data
 
 
 class McpToolCallResult(_Model):
     content: list[dict[str, Any]] = Field(default_factory=list)
     structured_content: Any = None
-
-
-class McpToolCallError(_Model):
-    message: str
 
 
 class McpToolCallItem(_Model):

@@ -1,18 +1,37 @@
 """Terminal renderer: the same events as the JSONL stream, drawn for a person with rich.
 
-Streaming text is printed as deltas arrive; commands show their exit code; file changes
-show their paths; the run ends with a usage line. The turn's plan (the todo_list item) is a
-checklist pinned under the output and redrawn in place at each update (rich's Live), until
-the turn ends and it stays on screen in its final state.
+What a person needs that a harness does not:
+- a header (thread, model, workspace, sandbox) the moment the command starts, drawn by the
+  entry point before the model library is even imported (`header()`);
+- a sign of life whenever nothing else moves: a spinner with the elapsed time while the
+  model is thinking and while a command runs (a status line redrawn in place, only on a
+  terminal, and only while no text line is half written);
+- reasoning streamed as it arrives, but never mixed with message text: agent messages are
+  held until it is known whether they are interim (a tool call follows) or the final answer,
+  which is printed set apart under an `answer` rule;
+- failures that say what failed and why: the path and reason of a refused file change, the
+  exit code and output of a failed command, the error of a tool call;
+- a summary line at the end of each turn: status, turn number, tokens in / cached / out,
+  cost and wall time;
+- the turn's plan (the todo_list item) as a checklist pinned under the output and redrawn
+  in place at each update; when the turn ends it stays on screen in its final state. Off a
+  terminal it is printed once, in its final state.
+
+Everything on screen is drawn through `_safely`, which first lifts the pinned plan (and the
+spinner line) and afterwards puts it back below what was printed: output is never erased,
+and while the plan is pinned streamed text is shown a whole line at a time.
+
+The sink only renders; the entry point hands it to `Agent.from_settings(..., sinks=[...])`
+and tells it where usage comes from (`bind_usage`), so the library stays free of terminals.
 """
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+import threading
+import time
+from typing import Any, Callable, TextIO
 
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.markup import escape
+from rich.console import Console
 from rich.text import Text
 
 from baseagent.output import events as ev
@@ -20,180 +39,452 @@ from baseagent.output import events as ev
 _STATUS_STYLE = {"completed": "green", "failed": "red", "declined": "yellow",
                  "in_progress": "cyan"}
 _KIND_MARK = {"add": "A", "delete": "D", "update": "M"}
+# Lines of a command's output shown when it ends (the model sees all of it).
+OUTPUT_TAIL_LINES = 20
+# Lines of a failure reason shown under the item (the JSONL item carries it whole).
+REASON_LINES = 4
+# Spinner: frames and redraw interval.
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_INTERVAL_S = 0.1
+# Terminal control: back to column 0 and clear the line; one line up and clear it.
+CLEAR_LINE = "\r\x1b[2K"
+UP_AND_CLEAR = "\x1b[1A\x1b[2K"
+
+UsageFn = Callable[[], Any]  # returns baseagent.agent.Usage (duck-typed: no import cycle)
+
+
+class _Spinner:
+    """A status line redrawn in place on a daemon thread; drawn only while `label` is set."""
+
+    def __init__(self, write: Callable[[str], None], lock: threading.RLock,
+                 clock: Callable[[], float]) -> None:
+        self._write = write
+        self._lock = lock
+        self._clock = clock
+        self.label: str | None = None
+        self.since = 0.0
+        self.shown = False
+        self._frame = 0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def set(self, label: str | None, restart: bool = True) -> None:
+        """Show `label` (None hides it). `restart` resets the elapsed time."""
+        with self._lock:
+            if label is not None and (restart or self.label is None):
+                self.since = self._clock()
+            self.label = label
+            if label is None:
+                self.clear()
+            elif self._thread is None:
+                self._thread = threading.Thread(target=self._spin, name="baseagent-spinner",
+                                                daemon=True)
+                self._thread.start()
+
+    def clear(self) -> None:
+        """Erase the status line (call with the lock held, before printing anything)."""
+        if self.shown:
+            self._write(CLEAR_LINE)
+            self.shown = False
+
+    def draw(self) -> None:
+        with self._lock:
+            if self.label is None:
+                return
+            elapsed = self._clock() - self.since
+            frame = FRAMES[self._frame % len(FRAMES)]
+            self._frame += 1
+            self._write(f"{CLEAR_LINE}\x1b[36m{frame}\x1b[0m {self.label} "
+                        f"\x1b[2m{elapsed:.1f}s · Ctrl-C to cancel\x1b[0m")
+            self.shown = True
+
+    def _spin(self) -> None:
+        while not self._stop.wait(SPIN_INTERVAL_S):
+            try:
+                self.draw()
+            except (OSError, ValueError):
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self.label = None
+            self.clear()
 
 
 class PrettySink:
-    def __init__(self, stream: TextIO | None = None) -> None:
+    """Draws events on a terminal. `spinner`: None = only when the stream is a terminal."""
+
+    def __init__(self, stream: TextIO | None = None, *, spinner: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._console = Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
-        self._streamed: dict[str, int] = {}  # item id -> characters of text already printed
+        self._lock = threading.RLock()
+        self._clock = clock
+        self._spinner: _Spinner | None = None
+        if spinner if spinner is not None else self._console.is_terminal:
+            self._spinner = _Spinner(self._raw_write, self._lock, clock)
+        self._streamed: dict[str, int] = {}  # reasoning item id -> characters printed
+        self._midline = False  # a streamed text line is open (the spinner must wait)
+        self._held: str | None = None  # a completed agent message whose role is not known yet
+        self._headed: str | None = None  # thread id the header was drawn for
+        self._usage: UsageFn | None = None
+        self._turns = 0
+        self._turn_started = 0.0
+        self._pending_start: float | None = None
+        self._turn_usage: Any = None
         self._gone = False
-        # While the plan is pinned: the live region, its checklist, and the streamed text of
-        # a line not finished yet (shown above the checklist until its newline arrives: only
-        # whole lines can be printed above a live region).
-        self._live: Live | None = None
-        self._checklist: RenderableType = Text()
-        self._partial = Text()
-        self._mid_line = False  # the last thing printed was streamed text without its newline
+        # The plan: its checklist lines, whether it is pinned under the output (terminals
+        # only), how many of its lines are on screen now, and streamed text of a line not
+        # finished yet while it is pinned (only whole lines can be printed above it).
+        self._plan: list[Text] = []
+        self._pinned = False
+        self._plan_drawn = 0
+        self._partial = ""
+
+    # -- set up by the entry point -----------------------------------------------------------
+
+    def bind_usage(self, usage: UsageFn, turns_before: int = 0) -> None:
+        """Where the summary line reads tokens and cost (the Agent's `usage`), and how many
+        turns the thread had before this sink saw it (a resumed thread)."""
+        self._usage = usage
+        self._turns = turns_before
+
+    def header(self, *, thread_id: str, model: str, cwd: str, sandbox: str,
+               api_base: str | None = None, resumed_turns: int | None = None,
+               notes: list[str] | tuple[str, ...] = ()) -> None:
+        """What the session is about to work with (output/header.py draws it; entry points
+        that must show it before importing this module call that directly, then
+        `headed()`)."""
+        from baseagent import __version__
+        from baseagent.output.header import header_lines
+
+        def draw() -> None:
+            self._headed = thread_id
+            self._end_line()
+            for line in header_lines(version=__version__, thread_id=thread_id, model=model,
+                                     cwd=cwd, sandbox=sandbox, api_base=api_base,
+                                     resumed_turns=resumed_turns, notes=notes):
+                self._raw_write(line + "\n")
+        self._safely(draw)
+
+    def waiting(self, label: str = "starting") -> None:
+        """A turn was asked for but has not started (the model client is still loading):
+        show the spinner now; the turn's wall time counts from here."""
+        def draw() -> None:
+            self._pending_start = self._clock()
+            self._status(label)
+        self._safely(draw)
+
+    def stop_waiting(self) -> None:
+        """The turn asked for never started (cancelled while loading, a bad model)."""
+        def draw() -> None:
+            self._pending_start = None
+            self._status(None)
+        self._safely(draw)
+
+    @property
+    def turns(self) -> int:
+        """Turns of the thread so far (those before this sink, and those it drew)."""
+        return self._turns
+
+    def headed(self, thread_id: str) -> None:
+        """The header of this thread is already on screen: no `thread ...` line for it."""
+        self._headed = thread_id
+
+    def message(self, text: str, style: str = "dim") -> None:
+        """A line from the entry point (interactive commands' answers)."""
+        self._safely(lambda: self._print(Text(text, style=style)))
+
+    # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: ev.ThreadEvent) -> None:
         """Draw one event; once the terminal is gone (a hangup, a closed pipe), draw nothing
         more: the run itself and its session record must not fail because of it."""
+        self._safely(lambda: self._render(event))
+
+    def _safely(self, draw: Callable[[], None]) -> None:
         if self._gone:
             return
         try:
-            self._render(event)
+            with self._lock:
+                self._lift_plan()
+                draw()
+                self._drop_plan()
+                self._flush()
         except (OSError, ValueError):
             self._gone = True
 
     def _render(self, event: ev.ThreadEvent) -> None:
         if isinstance(event, ev.ThreadStarted):
-            self._line(f"[dim]thread {event.thread_id}[/dim]")
+            if self._headed != event.thread_id:
+                self._print(Text(f"thread {event.thread_id}", style="dim"))
+        elif isinstance(event, ev.TurnStarted):
+            self._turns += 1
+            self._turn_started = self._pending_start or self._clock()
+            self._pending_start = None
+            self._turn_usage = self._usage() if self._usage is not None else None
+            self._status("thinking")
         elif isinstance(event, (ev.ItemStarted, ev.ItemUpdated, ev.ItemCompleted)):
             self._item(event)
         elif isinstance(event, ev.TurnCompleted):
-            u = event.usage
-            self._line(f"[dim]tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), "
-                       f"{u.output_tokens} out[/dim]")
+            self._status(None)
+            self._release_held(final=True)
+            self._summary("completed", event.usage, None)
         elif isinstance(event, ev.TurnFailed):
-            self._line(f"[bold red]failed:[/bold red] {escape(event.error.message)}")
+            self._status(None)
+            self._release_held(final=False)
+            self._summary("failed", None, event.error.message)
         elif isinstance(event, ev.ErrorEvent):
-            self._line(f"[yellow]! {escape(event.message)}[/yellow]")
-
-    def _stream_text(self, item_id: str, text: str, style: str, done: bool) -> None:
-        shown = self._streamed.get(item_id, 0)
-        if len(text) > shown:
-            self._write(text[shown:], style)
-            self._streamed[item_id] = len(text)
-        if done:
-            self._write("\n", "")
-
-    def _write(self, text: str, style: str) -> None:
-        """Streamed text, as it comes; above the pinned plan, line by line."""
-        if self._live is None:
-            self._console.print(escape(text), style=style, end="")
-            self._mid_line = not text.endswith("\n")
-            return
-        self._partial.append(text, style=style or None)
-        *lines, self._partial = self._partial.split("\n", allow_blank=True)
-        for line in lines:
-            self._console.print(line)
-        self._live.update(self._pinned(), refresh=True)
-
-    def _line(self, markup: str, **kwargs: Any) -> None:
-        """One whole line of output (above the pinned plan, if there is one)."""
-        self._flush_partial()
-        if self._mid_line:
-            self._console.print()
-            self._mid_line = False
-        self._console.print(markup, **kwargs)
-
-    def _flush_partial(self) -> None:
-        if self._live is not None and self._partial.plain:
-            self._console.print(self._partial)
-            self._partial = Text()
-            self._live.update(self._pinned(), refresh=True)
-
-    # -- the plan ---------------------------------------------------------------------------
-
-    def _plan(self, item: ev.TodoListItem, done: bool) -> None:
-        self._checklist = _checklist(item)
-        if self._live is None:
-            if self._mid_line:  # the live region starts on a line of its own
-                self._console.print()
-                self._mid_line = False
-            self._live = Live(self._pinned(), console=self._console, auto_refresh=False,
-                              redirect_stdout=False, redirect_stderr=False)
-            self._live.start(refresh=True)
-            # A run killed outright must not leave the person's terminal without a cursor.
-            self._console.show_cursor(True)
-        else:
-            self._live.update(self._pinned(), refresh=True)
-        if done:
-            self._unpin()
-
-    def _pinned(self) -> RenderableType:
-        return Group(self._partial, self._checklist) if self._partial.plain else self._checklist
-
-    def _unpin(self) -> None:
-        """The checklist stays where it is, in its last state; output goes on below it."""
-        if self._live is None:
-            return
-        self._flush_partial()
-        live, self._live = self._live, None
-        live.stop()
-        if not self._console.is_terminal:  # rich ends the line itself only on terminals
-            self._console.print()
+            self._end_line()
+            self._print(Text(f"! {event.message}", style="yellow"))
 
     def _item(self, event: ev.ItemStarted | ev.ItemUpdated | ev.ItemCompleted) -> None:
         item = event.item
         done = isinstance(event, ev.ItemCompleted)
+        started = isinstance(event, ev.ItemStarted)
         if isinstance(item, ev.AgentMessageItem):
-            self._stream_text(item.id, item.text, "", done)
-        elif isinstance(item, ev.ReasoningItem):
-            self._stream_text(item.id, item.text, "dim italic", done)
+            # Held: whether it is interim or the answer shows with what comes next.
+            if done:
+                self._release_held(final=False)
+                self._held = item.text if item.text.strip() else None
+                self._status("thinking")
+            elif started:
+                self._status("writing")
+            return
+        if (started or done) and not isinstance(item, (ev.ReasoningItem, ev.TodoListItem)):
+            self._release_held(final=False)  # something follows the message: it was interim
+        if isinstance(item, ev.ReasoningItem):
+            self._reasoning(item, done)
         elif isinstance(item, ev.CommandExecutionItem):
-            if isinstance(event, ev.ItemStarted):
-                self._line(f"[bold cyan]$[/bold cyan] {escape(item.command)}")
-            elif done:
-                out = item.aggregated_output.rstrip("\n")
-                if out:
-                    lines = out.splitlines()
-                    tail = lines[-20:]
-                    if len(lines) > 20:
-                        self._line(f"[dim]  … {len(lines) - 20} more lines[/dim]")
-                    for line in tail:
-                        self._line(f"[dim]  {escape(line)}[/dim]")
-                style = _STATUS_STYLE.get(item.status, "")
-                self._line(f"[{style}]  exit {item.exit_code} ({item.status})[/{style}]")
+            self._command(item, started, done)
         elif isinstance(item, ev.FileChangeItem) and done:
-            style = _STATUS_STYLE.get(item.status, "")
-            for change in item.changes:
-                self._line(f"[{style}]{_KIND_MARK[change.kind]} {escape(change.path)}[/{style}]")
-            if item.status == "failed":
-                self._line("[red]  patch failed[/red]")
+            self._file_change(item)
+            self._status("thinking")
         elif isinstance(item, ev.McpToolCallItem) and done:
             style = _STATUS_STYLE.get(item.status, "")
             args = item.arguments if isinstance(item.arguments, dict) else {}
             target = next((str(v) for v in args.values() if v), "")
-            self._line(f"[{style}]• {item.tool} {escape(target)}[/{style}]")
+            self._print(Text(f"• {item.tool} {target}".rstrip(), style=style))
             if item.error:
-                self._line(f"[red]  {escape(item.error.message)}[/red]")
+                self._reason(item.error.message)
+            self._status("thinking")
         elif isinstance(item, ev.TodoListItem):
-            self._plan(item, done)
+            self._show_plan(item, done)
         elif isinstance(item, ev.ErrorItem) and done:
-            self._line(f"[yellow]! {escape(item.message)}[/yellow]")
+            self._print(Text(f"! {item.message}", style="yellow"))
+
+    def _reasoning(self, item: ev.ReasoningItem, done: bool) -> None:
+        shown = self._streamed.get(item.id, 0)
+        if len(item.text) < shown:  # a retried stream starts its text afresh
+            self._end_line()
+            shown = 0
+        if len(item.text) > shown:
+            self._status(None)
+            self._stream_text(item.text[shown:], "dim italic")
+            self._streamed[item.id] = len(item.text)
+        if done:
+            self._streamed.pop(item.id, None)
+            self._end_line()
+            self._status("thinking")
+
+    def _stream_text(self, text: str, style: str) -> None:
+        """Text as it arrives; while the plan is pinned, a whole line at a time."""
+        if not self._pinned:
+            self._console.print(Text(text, style=style), end="")
+            self._midline = not text.endswith("\n")
+            return
+        *lines, self._partial = (self._partial + text).split("\n")
+        for line in lines:
+            self._console.print(Text(line, style=style))
+
+    # -- the plan ----------------------------------------------------------------------------
+
+    def _show_plan(self, item: ev.TodoListItem, done: bool) -> None:
+        self._plan = _checklist(item)
+        if self._console.is_terminal:
+            self._pinned = True  # drawn (again) under the output by _safely
+            if done:
+                self._unpin()
+        elif done:  # no cursor to move back with: the final state, once
+            for line in self._plan:
+                self._print(line)
+            self._plan = []
+
+    def _unpin(self) -> None:
+        """The checklist stays where it is, in its last state; output goes on below it."""
+        if not self._pinned:
+            return
+        self._drop_plan()
+        self._pinned = False
+        self._plan_drawn = 0
+        self._plan = []
+
+    def _lift_plan(self) -> None:
+        """Take the pinned plan (and the spinner line) off the screen before drawing."""
+        if self._spinner is not None:
+            self._spinner.clear()
+        if self._plan_drawn:
+            self._raw_write("\r" + UP_AND_CLEAR * self._plan_drawn)
+            self._plan_drawn = 0
+
+    def _drop_plan(self) -> None:
+        """Put the pinned plan back under what was printed (with any partial line)."""
+        if not self._pinned or self._plan_drawn:
+            return
+        if self._midline:
+            self._console.print()
+            self._midline = False
+        lines = ([Text(self._partial)] if self._partial else []) + self._plan
+        width = max(1, self._console.width - 1)  # never wrap: each line one screen row
+        for line in lines:
+            self._console.print(line[:width] if len(line) > width else line)
+        self._plan_drawn = len(lines)
+
+    def _command(self, item: ev.CommandExecutionItem, started: bool, done: bool) -> None:
+        if started:
+            self._print(Text.assemble(("$ ", "bold cyan"), item.command))
+            self._status("running")
+        elif done:
+            out = item.aggregated_output.rstrip("\n")
+            if out:
+                lines = out.splitlines()
+                if len(lines) > OUTPUT_TAIL_LINES:
+                    self._print(Text(f"  … {len(lines) - OUTPUT_TAIL_LINES} more lines",
+                                     style="dim"))
+                for line in lines[-OUTPUT_TAIL_LINES:]:
+                    self._print(Text(f"  {line}", style="dim"))
+            style = _STATUS_STYLE.get(item.status, "")
+            code = "none" if item.exit_code is None else str(item.exit_code)
+            self._print(Text(f"  exit {code} ({item.status})", style=style))
+            self._status("thinking")
+
+    def _file_change(self, item: ev.FileChangeItem) -> None:
+        style = _STATUS_STYLE.get(item.status, "")
+        failed = item.status == "failed"
+        for change in item.changes:
+            verb = "not written: " if failed else ""
+            self._print(Text(f"{_KIND_MARK[change.kind]} {verb}{change.path}", style=style))
+        if failed:
+            if not item.changes:
+                self._print(Text("file change failed", style="red"))
+            self._reason(item.error.message if item.error else "no reason given")
+
+    def _reason(self, message: str) -> None:
+        lines = message.strip().splitlines() or [""]
+        for line in lines[:REASON_LINES]:
+            self._print(Text(f"  {line}", style="red"))
+        if len(lines) > REASON_LINES:
+            self._print(Text(f"  … {len(lines) - REASON_LINES} more lines", style="dim"))
+
+    def _release_held(self, final: bool) -> None:
+        text, self._held = self._held, None
+        if text is None:
+            return
+        self._end_line()
+        if final:
+            self._console.print()
+            self._console.rule(Text("answer", style="bold green"), style="green",
+                               align="left")
+            self._print(Text(text.strip("\n")))
+            self._console.rule(style="green")
+        else:
+            self._print(Text(text.strip("\n")))
+
+    def _summary(self, status: str, usage: ev.Usage | None, error: str | None) -> None:
+        parts = [f"turn {self._turns}"]
+        spent = self._spent(usage)
+        if spent is not None:
+            tokens_in, cached, tokens_out, cost = spent
+            parts.append(f"{tokens_in:,} in ({cached:,} cached) · {tokens_out:,} out")
+            parts.append("cost unknown" if cost is None else f"${cost:.4f}")
+        if self._turn_started:
+            parts.append(f"{self._clock() - self._turn_started:.1f}s")
+        mark, style = ("✓", "green") if status == "completed" else ("✗", "red")
+        if error is not None and error.startswith("interrupted"):
+            mark, style, status = "■", "yellow", "interrupted"
+        self._print(Text.assemble((f"{mark} {status}", f"bold {style}"),
+                                  (" · " + " · ".join(parts), "dim")))
+        if error is not None and status != "interrupted":
+            self._reason(error)
+        elif error is not None:
+            self._print(Text(f"  {error}", style="yellow"))
+
+    def _spent(self, usage: ev.Usage | None) -> tuple[int, int, int, float | None] | None:
+        """This turn's tokens and cost: from the bound usage, else the event's totals."""
+        if self._usage is not None and self._turn_usage is not None:
+            now = self._usage().minus(self._turn_usage)
+            return now.input_tokens, now.cached_input_tokens, now.output_tokens, now.cost_usd
+        if usage is not None:
+            return usage.input_tokens, usage.cached_input_tokens, usage.output_tokens, None
+        return None
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def _status(self, label: str | None) -> None:
+        if self._spinner is not None:
+            self._spinner.set(label, restart=label != self._spinner.label)
+
+    def _raw_write(self, text: str) -> None:
+        self._console.file.write(text)
+        self._console.file.flush()
+
+    def _end_line(self) -> None:
+        if self._spinner is not None:
+            self._spinner.clear()
+        if self._partial:
+            self._console.print(Text(self._partial))
+            self._partial = ""
+        if self._midline:
+            self._console.print()
+            self._midline = False
+
+    def _print(self, text: Text) -> None:
+        self._end_line()
+        self._console.print(text)
+
+    def _flush(self) -> None:
+        self._console.file.flush()
 
     def detail(self, _item_id: str, text: str) -> None:
         """A unified diff from a file tool: colour the lines a reader scans for."""
-        for line in text.splitlines():
-            if line.startswith(("+++", "---")):
-                style = "bold"
-            elif line.startswith("+"):
-                style = "green"
-            elif line.startswith("-"):
-                style = "red"
-            elif line.startswith("@@"):
-                style = "cyan"
-            else:
-                style = "dim"
-            self._line(f"  {escape(line)}", style=style, highlight=False)
+        def draw() -> None:
+            for line in text.splitlines():
+                if line.startswith(("+++", "---")):
+                    style = "bold"
+                elif line.startswith("+"):
+                    style = "green"
+                elif line.startswith("-"):
+                    style = "red"
+                elif line.startswith("@@"):
+                    style = "cyan"
+                else:
+                    style = "dim"
+                self._print(Text(f"  {line}", style=style))
+        self._safely(draw)
 
     def close(self) -> None:
+        if self._spinner is not None:
+            try:
+                self._spinner.close()
+            except (OSError, ValueError):
+                pass
         try:
-            self._unpin()
-            self._console.file.flush()
+            with self._lock:
+                self._lift_plan()
+                self._end_line()
+                if self._pinned:  # a turn that never completed its plan: leave it drawn
+                    self._drop_plan()
+                    self._pinned = False
+                    self._plan_drawn = 0
+                self._flush()
         except (OSError, ValueError):
-            self._gone = True
+            pass
 
 
-def _checklist(item: ev.TodoListItem) -> Text:
+def _checklist(item: ev.TodoListItem) -> list[Text]:
     done = sum(1 for entry in item.items if entry.completed)
-    text = Text()
-    text.append(f"Plan ({done}/{len(item.items)} done)", style="bold")
+    lines = [Text(f"Plan ({done}/{len(item.items)} done)", style="bold")]
     for entry in item.items:
-        text.append("\n")
-        if entry.completed:
-            text.append(f"  [x] {entry.text}", style="green")
-        else:
-            text.append(f"  [ ] {entry.text}")
-    return text
+        lines.append(Text(f"  [x] {entry.text}", style="green") if entry.completed
+                     else Text(f"  [ ] {entry.text}"))
+    return lines

@@ -12,7 +12,7 @@ of a script (see baseagent.testing.script); every request is recorded for assert
 
 CLI (demos, other languages' CI):
     python -m baseagent.testing.scripted_server --script steps.json [--port N]
-        [--context-window N] [--prefix-cache] [--anthropic-cache] [--record FILE]
+        [--context-window N] [--prefix-cache] [--anthropic-cache] [--record FILE] [--loop]
 """
 from __future__ import annotations
 
@@ -108,12 +108,14 @@ class ScriptedServer:
     exhausted: "message" answers EXHAUSTED_TEXT, "error" answers HTTP 500; both count
     in `overruns` so a test can assert the agent stopped in time.
     on_request: called with each parsed request body as it arrives (the CLI's --record).
+    loop: a list script starts over from its first step when it runs out, so a demo works
+    again and again against one server (`exhausted` then never applies).
     """
 
     def __init__(self, script: Iterable[dict] | Responder, *, context_window: int | None = None,
                  prefix_cache: bool = False, anthropic_cache: bool = False,
                  exhausted: str = "message", on_request: OnRequest | None = None,
-                 port: int = 0, verbose: bool = False) -> None:
+                 port: int = 0, verbose: bool = False, loop: bool = False) -> None:
         if exhausted not in EXHAUSTED_MODES:
             raise ValueError(f"exhausted must be one of {EXHAUSTED_MODES}, got {exhausted!r}")
         self._lock = threading.Lock()
@@ -123,6 +125,7 @@ class ScriptedServer:
             self.extend(script)  # type: ignore[arg-type]
         self.context_window = context_window
         self.exhausted = exhausted
+        self.loop = loop  # a list script starts over when it runs out (demos)
         self.on_request = on_request
         self.verbose = verbose
         self._cache = (PrefixCache(anthropic=anthropic_cache)
@@ -250,6 +253,9 @@ class ScriptedServer:
                 reply = None
                 index = self._next
                 step = self._step_for(body, index)
+                if step is None and self.loop and self._steps:
+                    index = self._next = 0  # --loop: the script starts over
+                    step = self._steps[0]
                 if step is None:
                     self.overruns += 1  # not consumed: a later extend() is played next
                 else:
@@ -515,6 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exhausted", choices=EXHAUSTED_MODES, default="message")
     parser.add_argument("--record", help="append each request body to this JSONL file")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    parser.add_argument("--loop", action="store_true",
+                        help="start the script over when it runs out (repeatable demos)")
     args = parser.parse_args(argv)
     try:
         steps = load_script(args.script)
@@ -533,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 prefix_cache=args.prefix_cache,
                                 anthropic_cache=args.anthropic_cache,
                                 exhausted=args.exhausted, on_request=on_request,
-                                port=args.port, verbose=args.verbose)
+                                port=args.port, verbose=args.verbose, loop=args.loop)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

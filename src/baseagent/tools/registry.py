@@ -58,6 +58,14 @@ class PreparedCall:
             return []
         return self.tool.planned_changes(self.args, ctx)
 
+    def named_changes(self, ctx: Any) -> list[dict[str, str]]:
+        """The files the call names even when it may not change them (a refused path): the
+        path a failed file_change item reports. A module's `named_changes`, else its plan."""
+        named = getattr(self.module, "named_changes", None)
+        if named is None or self.args is None:
+            return self.planned_changes(ctx)
+        return named(self.args, ctx)
+
     def arguments_for_display(self) -> Any:
         if self.args is not None:
             dump = getattr(self.args, "model_dump", None)

@@ -44,6 +44,14 @@ def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
     return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
 
 
+def named_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
+    """The file the call names, refused or not: what a failed item reports as its path."""
+    if not args.file_path:
+        return []
+    target = ctx.resolve(args.file_path)
+    return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+
+
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     target = resolve_write(ctx, args.file_path)
     # Write through a symlink to its target (resolve_write has checked where it points), so

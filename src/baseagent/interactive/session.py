@@ -1,0 +1,260 @@
+"""The read-run loop of the interactive session, over the library's Agent.
+
+One `Agent` per thread. Every instruction the user enters is `agent.run()` on the same
+thread, rendered by the terminal sink handed to the Agent. Ctrl-C during a turn calls
+`agent.cancel()` (through the same SignalGuard the one-shot CLI uses) and the session goes
+on; a second Ctrl-C before the turn has stopped exits at once. `/new` builds a new Agent,
+`/resume ID` one with the recorded thread, `/model NAME` one on the same thread with
+another model; `/cost` reads `agent.usage`.
+
+The header is drawn before the agent (and litellm) is imported; the Agent starts importing
+litellm in the background when it is built, so it is ready by the time the user has typed
+the first instruction, and every later turn reaches the model at once.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from baseagent.config.defaults import Settings
+from baseagent.errors import ConfigError, InputError
+from baseagent.exit_codes import EXIT_OK, exit_code_for_signal
+
+# Where the prompt keeps its history between sessions.
+HISTORY_FILE = Path("~/.baseagent/prompt_history")
+# Signals that end the session (after stopping the turn), as opposed to SIGINT (Ctrl-C),
+# which only stops the turn.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | list[str] = (),
+          env: Mapping[str, str] | None = None) -> int:
+    """Run the interactive session until the user leaves; returns the exit code.
+
+    Raises ConfigError before anything is drawn when the model string cannot work.
+    """
+    from baseagent.runner import early_header
+
+    env = os.environ if env is None else env
+    thread_id = early_header(settings, resume, notes)  # before anything slow is imported
+    from baseagent.output.redact import Redactor, install_stderr
+
+    # Before litellm is imported (the Agent starts that): see runner.run.
+    install_stderr(Redactor.from_environment(env, settings.env_strip, [settings.api_key]))
+
+    from baseagent.output.pretty import PrettySink
+
+    typeahead = _hold_typeahead()
+    sink = PrettySink()
+    session = InteractiveSession(settings, sink, env)
+    session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True)
+    from baseagent.interactive.commands import KEYS
+
+    sink.message(KEYS + " · /help")
+    try:
+        return session.loop()
+    finally:
+        session.close()
+        sink.close()
+        typeahead()
+        gc.freeze()  # teardown would walk litellm's objects for seconds (see runner.py)
+
+
+def _hold_typeahead() -> Any:
+    """Stop the terminal echoing what is typed before the prompt is up (or while a turn
+    runs): the prompt shows it when it reads it, instead of the line being printed twice in
+    the middle of the output. Ctrl-C keeps working (signals are untouched). Returns the
+    function that puts the terminal back as it was."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = termios.tcgetattr(fd)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return lambda: None
+
+    def restore() -> None:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except (OSError, ValueError):
+            pass
+    return restore
+
+
+class InteractiveSession:
+    """The current thread's Agent and the loop that feeds it."""
+
+    def __init__(self, settings: Settings, sink: Any, env: Mapping[str, str],
+                 input_line: Any = None) -> None:
+        self.settings = settings
+        self.sink = sink
+        self.env = env
+        self.agent: Any = None
+        self._input = input_line
+        self._resumed_turns = 0
+        self._exit_code: int | None = None
+
+    # -- the thread's Agent ------------------------------------------------------------------
+
+    def open(self, settings: Settings, *, resume: Any = None, notes: Any = (),
+             thread_id: str | None = None, headed: bool = False) -> None:
+        """Make the Agent of a thread current (the previous one is closed). Raises
+        ConfigError, leaving the current agent as it was, when the new one cannot be built."""
+        from baseagent.agent import Agent
+
+        agent = Agent.from_settings(settings, resume=resume, env=self.env, sinks=[self.sink],
+                                    notes=notes, thread_id=thread_id)
+        if self.agent is not None:
+            self.agent.close()
+        self.agent = agent
+        turns = resume.turns if resume is not None else 0
+        self.sink.bind_usage(lambda: agent.usage, turns)
+        if headed:
+            self.sink.headed(agent.thread_id)
+        else:
+            self.sink.header(thread_id=agent.thread_id, model=settings.model,
+                             cwd=str(settings.cwd), sandbox=settings.sandbox,
+                             api_base=settings.api_base,
+                             resumed_turns=turns if resume is not None else None, notes=notes)
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.close()
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def loop(self) -> int:
+        from baseagent.interactive.commands import UnknownCommand, instruction_text, parse
+
+        if self._input is None:
+            from baseagent.interactive.prompt import InputLine
+
+            self._input = InputLine(HISTORY_FILE.expanduser())
+        while self._exit_code is None:
+            try:
+                line = self._input.read()
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt: the line is dropped, the session stays
+            except EOFError:
+                return EXIT_OK
+            if not line.strip():
+                continue
+            try:
+                command = parse(line)
+            except UnknownCommand as exc:
+                self.sink.message(str(exc), "yellow")
+                continue
+            if command is None:
+                self.turn(instruction_text(line))
+            elif self.command(command.name, command.argument):
+                return EXIT_OK
+        return self._exit_code
+
+    def turn(self, instruction: str) -> None:
+        """One turn of the current thread; Ctrl-C stops it and the session goes on."""
+        from baseagent.signals import SignalGuard
+
+        agent = self.agent
+        turns_before = self.sink.turns
+        guard = SignalGuard(agent).install()
+        self.sink.waiting()
+        try:
+            result = agent.run(instruction)
+        except (ConfigError, InputError) as exc:
+            self.sink.stop_waiting()
+            self.sink.message(f"error: {exc}", "red")
+            return
+        finally:
+            guard.close()
+        self.sink.stop_waiting()
+        if self.sink.turns == turns_before and result.status == "interrupted":
+            self.sink.message("■ interrupted before the model was reached", "yellow")
+        if guard.signal_number in ENDING_SIGNALS:
+            self._exit_code = exit_code_for_signal(guard.signal_number)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def command(self, name: str, argument: str) -> bool:
+        """Carry out one slash command; True when the session should end."""
+        from baseagent.interactive.commands import help_lines
+
+        if name == "/exit":
+            return True
+        if name == "/help":
+            for line in help_lines():
+                self.sink.message(line, "")
+            return False
+        try:
+            if name == "/new":
+                self.open(self.agent.settings)
+            elif name == "/resume":
+                self._resume(argument)
+            elif name == "/model":
+                self._switch_model(argument)
+            elif name == "/cost":
+                self._cost()
+        except ConfigError as exc:
+            self.sink.message(f"error: {exc}", "red")
+        return False
+
+    def _resume(self, thread_id: str) -> None:
+        from baseagent.core.records import find_session, load_session, settings_for_resume
+
+        loaded = load_session(find_session(self.agent.settings.session_dir, thread_id))
+        # The record's model, API base and workspace: what the thread was about.
+        settings, notes = settings_for_resume(self.agent.settings, loaded, ())
+        self.open(settings, resume=loaded, notes=notes)
+
+    def _switch_model(self, model: str) -> None:
+        from baseagent.llm.preflight import preflight
+
+        current = self.agent
+        settings = current.settings.model_copy()
+        try:
+            settings.model = model
+        except ValueError as exc:
+            raise ConfigError(f"invalid model {model!r}: {exc}") from None
+        problem = preflight(settings.model, settings.api_key, self.env)
+        if problem is not None:  # checked before the current agent is given up
+            raise ConfigError(problem)
+        self.open(settings, resume=self._as_resume(current), thread_id=current.thread_id)
+
+    def _as_resume(self, agent: Any) -> Any:
+        """The current thread as a resume point: its record when there is one, else what
+        the agent holds in memory (a thread run with --no-session). None before any turn
+        (then only the thread id carries over)."""
+        from baseagent.core.assembly import session_path
+        from baseagent.core.records import LoadedSession, load_session
+        from baseagent.llm.types import UsageTotals
+
+        if not self._started(agent):
+            return None
+        path = session_path(agent.settings, agent.thread_id)
+        if agent.settings.record_session and path.is_file():
+            return load_session(path)  # flushed line by line: it holds every turn
+        usage = agent.usage
+        totals = UsageTotals(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens,
+                             usage.cost_usd or 0.0, usage.cost_usd is not None)
+        return LoadedSession(thread_id=agent.thread_id, path=path, history=agent.history,
+                             usage=totals, turns=self.sink.turns)
+
+    @staticmethod
+    def _started(agent: Any) -> bool:
+        return any(m.get("role") == "assistant" for m in agent.history)
+
+    def _cost(self) -> None:
+        usage = self.agent.usage
+        cost = "unknown (no price for this model)" if usage.cost_usd is None \
+            else f"${usage.cost_usd:.4f}"
+        self.sink.message(
+            f"thread {self.agent.thread_id}: {usage.input_tokens:,} tokens in "
+            f"({usage.cached_input_tokens:,} cached) · {usage.output_tokens:,} out · "
+            f"cost {cost} · model {self.agent.settings.model}", "")
+

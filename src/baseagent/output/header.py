@@ -1,0 +1,39 @@
+"""The terminal header: what a session works with, drawn the moment the command starts.
+
+Plain ANSI and no imports beyond the standard library: it is printed before the rest of
+the agent (pydantic event models, rich, litellm) is even imported, so a person sees within
+a fraction of a second which thread, model, workspace and sandbox the run will use.
+"""
+from __future__ import annotations
+
+from typing import Sequence, TextIO
+
+BOLD, DIM, CYAN, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
+
+
+def header_lines(*, version: str, thread_id: str, model: str, cwd: str, sandbox: str,
+                 api_base: str | None = None, resumed_turns: int | None = None,
+                 notes: Sequence[str] = ()) -> list[str]:
+    """The header as ANSI-coloured lines (no trailing newlines)."""
+    if resumed_turns is None:
+        state = "new thread"
+    else:
+        state = f"resumed thread, {resumed_turns} earlier turn{'s' * (resumed_turns != 1)}"
+    lines = [f"{BOLD}baseagent{RESET} {DIM}{version}{RESET}  {DIM}thread{RESET} "
+             f"{CYAN}{thread_id}{RESET} {DIM}({state}){RESET}"]
+    where = f"{DIM}model{RESET} {BOLD}{model}{RESET}"
+    if api_base:
+        where += f"  {DIM}api{RESET} {api_base}"
+    where += f"  {DIM}workspace{RESET} {cwd}  {DIM}sandbox{RESET} {sandbox}"
+    lines.append(where)
+    lines.extend(f"{YELLOW}! {note}{RESET}" for note in notes)
+    return lines
+
+
+def print_header(stream: TextIO, **fields: object) -> None:
+    """Write the header and flush (a terminal that went away is not an error here)."""
+    try:
+        stream.write("".join(line + "\n" for line in header_lines(**fields)))  # type: ignore[arg-type]
+        stream.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,114 @@
+"""Failures that explain themselves: a refused file change names its path and reason (JSONL,
+session record, terminal), a provider that cannot be reached is named with the cause, and
+`sessions list/show` say why a thread failed."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import socket
+import sys
+import time
+
+import pytest
+
+from helpers import AGENT, agent_env, run_agent
+
+NO_RETRY = {"BASEAGENT_MAX_RETRIES": "0"}
+
+
+def refused_write_script() -> list[dict]:
+    return [{"tool_calls": [{"name": "write_file",
+                             "arguments": {"file_path": "notes.txt", "content": "x"}}]},
+            {"content": "Could not write."}, {"content": "Verified: not written."}]
+
+
+def test_a_refused_write_names_its_path_and_reason(scripted_server, workspace, home):
+    server = scripted_server(refused_write_script())
+    run = run_agent(["-i", "write notes", "--sandbox", "read-only"], cwd=workspace, home=home,
+                    api_base=server.api_base, timeout=180)
+    assert run.returncode == 0, run.stderr
+    [item] = run.completed_items("file_change")
+    assert item["status"] == "failed"
+    assert item["changes"] == [{"path": "notes.txt", "kind": "add"}]
+    assert item["error"] == {"message": "sandbox is read-only: refusing to write notes.txt"}
+    # the model got the same reason, and the record holds the same item
+    assert server.requests[1]["messages"][-1]["content"] == \
+        "Error: sandbox is read-only: refusing to write notes.txt"
+    [record] = (home / ".baseagent" / "sessions").glob("*.jsonl")
+    recorded = [json.loads(line)["event"]["item"] for line in record.open()
+                if '"file_change"' in line and '"item.completed"' in line]
+    assert recorded == [item]
+
+
+def test_a_refused_write_on_the_terminal(scripted_server, workspace, home):
+    server = scripted_server(refused_write_script())
+    screen = run_on_pty(["-i", "write notes", "--sandbox", "read-only", "--model",
+                         "openai/scripted", "--api-base", server.api_base], workspace, home)
+    assert "A not written: notes.txt" in screen
+    assert "  sandbox is read-only: refusing to write notes.txt" in screen
+    assert "patch failed" not in screen
+
+
+@pytest.mark.parametrize("kind", ["refused", "tls", "dns"])
+def test_unreachable_providers_are_named_with_the_cause(kind, scripted_server, workspace, home):
+    if kind == "refused":
+        with socket.socket() as sock:  # a port nothing listens on
+            sock.bind(("127.0.0.1", 0))
+            base = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        cause = "connection refused"
+    elif kind == "tls":
+        base = scripted_server([]).api_base.replace("http://", "https://")  # plain HTTP there
+        cause = "TLS handshake failed"
+    else:
+        base = "http://no-such-host.invalid/v1"
+        cause = "DNS lookup failed"
+    run = run_agent(["-i", "hello"], cwd=workspace, home=home, api_base=base,
+                    env_extra=NO_RETRY, timeout=180)
+    assert run.returncode == 1, run.stderr
+    [failed] = run.of_type("turn.failed")
+    message = failed["error"]["message"]
+    assert message.startswith(f"model call failed: cannot connect to {base}/chat/completions: "
+                              f"{cause}") or message.startswith(
+        f"model call failed after 0 retries: cannot connect to {base}/chat/completions: "
+        f"{cause}"), message
+    assert "500" not in message and "InternalServerError" not in message
+
+    # sessions list and show say why the thread failed
+    listing = run_agent(["sessions"], cwd=workspace, home=home, parse=False)
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert "failed" in lines[1].split()
+    assert lines[2].startswith("  ↳ model call failed") and cause in lines[2]
+    thread_id = run.events[0]["thread_id"]
+    shown = run_agent(["sessions", "show", thread_id], cwd=workspace, home=home, parse=False)
+    assert f"failed:   {message}" in shown.stdout.splitlines()
+    as_json = run_agent(["sessions", "list", "--json"], cwd=workspace, home=home, parse=False)
+    assert json.loads(as_json.stdout.splitlines()[0])["last_error"] == message
+
+
+def run_on_pty(args: list[str], cwd, home) -> str:
+    """The agent on a pseudo-terminal; what the terminal received, without escape codes."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = agent_env(home)
+        env["COLUMNS"] = "120"
+        os.chdir(cwd)
+        os.execve(sys.executable, [sys.executable, str(AGENT), *args], env)
+    chunks = []
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    os.waitpid(pid, 0)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", text)
