@@ -10,12 +10,12 @@ import dataclasses
 import gc
 import os
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from baseagent.config.defaults import Settings
+from baseagent.core.ids import new_thread_id
 from baseagent.core.interrupt import Cancellation
 from baseagent.output.emitter import Emitter
 
@@ -98,7 +98,7 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
         raise UsageError(redactor.text(str(exc))) from None
 
     emitter = Emitter([sink], redact=redactor)
-    thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
+    thread_id = resume.thread_id if resume is not None else new_thread_id()
     client = _model_client(settings, llm, emitter, cancellation, thread_id)
     tool_context = ToolContext(
         cwd=settings.cwd, sandbox=settings.sandbox, shell_timeout_ms=settings.shell_timeout_ms,
@@ -146,6 +146,7 @@ def _model_client(settings: Settings, llm: Any, emitter: Emitter, cancellation: 
         request_timeout=settings.request_timeout,
         stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
         on_notice=emitter.notice, cancelled=cancellation.is_set,
+        reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
     )
 
@@ -172,11 +173,7 @@ def _open_session(settings: Settings, resume: Any, thread_id: str, redactor: Any
 
 
 def _close_session(session: Any, totals: Any) -> None:
-    session.usage(input_tokens=totals.input_tokens,
-                  cached_input_tokens=totals.cached_input_tokens,
-                  output_tokens=totals.output_tokens,
-                  cost_usd=totals.cost_usd if totals.cost_known else None,
-                  calls=totals.calls)
+    session.usage(**totals.as_record())
     session.close()
 
 

@@ -40,9 +40,12 @@ def completed_item(started: ev.ThreadItem, result: ToolResult,
             "status": status,
         })
     if isinstance(started, ev.FileChangeItem):
+        # A call that changed nothing (a patch that does not apply) keeps listing the files
+        # it meant to change, as Codex's failed patch items do; its status says it failed.
         changes = [ev.FileUpdateChange(**c) for c in result.item.get("changes", [])]
         return started.model_copy(update={
-            "changes": changes, "status": "completed" if result.success else "failed"})
+            "changes": changes or started.changes,
+            "status": "completed" if result.success else "failed"})
     if isinstance(started, ev.McpToolCallItem):
         if result.success:
             return started.model_copy(update={

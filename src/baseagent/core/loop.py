@@ -85,6 +85,7 @@ class Agent:
     def run_turn(self, instruction: str) -> RunOutcome:
         """One user instruction, worked to completion; always ends with turn.completed/failed."""
         self.emitter.turn_started()
+        cost_before = self.client.totals.cost_usd
         self._append({"role": "user", "content": instruction})
         try:
             final = self._work(instruction)
@@ -99,9 +100,7 @@ class Agent:
         except _IterationLimit:
             return self._fail("limit", f"max iterations reached ({self.max_iterations} model "
                                        "calls) before the task was finished")
-        totals = self.client.totals
-        self.emitter.turn_completed(totals.input_tokens, totals.cached_input_tokens,
-                                    totals.output_tokens)
+        self.emitter.turn_completed(self.client.totals, cost_before)
         return RunOutcome("completed", final_message=final)
 
     def _fail(self, status: Status, message: str) -> RunOutcome:

@@ -5,6 +5,7 @@ show their paths; the run ends with a usage line.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import TextIO
 
@@ -42,8 +43,9 @@ class PrettySink:
             self._item(event)
         elif isinstance(event, ev.TurnCompleted):
             u = event.usage
+            cost = "" if event.cost_usd is None else f", ${event.cost_usd:.4f} this turn"
             c.print(f"[dim]tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), "
-                    f"{u.output_tokens} out[/dim]")
+                    f"{u.output_tokens} out{cost}[/dim]")
         elif isinstance(event, ev.TurnFailed):
             c.print(f"[bold red]failed:[/bold red] {escape(event.error.message)}")
         elif isinstance(event, ev.ErrorEvent):
@@ -81,7 +83,8 @@ class PrettySink:
         elif isinstance(item, ev.FileChangeItem) and done:
             style = _STATUS_STYLE.get(item.status, "")
             for change in item.changes:
-                c.print(f"[{style}]{_KIND_MARK[change.kind]} {escape(change.path)}[/{style}]")
+                shown = _short_path(change.path)
+                c.print(f"[{style}]{_KIND_MARK[change.kind]} {escape(shown)}[/{style}]")
             if item.status == "failed":
                 c.print("[red]  patch failed[/red]")
         elif isinstance(item, ev.McpToolCallItem) and done:
@@ -114,3 +117,15 @@ class PrettySink:
 
     def close(self) -> None:
         self._console.file.flush()
+
+
+def _short_path(path: str) -> str:
+    """Event paths are absolute (as Codex's are); a person reads them relative to where
+    they started the agent when the file is under it."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        return path
+    if os.path.isabs(path) and os.path.commonpath([here, path]) == here and path != here:
+        return os.path.relpath(path, here)
+    return path
