@@ -21,6 +21,7 @@ from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Ver
                                  backoff_delay, classify, describe, failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.reasoning import wire_messages
+from baseagent.llm.text_tool_calls import parse_tool_calls
 from baseagent.llm.types import CallUsage, ModelTurn, ToolCall, UsageTotals
 
 ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
@@ -205,6 +206,7 @@ class ModelClient:
         self.extra_params = dict(extra_params or {})
         self.reasoning_effort = reasoning_effort
         self.tool_call_parser = tool_call_parser
+        self._text_calls_noticed = False
         self.on_notice = on_notice
         self.cancelled = cancelled
         self._sleep = sleep
@@ -249,9 +251,29 @@ class ModelClient:
                 on_progress("", "")  # the retried stream starts its text afresh
                 continue
             self.totals.add(turn.usage)
-            return turn
+            return self._take_text_tool_calls(turn, tools)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _take_text_tool_calls(self, turn: ModelTurn, tools: list[dict] | None) -> ModelTurn:
+        """Calls written in the text become tool calls (setting tool_call_parser: `auto`
+        when the turn has no native call, `text` always, `native` never); the first time
+        in a run it happens, an `error` notice says so."""
+        mode = self.tool_call_parser
+        if mode == "native" or not tools or (turn.tool_calls and mode != "text"):
+            return turn
+        parsed = parse_tool_calls(turn.text, tools)
+        if not parsed.calls:
+            return turn
+        if not self._text_calls_noticed:
+            self._text_calls_noticed = True
+            self.on_notice(f"the model wrote {len(parsed.calls)} tool call(s) as text; running "
+                           f"them as tool calls (tool_call_parser={mode}); further ones are "
+                           "run without this notice")
+        turn.tool_calls = turn.tool_calls + [ToolCall(id="", name=c.name, arguments=c.arguments)
+                                             for c in parsed.calls]
+        turn.text = parsed.text
+        return turn
 
     def _wait(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
