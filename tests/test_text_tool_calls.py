@@ -37,7 +37,14 @@ CASES = {
     "optional argument kept": (_tag({"name": "shell", "arguments": {"command": "ls",
                                                                      "timeout_ms": 5000}}),
                                [("shell", {"command": "ls", "timeout_ms": 5000})], ""),
+    "a JSON array of calls": (json.dumps([LS, {"name": "write_file", "arguments": {
+        "file_path": "c.txt", "content": "6"}}]),
+        [("shell", {"command": "ls"}), ("write_file", {"file_path": "c.txt", "content": "6"})],
+        ""),
     # never run: these stay text
+    "an array with one invalid call": (json.dumps([LS, {"name": "nope", "arguments": {}}]),
+                                       [], None),
+    "an array that is not calls": ("[1, 2, 3]", [], None),
     "tool not offered": (_tag({"name": "rm_rf", "arguments": {}}), [], None),
     "missing required argument": (_tag({"name": "shell", "arguments": {}}), [], None),
     "argument of the wrong type": (_tag({"name": "shell", "arguments": {"command": 3}}),

@@ -9,7 +9,8 @@ given as a JSON string are decoded):
 - Hermes / Qwen tags: `<tool_call>{...}</tool_call>` (the closing tag may be missing at
   the very end, where generation stopped on it);
 - a fenced block: ```` ```json {...} ``` ```` (or a fence with no language);
-- the whole answer being that one object.
+- the whole answer being that one object, or a JSON array of such objects (as some models
+  list parallel calls); an array runs only if every call in it is valid.
 
 A candidate becomes a call only if its tool is offered in this request and its arguments
 validate against that tool's JSON schema; anything else stays text and never runs.
@@ -56,10 +57,27 @@ def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None) -> ParsedTex
                 spans.append(match.span())
         if calls:
             return ParsedText(calls, _without(text, spans))
-    call = _call(text.strip(), schemas)  # the whole answer is the call
+    whole = text.strip()  # the whole answer is the call, or a list of calls
+    call = _call(whole, schemas)
     if call is not None:
         return ParsedText([call], "")
+    listed = _call_list(whole, schemas)
+    if listed:
+        return ParsedText(listed, "")
     return ParsedText(text=text)
+
+
+def _call_list(candidate: str, schemas: dict[str, dict[str, Any]]) -> list[TextCall]:
+    if not candidate.startswith("["):
+        return []
+    try:
+        data = json.loads(candidate)
+    except ValueError:
+        return []
+    if not isinstance(data, list) or not data:
+        return []
+    calls = [_call(json.dumps(item), schemas) for item in data]
+    return [c for c in calls if c is not None] if all(calls) else []
 
 
 def _schemas(tools: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
