@@ -69,3 +69,29 @@ def test_unpriced_model_reports_null_cost(scripted_server, workspace, home):
     run = run_agent(["--instruction", "x"], cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     assert run.of_type("turn.completed")[0]["cost_usd"] is None
+
+
+def test_reasoning_effort_reaches_the_provider_and_reasoning_stays_home(scripted_server,
+                                                                        workspace, home):
+    """Codex's `-c model_reasoning_effort=...` (and --reasoning-effort) reach the request;
+    the provider's reasoning_content is shown and kept, but not sent back to OpenAI."""
+    server = scripted_server([
+        {"reasoning": "Plan: look first.", "tool_calls": [{"name": "shell",
+                                                           "arguments": {"command": "ls"}}]},
+        {"content": "Done."},
+        {"content": "Verified."},
+    ])
+    run = run_agent(["exec", "--json", "--skip-git-repo-check", "-m", "openai/o3-mini",
+                     "-c", f'openai_base_url="{server.api_base}"',
+                     "-c", 'model_reasoning_effort="high"', "look around"],
+                    cwd=workspace, home=home)
+    assert run.returncode == 0, run.stderr
+    assert [r.get("reasoning_effort") for r in server.requests] == ["high"] * 3
+    assert [i["text"] for i in run.completed_items("reasoning")] == ["Plan: look first."]
+    sent_back = [m for m in server.requests[1]["messages"] if m["role"] == "assistant"]
+    assert sent_back and all("reasoning_content" not in m for m in sent_back)
+    record = (home / ".baseagent" / "sessions" / f"{run.events[0]['thread_id']}.jsonl")
+    kept = [json.loads(line)["message"] for line in record.read_text().splitlines()
+            if json.loads(line).get("kind") == "message"
+            and json.loads(line)["message"]["role"] == "assistant"]
+    assert kept[0]["reasoning_content"] == "Plan: look first."
