@@ -129,14 +129,16 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     assert [i["text"] for i in first["items"] if i["type"] == "agent_message"] == [
         "Running it.", "Turn one done.", "Turn one verified."]
     assert first["usage"] == {"input_tokens": 600, "cached_input_tokens": 240,
-                              "output_tokens": 60, "cache_write_input_tokens": 0}
+                              "output_tokens": 60, "cache_write_input_tokens": 0,
+                              "reasoning_output_tokens": 0}
 
     # turn 2: resumed thread, schema-checked answer, usage cumulative over the thread
     assert json.loads(second["finalResponse"]) == {"answer": "forty-two"}
     assert [i["text"] for i in second["items"]] == [
         "Working on it.", '{"answer": 42}', '{"answer": "forty-two"}']
     assert second["usage"] == {"input_tokens": 2100, "cached_input_tokens": 1200,
-                               "output_tokens": 210, "cache_write_input_tokens": 0}
+                               "output_tokens": 210, "cache_write_input_tokens": 0,
+                               "reasoning_output_tokens": 0}
 
     # what the model saw on the resumed turn: turn 1's history, then text + image
     requests = server.requests
