@@ -50,14 +50,14 @@ class TimedServer(ss.ScriptedServer):
         self._kind.value = (step or {}).pop("_kind", "other")
         return step
 
-    def _handle_chat(self, handler: Any, body: dict) -> None:
+    def _handle_chat(self, handler: Any, body: dict, *wire: Any) -> None:
         # `arrived` is stamped by the server's handler once the headers are read, before
         # the body is parsed (ScriptedServer.request_times documents it).
         exchange = Exchange(getattr(handler, "arrived", 0.0) or time.time())
         with self._lock:
             self.exchanges.append(exchange)
         self._kind.value = "other"
-        super()._handle_chat(handler, body)
+        super()._handle_chat(handler, body, *wire)  # wire: the protocol (OpenAI, Anthropic)
         exchange.kind = self._kind.value
         exchange.done = time.time()
         with self._lock:

@@ -108,12 +108,12 @@ def test_item_lists_changes_in_patch_order_with_move_as_update_plus_delete(
     assert result.success
     assert planned == result.item["changes"]  # what item.started announces is what happened
     assert apply_patch.planned_changes(Args(input="not a patch"), ToolContext(cwd=tmp_path)) == []
-    assert result.item["changes"] == [
-        {"path": "m.txt", "kind": "update"},
-        {"path": "d.txt", "kind": "delete"},
-        {"path": "n.txt", "kind": "add"},
-        {"path": "dst.txt", "kind": "update"},
-        {"path": "src.txt", "kind": "delete"},
+    assert result.item["changes"] == [  # absolute paths, as Codex's file_change items have
+        {"path": str(tmp_path / "m.txt"), "kind": "update"},
+        {"path": str(tmp_path / "d.txt"), "kind": "delete"},
+        {"path": str(tmp_path / "n.txt"), "kind": "add"},
+        {"path": str(tmp_path / "dst.txt"), "kind": "update"},
+        {"path": str(tmp_path / "src.txt"), "kind": "delete"},
     ]
     diff = result.item["diff"]  # display-only, for the terminal renderer
     assert "--- a/m.txt\n+++ b/m.txt\n@@ -1 +1 @@\n-a\n+b\n" in diff

@@ -135,7 +135,7 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     # a failed file change reaches the SDK with its path and baseagent's `error` field
     failed = first["items"][2]
     assert failed["status"] == "failed"
-    assert failed["changes"] == [{"path": "adir", "kind": "update"}]
+    assert failed["changes"] == [{"path": str(workdir / "adir"), "kind": "update"}]
     assert "is a directory" in failed["error"]["message"]
     command = first["items"][1]
     assert command["command"] == "echo sdk-turn-1"
@@ -147,14 +147,16 @@ def test_codex_sdk_two_turns_with_resume(scripted_server, tmp_path):
     assert first["items"][-1] == {"id": "item_1", "type": "todo_list", "items": [
         {"text": "run the command", "completed": True}, {"text": "report", "completed": True}]}
     assert first["usage"] == {"input_tokens": 600, "cached_input_tokens": 240,
-                              "output_tokens": 60, "cache_write_input_tokens": 0}
+                              "output_tokens": 60, "cache_write_input_tokens": 0,
+                              "reasoning_output_tokens": 0}
 
     # turn 2: resumed thread, schema-checked answer, usage cumulative over the thread
     assert json.loads(second["finalResponse"]) == {"answer": "forty-two"}
     assert [i["text"] for i in second["items"]] == [
         "Working on it.", '{"answer": 42}', '{"answer": "forty-two"}']
     assert second["usage"] == {"input_tokens": 2100, "cached_input_tokens": 1200,
-                               "output_tokens": 210, "cache_write_input_tokens": 0}
+                               "output_tokens": 210, "cache_write_input_tokens": 0,
+                               "reasoning_output_tokens": 0}
 
     # what the model saw on the resumed turn: turn 1's history, then text + image
     requests = server.requests

@@ -56,7 +56,8 @@ def test_read_shell_patch_verify_answer(scripted_server, workspace, home):
     assert commands[0]["exit_code"] == 0 and commands[0]["status"] == "completed"
     changes = run.completed_items("file_change")
     assert changes == [{"id": changes[0]["id"], "type": "file_change",
-                        "changes": [{"path": "app.py", "kind": "update"}], "status": "completed"}]
+                        "changes": [{"path": str(workspace / "app.py"), "kind": "update"}],
+                        "status": "completed"}]
     # a consumer sees which file is about to change as soon as the patch starts
     patch_started = [e["item"] for e in run.of_type("item.started")
                      if e["item"]["type"] == "file_change"]

@@ -32,7 +32,7 @@ def test_parses_the_argv_the_codex_sdk_sends():
     assert request.flags == {"json_output": True, "model": "openai/x",
                              "sandbox": "workspace-write", "cwd": Path("/tmp/w"),
                              "writable_roots": [Path("/tmp/a"), Path("/tmp/b")]}
-    assert request.config == {"api_base": "http://h:1/v1"}
+    assert request.config == {"api_base": "http://h:1/v1", "reasoning_effort": "high"}
     assert request.resume_id == "0199a213-81c0" and not request.resume_last
     assert request.prompt is None  # read from stdin
     assert request.images == [Path("/tmp/a.png"), Path("/tmp/b.png")]
@@ -40,7 +40,7 @@ def test_parses_the_argv_the_codex_sdk_sends():
     # every option baseagent does not act on is named on stderr; approval_policy is not
     # (baseagent never asks for approval, which is what a headless client wants)
     assert any("--thread-source" in n for n in request.notices)
-    assert any("model_reasoning_effort" in n for n in request.notices)
+    assert not any("model_reasoning_effort" in n for n in request.notices)  # a setting now
     assert any("sandbox_workspace_write.network_access" in n for n in request.notices)
     assert not any("approval_policy" in n for n in request.notices)
 
@@ -160,12 +160,14 @@ def test_exec_stdin_prompt_image_and_schema_failure(scripted_server, tmp_path):
     ])
     run = run_agent(["exec", "--experimental-json", "--model", "openai/scripted",
                      "-c", f'openai_base_url="{server.api_base}"', "-c", "max_iterations=5",
-                     "-c", 'model_reasoning_effort="high"', "--cd", str(ws),
+                     "-c", 'model_reasoning_effort="high"', "-c", "web_search=true",
+                     "--cd", str(ws),
                      "--skip-git-repo-check", "--image", str(tmp_path / "shot.png"),
                      "--output-schema", str(tmp_path / "schema.json")],
                     cwd=tmp_path, home=home, stdin="count the files\n")
     assert run.returncode == 1
-    assert "note: ignoring config key 'model_reasoning_effort'" in run.stderr
+    assert "note: ignoring config key 'web_search'" in run.stderr
+    assert "model_reasoning_effort" not in run.stderr  # understood: reasoning_effort
     types = [e["type"] for e in run.events]
     assert types[:2] == ["thread.started", "turn.started"] and types[-1] == "turn.failed"
     message = run.events[-1]["error"]["message"]

@@ -173,7 +173,10 @@ def test_sharegpt_conversation(tmp_path):
     turns = data["conversations"]
     assert [t["from"] for t in turns] == [
         "system", "human", "human", "gpt", "tool", "gpt", "human", "gpt", "tool"]
-    assert all(set(t) == {"from", "value"} and isinstance(t["value"], str) for t in turns)
+    assert all(set(t) - {"reasoning"} == {"from", "value"} and isinstance(t["value"], str)
+               for t in turns)
+    assert [t.get("reasoning") for t in turns if t["from"] == "gpt"] == ["Look first.", None,
+                                                                        None]
     assert turns[0]["value"].startswith("You are baseagent.\n\n<tools>\n")
     assert json.loads(turns[0]["value"].split("<tools>\n")[1].split("\n</tools>")[0]) == TOOLS
     gpt = turns[3]["value"]

@@ -23,12 +23,14 @@ def call(call_id: str, name: str = "shell", args: str = '{"command": "ls"}') -> 
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
 
 
-def write_record(session_dir: Path, thread_id: str = TID, final_usage: bool = True) -> Path:
+def write_record(session_dir: Path, thread_id: str = TID, final_usage: bool = True,
+                 created: str | None = None) -> Path:
     """A record as a run writes it: two model calls, a compaction, a final usage record."""
     path = session_dir / f"{thread_id}.jsonl"
     totals = UsageTotals()
     rec = SessionRecorder(path)
-    rec.meta(thread_id=thread_id, model="openai/m1", cwd="/w", tools=[])
+    when = {"ts": created} if created else {}
+    rec.meta(thread_id=thread_id, model="openai/m1", cwd="/w", tools=[], **when)
     rec.message({"role": "system", "content": "sys"})
     rec.message({"role": "user", "content": "env"})
     rec.track_usage(lambda: totals)
@@ -150,7 +152,8 @@ def test_resume_continues_the_thread(scripted_server, tmp_path):
     assert second.final_message == "Follow-up done."
     # usage continues from the first run's totals
     assert second.events[-1]["usage"] == {"input_tokens": 700, "cached_input_tokens": 300,
-                                          "output_tokens": 70}
+                                          "cache_write_input_tokens": 0, "output_tokens": 70,
+                                          "reasoning_output_tokens": 0}
 
     # the model saw the whole first run, then the follow-up
     sent = server.requests[3]["messages"]
@@ -194,9 +197,9 @@ def test_sessions_list_show_rm(tmp_path):
     home = tmp_path / "home"
     session_dir = home / ".baseagent" / "sessions"
     session_dir.mkdir(parents=True)
-    keep = write_record(session_dir, "keep0000-1")
-    old = write_record(session_dir, "old00000-2")
-    gone = write_record(session_dir, "gone0000-3")
+    keep = write_record(session_dir, "keep0000-1", created="2026-01-01T00:00:01+00:00")
+    old = write_record(session_dir, "old00000-2", created="2026-01-01T00:00:02+00:00")
+    gone = write_record(session_dir, "gone0000-3", created="2026-01-01T00:00:03+00:00")
     now = time.time()
     for path, age in ((gone, 10), (keep, 20), (old, 8 * 86_400)):
         os.utime(path, (now - age, now - age))
@@ -205,7 +208,9 @@ def test_sessions_list_show_rm(tmp_path):
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
     assert lines[0].split()[:3] == ["THREAD", "ID", "UPDATED"]
-    assert [line.split()[0] for line in lines[1:]] == ["gone0000-3", "keep0000-1", "old00000-2"]
+    # newest first by creation (these ids are not UUIDv7: their first record's time), not by
+    # last update: keep was written to after old
+    assert [line.split()[0] for line in lines[1:]] == ["gone0000-3", "old00000-2", "keep0000-1"]
     assert "do the thing" in lines[1] and "openai/m1" in lines[1]
 
     shown = run_agent(["sessions", "show", "keep"], cwd=tmp_path, home=home, parse=False)

@@ -119,7 +119,7 @@ def test_write_creates_with_parents(ctx, tmp_path):
     res = write(ctx, "a/b/c.txt", "héllo\n")
     assert (tmp_path / "a/b/c.txt").read_text() == "héllo\n"
     assert res.output == "Created a/b/c.txt (7 bytes)"
-    assert res.item["changes"] == [{"path": "a/b/c.txt", "kind": "add"}]
+    assert res.item["changes"] == [{"path": str(tmp_path / "a/b/c.txt"), "kind": "add"}]
     assert res.item["diff"] == "--- /dev/null\n+++ b/a/b/c.txt\n@@ -0,0 +1 @@\n+héllo\n"
     mode = stat.S_IMODE((tmp_path / "a/b/c.txt").stat().st_mode)
     assert mode == 0o666 & ~write_file._umask()
@@ -133,7 +133,7 @@ def test_overwrite_keeps_mode_and_leaves_no_temp_files(ctx, tmp_path):
     assert target.read_text() == "#!/bin/sh\necho new\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o751
     assert res.output == "Overwrote run.sh (19 bytes)"
-    assert res.item["changes"] == [{"path": "run.sh", "kind": "update"}]
+    assert res.item["changes"] == [{"path": str(tmp_path / "run.sh"), "kind": "update"}]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]
 
 
@@ -214,14 +214,15 @@ def test_workspace_write_symlink_escape_refused(tmp_path):
 def test_write_overwrite_diff_shows_the_change(ctx, tmp_path):
     (tmp_path / "f.txt").write_text("one\ntwo\n")
     res = write(ctx, "f.txt", "one\nthree\n")
-    assert res.item["changes"] == [{"path": "f.txt", "kind": "update"}]
+    assert res.item["changes"] == [{"path": str(tmp_path / "f.txt"), "kind": "update"}]
     assert "-two\n+three\n" in res.item["diff"]
 
 
 def test_write_announces_add_or_update_before_writing(ctx, tmp_path):
     args = write_file.Args(file_path="new.txt", content="x")
-    assert write_file.planned_changes(args, ctx) == [{"path": "new.txt", "kind": "add"}]
+    new = str(tmp_path / "new.txt")  # absolute, as Codex's file_change paths are
+    assert write_file.planned_changes(args, ctx) == [{"path": new, "kind": "add"}]
     write_file.run(args, ctx)
-    assert write_file.planned_changes(args, ctx) == [{"path": "new.txt", "kind": "update"}]
+    assert write_file.planned_changes(args, ctx) == [{"path": new, "kind": "update"}]
     readonly = ToolContext(cwd=tmp_path, sandbox="read-only")
     assert write_file.planned_changes(args, readonly) == []  # refused: nothing planned

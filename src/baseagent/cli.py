@@ -91,6 +91,7 @@ def main_command(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Max output tokens per model call."),
     context_window: Optional[int] = typer.Option(None, "--context-window", help="Override the model's context window (tokens)."),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only"),
+    reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models."),
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip the self-verification step."),
@@ -109,6 +110,7 @@ def main_command(
         "model": model, "api_base": api_base, "cwd": cwd, "max_iterations": max_iterations,
         "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
         "context_window": context_window, "sandbox": sandbox,
+        "reasoning_effort": reasoning_effort,
         "json_output": True if json_output else None,
         "output_last_message": output_last_message,
         "verify": False if no_verify else None,
@@ -235,7 +237,7 @@ def sessions_list(
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON summary per line."),
 ) -> None:
-    """Every thread, most recently updated first."""
+    """Every thread, newest first (by thread id: UUIDv7 ids are time-ordered)."""
     from baseagent import sessions
 
     summaries = sessions.list_sessions(_session_dir(ctx, directory))

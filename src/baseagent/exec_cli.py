@@ -34,6 +34,7 @@ CODEX_CONFIG_KEYS = {
     "sandbox_mode": "sandbox",
     "model_context_window": "context_window",
     "model_max_output_tokens": "max_tokens",
+    "model_reasoning_effort": "reasoning_effort",
 }
 # Keys a Codex client sends whose intent baseagent already meets: accepted without a notice.
 # (baseagent never asks for approval, and web search/network switches have no tool here.)
@@ -54,7 +55,8 @@ Options:
   --add-dir DIR                 extra writable directory (repeatable)
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
                                 sandbox_mode, model_context_window,
-                                model_max_output_tokens, or any baseagent setting name
+                                model_max_output_tokens, model_reasoning_effort,
+                                or any baseagent setting name
   --output-schema FILE          JSON Schema the final answer must match
   -i, --image FILE[,FILE]       attach image(s) to the prompt (repeatable)
   -o, --output-last-message FILE  write the final answer to FILE

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.messages import content_text
+from baseagent.core.ids import uuid7_time_ms
 from baseagent.core.records import (SessionLoadError, find_session, load_session, read_strict,
                                    session_files, usage_so_far)
 from baseagent.core.session import RECORD_SUFFIX, read_records
@@ -95,7 +96,20 @@ def summarize(path: Path) -> SessionSummary:
 
 
 def list_sessions(session_dir: Path) -> list[SessionSummary]:
-    return [summarize(p) for p in session_files(session_dir)]
+    """Every thread, newest first by creation: by id, since UUIDv7 ids are time-ordered;
+    an older record with a random (v4) id by the time of its first record."""
+    return sorted((summarize(p) for p in session_files(session_dir)), key=_created_ms,
+                  reverse=True)
+
+
+def _created_ms(summary: SessionSummary) -> tuple[float, str]:
+    ms = uuid7_time_ms(summary.thread_id)
+    if ms is None:
+        try:
+            ms = _dt.datetime.fromisoformat(summary.created).timestamp() * 1000
+        except ValueError:
+            ms = 0
+    return float(ms), summary.thread_id
 
 
 def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:

@@ -47,6 +47,13 @@ class Settings(BaseModel):
     grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
     env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
     verify: bool = Field(True, description="Ask the model to verify once before finishing")
+    reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        None, description="Reasoning effort asked of reasoning models (litellm maps it per "
+                          "provider: OpenAI's reasoning_effort, Anthropic's thinking budget)")
+    tool_call_parser: Literal["auto", "native", "text"] = Field(
+        "auto", description="Where tool calls come from: native = the provider's tool calls "
+                            "only; text = also calls written in the answer's text (local "
+                            "models); auto = text only when a turn has no native call")
 
     # context management
     context_window: int | None = Field(None, ge=1024)

@@ -13,13 +13,13 @@ after it (model checks, client, compaction, session record, the loop).
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from baseagent.config.defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, Settings
+from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop
 from baseagent.core.records import LoadedSession
 from baseagent.core.session import SessionRecorder
@@ -56,10 +56,6 @@ class Connected:
     tool_context: ToolContext
     session: SessionRecorder | None
     loop: Loop
-
-
-def new_thread_id() -> str:
-    return str(uuid.uuid4())
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
@@ -175,11 +171,7 @@ def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecor
 
 def record_usage(session: SessionRecorder, totals: UsageTotals) -> None:
     """The cumulative usage record written at the end of every turn."""
-    session.usage(input_tokens=totals.input_tokens,
-                  cached_input_tokens=totals.cached_input_tokens,
-                  output_tokens=totals.output_tokens,
-                  cost_usd=totals.cost_usd if totals.cost_known else None,
-                  calls=totals.calls)
+    session.usage(**totals.as_record())
 
 
 def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], None],
@@ -196,6 +188,7 @@ def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], No
         request_timeout=settings.request_timeout,
         stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
         on_notice=notice, cancelled=cancelled,
+        reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
     )
 

@@ -134,6 +134,7 @@ class Loop:
         if isinstance(turn, str):
             turn = TurnInput(turn)
         self.emitter.turn_started()
+        cost_before = self.client.totals.cost_usd
         self._append({"role": "user", "content": turn.message_content})
         self._calls_left = self.max_iterations
         try:
@@ -143,9 +144,7 @@ class Loop:
         if outcome.status != "completed":
             self.emitter.turn_failed(outcome.error or outcome.status)
             return outcome
-        totals = self.client.totals
-        self.emitter.turn_completed(totals.input_tokens, totals.cached_input_tokens,
-                                    totals.output_tokens)
+        self.emitter.turn_completed(self.client.totals, cost_before)
         return outcome
 
     def _outcome(self, turn: TurnInput) -> TurnOutcome:

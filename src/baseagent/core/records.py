@@ -166,23 +166,9 @@ def usage_so_far(records: list[dict[str, Any]]) -> UsageTotals:
     totals = UsageTotals()
     for record in records:
         if record["kind"] == "usage":
-            totals = UsageTotals(
-                input_tokens=int(record.get("input_tokens") or 0),
-                cached_input_tokens=int(record.get("cached_input_tokens") or 0),
-                output_tokens=int(record.get("output_tokens") or 0),
-                cost_usd=float(record.get("cost_usd") or 0.0),
-                cost_known=record.get("cost_usd") is not None,
-                calls=int(record.get("calls") or 0))
+            totals = UsageTotals.from_record(record)
         elif record["kind"] == "message" and isinstance(record.get("usage"), dict):
-            usage = record["usage"]
-            totals.input_tokens += int(usage.get("input_tokens") or 0)
-            totals.cached_input_tokens += int(usage.get("cached_input_tokens") or 0)
-            totals.output_tokens += int(usage.get("output_tokens") or 0)
-            totals.calls += int(usage.get("calls") or 0)
-            if usage.get("cost_usd") is None:
-                totals.cost_known = False
-            else:
-                totals.cost_usd += float(usage["cost_usd"])
+            totals.add_record(record["usage"])
     return totals
 
 

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from baseagent.llm.types import TOKEN_KEYS
 from baseagent.output.events import ThreadEvent
 from baseagent.output.jsonl import json_line
 
@@ -39,7 +40,8 @@ class SessionRecorder:
         self._lock = threading.Lock()
         # Per-call metrics for trajectory export (ATIF step metrics): see track_usage().
         self._usage_probe: Callable[[], Any] | None = None
-        self._usage_seen: tuple[int, int, int, float | None, int] = (0, 0, 0, 0.0, 0)
+        self._usage_seen: tuple[tuple[int, ...], float | None, int] = ((0,) * len(TOKEN_KEYS),
+                                                                        0.0, 0)
         self._pending_reasoning = ""
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -68,9 +70,11 @@ class SessionRecorder:
     def message(self, message: dict[str, Any]) -> None:
         record: dict[str, Any] = {"kind": "message", "message": message}
         if message.get("role") == "assistant":
-            if self._pending_reasoning:
+            # The message carries its reasoning (reasoning_content) itself; records written
+            # before it did keep the reasoning item's text beside it (export/log.py reads both).
+            if self._pending_reasoning and not message.get("reasoning_content"):
                 record["reasoning"] = self._pending_reasoning
-                self._pending_reasoning = ""
+            self._pending_reasoning = ""
             if self._usage_probe is not None:
                 record["usage"] = self._usage_delta()
         self._write(record)
@@ -78,10 +82,10 @@ class SessionRecorder:
     def _usage_delta(self) -> dict[str, Any]:
         now = _usage_tuple(self._usage_probe())  # type: ignore[misc]
         before, self._usage_seen = self._usage_seen, now
-        cost = None if now[3] is None or before[3] is None else round(now[3] - before[3], 10)
-        return {"input_tokens": now[0] - before[0], "cached_input_tokens": now[1] - before[1],
-                "output_tokens": now[2] - before[2], "cost_usd": cost,
-                "calls": now[4] - before[4]}
+        delta: dict[str, Any] = {key: now[0][i] - before[0][i] for i, key in enumerate(TOKEN_KEYS)}
+        cost = None if now[1] is None or before[1] is None else round(now[1] - before[1], 10)
+        delta.update(cost_usd=cost, calls=now[2] - before[2])
+        return delta
 
     def history(self, messages: list[dict[str, Any]], reason: str) -> None:
         self._write({"kind": "history", "reason": reason, "messages": messages})
@@ -122,9 +126,10 @@ class SessionRecorder:
             pass
 
 
-def _usage_tuple(totals: Any) -> tuple[int, int, int, float | None, int]:
+def _usage_tuple(totals: Any) -> tuple[tuple[int, ...], float | None, int]:
+    """(token counts in TOKEN_KEYS order, cost or None, calls)."""
     cost = totals.cost_usd if getattr(totals, "cost_known", True) else None
-    return (totals.input_tokens, totals.cached_input_tokens, totals.output_tokens, cost,
+    return (tuple(int(getattr(totals, key, 0)) for key in TOKEN_KEYS), cost,
             getattr(totals, "calls", 0))
 
 

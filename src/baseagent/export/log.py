@@ -51,9 +51,11 @@ def read_log(path: Path) -> SessionLog:
         if record["kind"] == "meta":
             model = str(record.get("model") or model)
         elif record["kind"] == "message" and isinstance(record.get("message"), dict):
-            entries.append(Entry("message", ts, model, message=record["message"],
-                                 usage=record.get("usage"),
-                                 reasoning=str(record.get("reasoning") or "")))
+            message = record["message"]
+            # the message's own reasoning_content; older records kept it beside the message
+            reasoning = message.get("reasoning_content") or record.get("reasoning") or ""
+            entries.append(Entry("message", ts, model, message=message,
+                                 usage=record.get("usage"), reasoning=str(reasoning)))
         elif record["kind"] == "history" and isinstance(record.get("messages"), list):
             entries.append(Entry("history", ts, model, reason=str(record.get("reason") or ""),
                                  messages=record["messages"]))

@@ -3,7 +3,8 @@ conversation, turns as `{"from": system|human|gpt|tool, "value": str}`.
 
 Tool calls and results are written the way function-calling models in the hermes family
 are trained on: the tool definitions in the system turn inside `<tools>`, each call in the
-gpt turn as `<tool_call>{"name", "arguments"}</tool_call>`, reasoning as `<think>`, and
+gpt turn as `<tool_call>{"name", "arguments"}</tool_call>`, reasoning as `<think>` (and, as
+hermes-agent keeps it on a message, in the turn's `reasoning` field), and
 consecutive results merged into one tool turn of `<tool_response>` blocks.
 """
 from __future__ import annotations
@@ -57,13 +58,18 @@ def to_sharegpt(log: SessionLog) -> dict[str, Any]:
             else:
                 turns.append({"from": "tool", "value": value})
             continue
+        turn: dict[str, str] = {"from": ROLE_TO_FROM.get(str(role), "human")}
         if role == "assistant":
             for call in message.get("tool_calls") or []:
                 names[str(call.get("id"))] = str((call.get("function") or {}).get("name", ""))
-            value = _gpt_value(message, reasoning_of.get(id(message), ""))
+            reasoning = reasoning_of.get(id(message), "") or message.get("reasoning_content", "")
+            turn["value"] = _gpt_value(message, reasoning)
+            if reasoning:
+                turn["reasoning"] = reasoning  # where hermes-agent keeps it on a message
         else:
             value = content_text(message.get("content"))
             if role == "system" and log.tools and not turns:
                 value += "\n\n<tools>\n" + json.dumps(log.tools, ensure_ascii=False) + "\n</tools>"
-        turns.append({"from": ROLE_TO_FROM.get(str(role), "human"), "value": value})
+            turn["value"] = value
+        turns.append(turn)
     return {"id": log.thread_id, "conversations": turns}

@@ -22,6 +22,8 @@ from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Ver
                                  backoff_delay, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
+from baseagent.llm.reasoning import wire_messages
+from baseagent.llm.text_tool_calls import parse_tool_calls
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
 NoticeFn = Callable[[str], None]
@@ -109,11 +111,62 @@ def check_model(model: str, api_base: str | None, api_key: str | None) -> None:
             "openai/gpt-4.1 or anthropic/claude-sonnet-4-5)") from None
     if api_key:
         return
-    check = litellm.validate_environment(model=model, api_base=api_base)
-    missing = check.get("missing_keys") or []
-    if not check.get("keys_in_environment") and missing:
+    missing = missing_key_variables(litellm, model, provider, api_base)
+    if missing is not None:
+        names = ", ".join(missing) if missing else "the provider's API key variable"
         raise ConfigurationError(
-            f"missing API key for {provider}: set {', '.join(missing)} (or api_key in config)")
+            f"missing API key for {provider}: set {names} (or api_key in config)")
+
+
+def missing_key_variables(litellm: Any, model: str, provider: str,
+                          api_base: str | None) -> list[str] | None:
+    """The variables to set when `model` needs a key that the environment does not hold
+    (an empty list when the provider needs one but litellm does not name it); None when
+    nothing is missing.
+
+    Three sources, because litellm's `validate_environment` knows only the providers it
+    was written for: it, then the JSON-configured OpenAI-compatible providers
+    (`chutes`, `poe`, ... each with its `api_key_env`), then any provider whose default
+    endpoint is a remote URL and for which litellm resolves no key at all (with a key it
+    would have found one, as it does for local servers that need none).
+    """
+    check = litellm.validate_environment(model=model, api_base=api_base)
+    missing = list(check.get("missing_keys") or [])
+    if not check.get("keys_in_environment") and missing:
+        return missing
+    env_name = _json_provider_key_env(provider)
+    if env_name is not None:
+        from litellm.secret_managers.main import get_secret_str  # how litellm reads it
+
+        return None if get_secret_str(env_name) else [env_name]
+    if api_base:  # the user's own endpoint: a local server or proxy may need no key
+        return None
+    try:
+        _, _, key, default_base = litellm.get_llm_provider(model=model)
+    except Exception:  # noqa: BLE001 - already resolved once by the caller
+        return None
+    if key or not default_base or not _is_remote(default_base):
+        return None
+    return []
+
+
+def _json_provider_key_env(provider: str) -> str | None:
+    """`api_key_env` of a provider litellm configures from its providers.json, if any."""
+    try:
+        from litellm.llms.openai_like.json_loader import JSONProviderRegistry
+    except ImportError:  # a litellm without JSON providers
+        return None
+    config = JSONProviderRegistry.get(provider) if JSONProviderRegistry.exists(provider) \
+        else None
+    return getattr(config, "api_key_env", None) or None
+
+
+def _is_remote(url: str) -> bool:
+    from urllib.parse import urlparse
+
+    host = (urlparse(url).hostname or "").lower()
+    return bool(host) and host not in ("localhost", "0.0.0.0", "::1") \
+        and not host.startswith("127.")
 
 
 def model_limits(model: str, context_window: int | None, max_tokens: int | None,
@@ -140,6 +193,8 @@ class ModelClient:
                  request_timeout: float = 600.0,
                  stream_idle_timeout: float = 300.0, cost_limit: float | None = None,
                  extra_params: dict[str, Any] | None = None,
+                 reasoning_effort: str | None = None,
+                 tool_call_parser: str = "auto",
                  on_notice: NoticeFn = lambda _m: None,
                  cancelled: Callable[[], bool] = lambda: False,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -156,6 +211,9 @@ class ModelClient:
         self.stream_idle_timeout = stream_idle_timeout
         self.cost_limit = cost_limit
         self.extra_params = dict(extra_params or {})
+        self.reasoning_effort = reasoning_effort
+        self.tool_call_parser = tool_call_parser
+        self._text_calls_noticed = False
         self.on_notice = on_notice
         self.cancelled = cancelled
         self._sleep = sleep
@@ -200,9 +258,29 @@ class ModelClient:
                 on_progress("", "")  # the retried stream starts its text afresh
                 continue
             self.totals.add(turn.usage)
-            return turn
+            return self._take_text_tool_calls(turn, tools)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _take_text_tool_calls(self, turn: ModelTurn, tools: list[dict] | None) -> ModelTurn:
+        """Calls written in the text become tool calls (setting tool_call_parser: `auto`
+        when the turn has no native call, `text` always, `native` never); the first time
+        in a run it happens, an `error` notice says so."""
+        mode = self.tool_call_parser
+        if mode == "native" or not tools or (turn.tool_calls and mode != "text"):
+            return turn
+        parsed = parse_tool_calls(turn.text, tools)
+        if not parsed.calls:
+            return turn
+        if not self._text_calls_noticed:
+            self._text_calls_noticed = True
+            self.on_notice(f"the model wrote {len(parsed.calls)} tool call(s) as text; running "
+                           f"them as tool calls (tool_call_parser={mode}); further ones are "
+                           "run without this notice")
+        turn.tool_calls = turn.tool_calls + [ToolCall(id="", name=c.name, arguments=c.arguments)
+                                             for c in parsed.calls]
+        turn.text = parsed.text
+        return turn
 
     def _wait(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -232,7 +310,7 @@ class ModelClient:
     def _request_params(self, messages: list[dict], tools: list[dict] | None) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": scrub_messages(messages),
+            "messages": scrub_messages(wire_messages(messages, self.model)),
             "stream": True,
             "stream_options": {"include_usage": True},
             "num_retries": 0,
@@ -250,6 +328,9 @@ class ModelClient:
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
+        if self.reasoning_effort is not None:
+            # litellm maps it per provider (OpenAI's field; Anthropic's thinking budget)
+            params["reasoning_effort"] = self.reasoning_effort
         params.update(self.extra_params)
         return params
 
@@ -265,6 +346,7 @@ class ModelClient:
         idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
         text: list[str] = []
         reasoning: list[str] = []
+        thinking_blocks: list[dict[str, Any]] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_obj: Any = None
@@ -305,6 +387,7 @@ class ModelClient:
                 if piece:
                     reasoning.append(piece)
                     changed = True
+                _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
                 for tc in getattr(delta, "tool_calls", None) or []:
                     _merge_tool_delta(calls, tc)
                 if choice.finish_reason:
@@ -325,7 +408,8 @@ class ModelClient:
                       for i, c in sorted(calls.items())]
         return ModelTurn(text=full_text, reasoning=scrub_surrogates("".join(reasoning)),
                          tool_calls=tool_calls, finish_reason=finish,
-                         usage=self._usage(usage_obj, estimated_input_tokens))
+                         usage=self._usage(usage_obj, estimated_input_tokens),
+                         thinking_blocks=thinking_blocks)
 
     def _usage(self, usage_obj: Any, estimated_input_tokens: int = 0) -> CallUsage:
         """The provider's usage, priced. A provider that reports no prompt tokens (litellm's
@@ -333,10 +417,7 @@ class ModelClient:
         --cost-limit still move."""
         prompt = int(getattr(usage_obj, "prompt_tokens", 0) or 0) if usage_obj else 0
         completion = int(getattr(usage_obj, "completion_tokens", 0) or 0) if usage_obj else 0
-        details = getattr(usage_obj, "prompt_tokens_details", None) if usage_obj else None
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-        if usage_obj is not None:
-            cached = cached or int(getattr(usage_obj, "cache_read_input_tokens", 0) or 0)
+        cached, written, reasoning = _cache_and_reasoning_tokens(usage_obj)
         reported = prompt > 0
         if not reported:
             prompt = max(0, estimated_input_tokens)
@@ -350,7 +431,47 @@ class ModelClient:
         except Exception:  # noqa: BLE001 - unpriced model: tokens still count, cost unknown
             cost = None
         return CallUsage(input_tokens=prompt, cached_input_tokens=cached,
-                         output_tokens=completion, cost_usd=cost)
+                         output_tokens=completion, cost_usd=cost,
+                         cache_write_input_tokens=written,
+                         reasoning_output_tokens=min(reasoning, completion))
+
+
+def _cache_and_reasoning_tokens(usage_obj: Any) -> tuple[int, int, int]:
+    """(cache reads, cache writes, reasoning tokens) from a litellm Usage, wherever the
+    provider's transform put them: prompt_tokens_details.cached_tokens /
+    cache_creation_tokens (OpenAI style, and litellm's Anthropic mapping), Anthropic's own
+    cache_read_input_tokens / cache_creation_input_tokens, and
+    completion_tokens_details.reasoning_tokens."""
+    if usage_obj is None:
+        return 0, 0, 0
+
+    def number(obj: Any, name: str) -> int:
+        return int(getattr(obj, name, 0) or 0) if obj is not None else 0
+
+    prompt_details = getattr(usage_obj, "prompt_tokens_details", None)
+    completion_details = getattr(usage_obj, "completion_tokens_details", None)
+    cached = (number(prompt_details, "cached_tokens")
+              or number(usage_obj, "cache_read_input_tokens"))
+    written = (number(prompt_details, "cache_creation_tokens")
+               or number(usage_obj, "cache_creation_input_tokens"))
+    return cached, written, number(completion_details, "reasoning_tokens")
+
+
+def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:
+    """Keep the provider's complete reasoning blocks, to send back verbatim.
+
+    litellm streams Anthropic thinking as blocks of one delta each, then, with the
+    signature_delta, one block holding the whole text and its signature: only those signed
+    blocks (and redacted_thinking ones, which arrive whole) are complete; the unsigned
+    pieces are already in reasoning_content.
+    """
+    for piece in pieces or []:
+        block = dict(piece) if isinstance(piece, dict) else (
+            piece.model_dump() if hasattr(piece, "model_dump") else None)
+        if not block:
+            continue
+        if block.get("type") == "redacted_thinking" or block.get("signature"):
+            blocks.append({k: v for k, v in block.items() if v is not None})
 
 
 def _merge_tool_delta(calls: dict[int, dict[str, str]], tc: Any) -> None:

@@ -4,6 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+# The token counts of a call and of a thread, in the order Codex 0.169 writes them in
+# `turn.completed.usage`. input_tokens is the whole prompt (cache reads and writes included,
+# as providers report prompt_tokens); output_tokens includes reasoning_output_tokens.
+TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
+              "output_tokens", "reasoning_output_tokens")
+
 
 @dataclass
 class ToolCall:
@@ -15,9 +21,11 @@ class ToolCall:
 @dataclass
 class CallUsage:
     input_tokens: int = 0  # includes cached tokens, as providers report prompt_tokens
-    cached_input_tokens: int = 0
+    cached_input_tokens: int = 0  # read from the provider's prompt cache
     output_tokens: int = 0
     cost_usd: float | None = None  # None when litellm has no price for the model
+    cache_write_input_tokens: int = 0  # written to it (Anthropic's cache_creation_input_tokens)
+    reasoning_output_tokens: int = 0  # part of output_tokens
 
 
 @dataclass
@@ -27,9 +35,17 @@ class ModelTurn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: CallUsage = field(default_factory=CallUsage)
+    # Provider reasoning blocks as litellm gives them (Anthropic thinking / redacted_thinking,
+    # with their signatures): sent back verbatim, since Anthropic checks the signatures.
+    thinking_blocks: list[dict[str, Any]] = field(default_factory=list)
 
     def assistant_message(self) -> dict:
-        """The OpenAI-format message to append to the history."""
+        """The OpenAI-format message to append to the history, with the call's reasoning.
+
+        `reasoning_content` and `thinking_blocks` are the keys litellm itself uses; whether
+        they are sent back is decided per provider when the request is built
+        (llm/reasoning.py), so the history keeps them whatever the provider.
+        """
         message: dict = {"role": "assistant", "content": self.text or None}
         if self.tool_calls:
             message["tool_calls"] = [
@@ -37,12 +53,16 @@ class ModelTurn:
                  "function": {"name": c.name, "arguments": c.arguments}}
                 for c in self.tool_calls
             ]
+        if self.reasoning:
+            message["reasoning_content"] = self.reasoning
+        if self.thinking_blocks:
+            message["thinking_blocks"] = [dict(b) for b in self.thinking_blocks]
         return message
 
 
 @dataclass
 class UsageTotals:
-    """Cumulative usage of the run (what turn.completed reports)."""
+    """Cumulative usage of the thread (what turn.completed reports)."""
 
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -50,16 +70,47 @@ class UsageTotals:
     cost_usd: float = 0.0
     cost_known: bool = True
     calls: int = 0
+    cache_write_input_tokens: int = 0
+    reasoning_output_tokens: int = 0
 
     def add(self, usage: CallUsage) -> None:
-        self.input_tokens += usage.input_tokens
-        self.cached_input_tokens += usage.cached_input_tokens
-        self.output_tokens += usage.output_tokens
+        for key in TOKEN_KEYS:
+            setattr(self, key, getattr(self, key) + getattr(usage, key))
         self.calls += 1
         if usage.cost_usd is None:
             self.cost_known = False
         else:
             self.cost_usd += usage.cost_usd
+
+
+    def tokens(self) -> dict[str, int]:
+        """The five token counts, in Codex's order."""
+        return {key: getattr(self, key) for key in TOKEN_KEYS}
+
+    def as_record(self) -> dict[str, Any]:
+        """The session record's `usage` fields (core/session.py); read by from_record."""
+        return {**self.tokens(), "cost_usd": self.cost_usd if self.cost_known else None,
+                "calls": self.calls}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "UsageTotals":
+        """Totals from a `usage` record; keys an older record lacks count as 0."""
+        totals = cls(cost_usd=float(record.get("cost_usd") or 0.0),
+                     cost_known=record.get("cost_usd") is not None,
+                     calls=int(record.get("calls") or 0))
+        for key in TOKEN_KEYS:
+            setattr(totals, key, int(record.get(key) or 0))
+        return totals
+
+    def add_record(self, delta: dict[str, Any]) -> None:
+        """Add one call's usage as an assistant `message` record carries it."""
+        for key in TOKEN_KEYS:
+            setattr(self, key, getattr(self, key) + int(delta.get(key) or 0))
+        self.calls += int(delta.get("calls") or 0)
+        if delta.get("cost_usd") is None:
+            self.cost_known = False
+        else:
+            self.cost_usd += float(delta["cost_usd"])
 
 
 ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)

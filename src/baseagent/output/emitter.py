@@ -64,9 +64,11 @@ class Emitter:
     def turn_started(self) -> None:
         self.emit(ev.TurnStarted())
 
-    def turn_completed(self, input_tokens: int, cached: int, output_tokens: int) -> None:
-        self.emit(ev.TurnCompleted(usage=ev.Usage(
-            input_tokens=input_tokens, cached_input_tokens=cached, output_tokens=output_tokens)))
+    def turn_completed(self, totals: Any, cost_before: float = 0.0) -> None:
+        """`totals`: the thread's cumulative UsageTotals; `cost_before`: its cost_usd when
+        the turn started, so cost_usd reports this turn alone (None when unpriced)."""
+        cost = round(totals.cost_usd - cost_before, 10) if totals.cost_known else None
+        self.emit(ev.TurnCompleted(usage=ev.Usage(**totals.tokens()), cost_usd=cost))
 
     def turn_failed(self, message: str) -> None:
         self.emit(ev.TurnFailed(error=ev.ThreadError(message=message)))

@@ -123,9 +123,14 @@ ThreadItem = Union[
 # ---- events --------------------------------------------------------------------------------
 
 class Usage(_Model):
+    """Codex 0.169's five keys, cumulative over the thread. input_tokens is the whole prompt
+    (cache reads and writes included); output_tokens includes the reasoning tokens."""
+
     input_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_output_tokens: int = 0
 
 
 class ThreadError(_Model):
@@ -144,6 +149,9 @@ class TurnStarted(_Model):
 class TurnCompleted(_Model):
     type: Literal["turn.completed"] = "turn.completed"
     usage: Usage
+    # baseagent's extension (Codex consumers ignore unknown fields): what this turn's model
+    # calls cost in USD, from litellm's price map; null when the model is not priced.
+    cost_usd: float | None = None
 
 
 class TurnFailed(_Model):

@@ -26,6 +26,7 @@ and tells it where usage comes from (`bind_usage`), so the library stays free of
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -363,7 +364,8 @@ class PrettySink:
         failed = item.status == "failed"
         for change in item.changes:
             verb = "not written: " if failed else ""
-            self._print(Text(f"{_KIND_MARK[change.kind]} {verb}{change.path}", style=style))
+            self._print(Text(f"{_KIND_MARK[change.kind]} {verb}{_short_path(change.path)}",
+                             style=style))
         if failed:
             if not item.changes:
                 self._print(Text("file change failed", style="red"))
@@ -488,3 +490,15 @@ def _checklist(item: ev.TodoListItem) -> list[Text]:
         lines.append(Text(f"  [x] {entry.text}", style="green") if entry.completed
                      else Text(f"  [ ] {entry.text}"))
     return lines
+
+
+def _short_path(path: str) -> str:
+    """Event paths are absolute (as Codex's are); a person reads them relative to where
+    they started the agent when the file is under it."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        return path
+    if os.path.isabs(path) and os.path.commonpath([here, path]) == here and path != here:
+        return os.path.relpath(path, here)
+    return path

@@ -1,12 +1,15 @@
 """The script a scripted model server plays: step validation, token estimates, wire shapes.
 
-Pure functions only (no sockets), so the OpenAI wire format can be checked apart from HTTP
-and reused by anything that needs a fake provider. A step is a JSON-loadable dict so that
+Pure functions only (no sockets), so the wire formats can be checked apart from HTTP and
+reused by anything that needs a fake provider. The same steps drive both protocols the
+server speaks: OpenAI chat completions (here) and Anthropic's Messages API
+(testing/anthropic_wire.py), where "reasoning" becomes a signed thinking block. A step is a JSON-loadable dict so that
 scripts can live in files next to demos:
 
     {"content": str, "reasoning": str,
      "tool_calls": [{"name": str, "arguments": dict | str, "id": str}],
-     "usage": {"prompt_tokens": int, "completion_tokens": int, "cached_tokens": int},
+     "usage": {"prompt_tokens": int, "completion_tokens": int, "cached_tokens": int,
+               "cache_write_tokens": int},
      "finish_reason": str, "delay": float, "chunk_size": int, "chunk_delay": float}
 
 delay: seconds to wait before answering. chunk_size: characters per streamed delta of
@@ -58,7 +61,8 @@ STREAMED_KEYS = ANSWER_KEYS - {"delay"}
 WIRE_FAULT_TEXT = "This answer is cut off by a fault injected on the wire."
 MALFORMED_PAYLOAD = '{"id": "chatcmpl-broken", "choices": [{"index": 0, "delta": {"cont'
 EMPTY_SHAPES = ("body", "done", "no_content")
-USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens"})
+USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens",
+                        "cache_write_tokens"})
 TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
 COMMON_FAULT_KEYS = frozenset({"fault", "delay"})
 
@@ -166,7 +170,7 @@ class Answer:
 
 
 def resolve_answer(step: dict, *, prompt_tokens: int, cached_tokens: int, call_prefix: str,
-                   model: str, completion_id: str) -> Answer:
+                   model: str, completion_id: str, cache_write_tokens: int = 0) -> Answer:
     """Fill in ids, argument text and usage the script left out."""
     calls = []
     for i, call in enumerate(step.get("tool_calls") or []):
@@ -183,11 +187,15 @@ def resolve_answer(step: dict, *, prompt_tokens: int, cached_tokens: int, call_p
     prompt = int(given.get("prompt_tokens", prompt_tokens))
     completion = int(given.get("completion_tokens", max(1, tokens_of_chars(out_chars))))
     cached = min(int(given.get("cached_tokens", cached_tokens)), prompt)
+    written = min(int(given.get("cache_write_tokens", cache_write_tokens)), prompt - cached)
+    details: dict[str, int] = {"cached_tokens": cached, "audio_tokens": 0}
+    if written:  # OpenAI itself never reports cache writes; gateways in front of Claude do
+        details["cache_creation_tokens"] = written
     usage = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+        "prompt_tokens_details": details,
         "completion_tokens_details": {
             "reasoning_tokens": min(completion, tokens_of_chars(len(reasoning))),
             "audio_tokens": 0, "accepted_prediction_tokens": 0,
@@ -256,6 +264,36 @@ def split_text(text: str, chunk_size: int | None) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
+# -- wire protocols ----------------------------------------------------------------------------
+
+class Wire:
+    """How one provider protocol puts an answer on the wire; the fault plans below build on
+    it, so every fault works for every protocol. This is OpenAI chat completions; the
+    Anthropic Messages API is testing/anthropic_wire.py."""
+
+    name = "openai"
+    done_frame = "data: [DONE]\n\n"  # what ends a complete stream after the last event
+
+    def frames(self, answer: Answer, include_usage: bool) -> list[str]:
+        """The SSE frames of a streamed answer, in order, each ending in a blank line."""
+        return [f"data: {json.dumps(chunk)}\n\n" for chunk in stream_chunks(answer,
+                                                                           include_usage)]
+
+    def junk_frame(self, payload: str) -> str:
+        return f"data: {payload}\n\n"
+
+    def body(self, answer: Answer) -> dict:
+        """The non-streaming response body."""
+        return completion_body(answer)
+
+    def error(self, reply: "ErrorReply") -> "ErrorReply":
+        """An error answer in this protocol's shape (the fault builders use OpenAI's)."""
+        return reply
+
+
+OPENAI_WIRE = Wire()
+
+
 # -- faults ------------------------------------------------------------------------------------
 
 @dataclass
@@ -280,8 +318,8 @@ class RequestInfo:
 class WirePlan:
     """A 200 answer that misbehaves on the wire; the server plays it literally.
 
-    events: SSE data payloads in order (JSON text, or junk for a malformed event).
-    ending: "done" (data: [DONE] and the final chunk, i.e. a normal end), "eof" (the final
+    events: SSE frames in order (each a complete `data: ...` or `event: ...` frame).
+    ending: "done" (the protocol's normal end, e.g. data: [DONE]), "eof" (the final
     chunk without [DONE]: the HTTP response ends cleanly, the stream does not), "reset"
     (TCP RST), "stall" (silence for stall_seconds, or until the server stops, then close).
     empty_body: send a 200 with Content-Length 0 instead of any event.
@@ -307,7 +345,7 @@ class Fault:
     keys: frozenset
     reply: Callable[[dict, RequestInfo], ErrorReply] | None = None
     validate: Callable[[dict, str], None] = lambda _step, _where: None
-    plan: Callable[[dict, Answer, bool], WirePlan] | None = None
+    plan: Callable[[dict, Answer, bool, Wire], WirePlan] | None = None
 
 
 # Default (message, type, code) per status, modelled on what OpenAI answers.
@@ -379,8 +417,6 @@ def _wire_answer(step: dict, answer: Answer) -> Answer:
     return answer
 
 
-def _events(answer: Answer, include_usage: bool) -> list[str]:
-    return [json.dumps(chunk) for chunk in stream_chunks(answer, include_usage)]
 
 
 def _cut_point(step: dict, events: list[str]) -> int:
@@ -390,25 +426,25 @@ def _cut_point(step: dict, events: list[str]) -> int:
     return max(2, len(events) // 2)
 
 
-def _broken_plan(ending: str) -> Callable[[dict, Answer, bool], WirePlan]:
-    def plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+def _broken_plan(ending: str) -> Callable[[dict, Answer, bool, Wire], WirePlan]:
+    def plan(step: dict, answer: Answer, include_usage: bool, wire: Wire) -> WirePlan:
         answer = _wire_answer(step, answer)
-        events = _events(answer, include_usage)
+        events = wire.frames(answer, include_usage)
         return WirePlan(events[:_cut_point(step, events)], ending,
                         stall_seconds=step.get("seconds"),
-                        body=json.dumps(completion_body(answer)))
+                        body=json.dumps(wire.body(answer)))
     return plan
 
 
-def _malformed_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+def _malformed_plan(step: dict, answer: Answer, include_usage: bool, wire: Wire) -> WirePlan:
     answer = _wire_answer(step, answer)
-    events = _events(answer, include_usage)
+    events = wire.frames(answer, include_usage)
     cut = _cut_point(step, events)
     junk = step.get("payload", MALFORMED_PAYLOAD)
-    return WirePlan(events[:cut] + [junk] + events[cut:], "done", body=junk)
+    return WirePlan(events[:cut] + [wire.junk_frame(junk)] + events[cut:], "done", body=junk)
 
 
-def _empty_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+def _empty_plan(step: dict, answer: Answer, include_usage: bool, wire: Wire) -> WirePlan:
     shape = step.get("shape", "body")
     if shape == "body":
         return WirePlan([], empty_body=True)
@@ -416,17 +452,18 @@ def _empty_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
         return WirePlan([], "done", body="")
     answer.content, answer.reasoning, answer.tool_calls = "", "", []
     answer.finish_reason = step.get("finish_reason") or "stop"
-    return WirePlan(_events(answer, include_usage), "done",
-                    body=json.dumps(completion_body(answer)))
+    return WirePlan(wire.frames(answer, include_usage), "done",
+                    body=json.dumps(wire.body(answer)))
 
 
-def _truncated_args_plan(step: dict, answer: Answer, include_usage: bool) -> WirePlan:
+def _truncated_args_plan(step: dict, answer: Answer, include_usage: bool,
+                         wire: Wire) -> WirePlan:
     for call in answer.tool_calls:
         text = call["function"]["arguments"]
         keep = int(step["keep"]) if "keep" in step else len(text) // 2
         call["function"]["arguments"] = text[:keep]
-    return WirePlan(_events(answer, include_usage), "done",
-                    body=json.dumps(completion_body(answer)))
+    return WirePlan(wire.frames(answer, include_usage), "done",
+                    body=json.dumps(wire.body(answer)))
 
 
 def _check_wire(step: dict, where: str) -> None:

@@ -1,8 +1,9 @@
-"""A scripted OpenAI-compatible model server: the agent's offline stand-in for a provider.
+"""A scripted model server: the agent's offline stand-in for a provider.
 
-The agent reaches it through litellm exactly as it reaches a real provider
-(`--model openai/<name> --api-base http://127.0.0.1:PORT/v1`), so tests exercise the real
-HTTP, SSE and SDK parsing path instead of a mocked client. Each request plays the next step
+It speaks OpenAI's chat completions and Anthropic's Messages API, and the agent reaches it
+through litellm exactly as it reaches a real provider (`--model openai/<name>` or
+`--model anthropic/<claude model>` with `--api-base http://127.0.0.1:PORT/v1`), so tests
+exercise the real HTTP, SSE and SDK parsing path instead of a mocked client. Each request plays the next step
 of a script (see baseagent.testing.script); every request is recorded for assertions.
 
     with ScriptedServer([{"tool_calls": [{"name": "shell", "arguments": {"command": "ls"}}]},
@@ -28,11 +29,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Sequence
 
-from baseagent.testing.script import (EXHAUSTED_TEXT, FAULTS, ErrorReply, RequestInfo,
-                                      ScriptError, WirePlan, completion_body,
+from baseagent.testing import anthropic_wire
+from baseagent.testing.anthropic_wire import ANTHROPIC_WIRE
+from baseagent.testing.script import (EXHAUSTED_TEXT, FAULTS, OPENAI_WIRE, ErrorReply,
+                                      RequestInfo, ScriptError, Wire, WirePlan,
                                       context_length_reply, error_body,
                                       estimate_prompt_tokens, prompt_parts, resolve_answer,
-                                      stream_chunks, tokens_of_chars, validate_step)
+                                      tokens_of_chars, validate_step)
 
 Responder = Callable[[dict, int], "dict | None"]
 OnRequest = Callable[[dict], None]
@@ -64,6 +67,12 @@ class PrefixCache:
 
     def lookup_and_store(self, parts: Sequence[str], marked: Sequence[bool]) -> int:
         """Cached chars for this prompt; then remember its prefixes for later requests."""
+        return self.read_and_write(parts, marked)[0]
+
+    def read_and_write(self, parts: Sequence[str], marked: Sequence[bool]) -> tuple[int, int]:
+        """(chars read from the cache, chars written to it) for this prompt. Only the
+        Anthropic style reports writes: the prefix up to the last breakpoint, less what was
+        read (OpenAI-style caches are not billed for writes and do not report them)."""
         digest = hashlib.blake2b(digest_size=16)
         hashes: list[bytes] = []
         for part in parts:
@@ -79,7 +88,10 @@ class PrefixCache:
             chars += len(part)
             if not self.anthropic or marked[i]:
                 self._seen[h] = chars
-        return cached
+        written = 0
+        if self.anthropic and limit:
+            written = max(0, sum(len(p) for p in parts[:limit]) - cached)
+        return cached, written
 
 
 def _has_cache_control(obj: Any) -> bool:
@@ -98,7 +110,9 @@ def _cache_marks(body: dict) -> list[bool]:
 
 
 class ScriptedServer:
-    """Serves a script of steps over the OpenAI chat-completions protocol on 127.0.0.1.
+    """Serves a script of steps on 127.0.0.1 over two protocols: OpenAI chat completions
+    (`POST /v1/chat/completions`, `--model openai/...`) and Anthropic's Messages API
+    (`POST /v1/messages`, `--model anthropic/...`); the same steps play on either.
 
     script: a list of step dicts (played in order, one per request) or a callable
     `responder(request_body, index) -> step | None` (None means exhausted).
@@ -136,6 +150,9 @@ class ScriptedServer:
         self._next = 0  # index of the next step to play
         self.overruns = 0
         self.errors: list[str] = []  # script errors met while serving (bad responder steps)
+        # Anthropic requests refused as the real API would (400), e.g. a history without the
+        # thinking blocks extended thinking needs: the reason of each, in order.
+        self.refusals: list[str] = []
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -235,9 +252,10 @@ class ScriptedServer:
 
     # -- request handling (called from handler threads) --------------------------------------
 
-    def _handle_chat(self, handler: "_Handler", body: dict) -> None:
+    def _handle_chat(self, handler: "_Handler", body: dict, wire: Wire = OPENAI_WIRE) -> None:
         arrived = getattr(handler, "arrived", None) or time.time()
-        parts = prompt_parts(body)
+        anthropic = wire is ANTHROPIC_WIRE
+        parts = anthropic_wire.prompt_parts(body) if anthropic else prompt_parts(body)
         prompt_tokens = estimate_prompt_tokens(parts)
         model = str(body.get("model") or "scripted")
         with self._lock:
@@ -246,9 +264,13 @@ class ScriptedServer:
             number = len(self._requests)
             if self.on_request is not None:
                 self.on_request(body)
-            if self.context_window is not None and prompt_tokens > self.context_window:
-                reply: ErrorReply | None = context_length_reply(self.context_window,
-                                                                prompt_tokens)
+            problem = anthropic_wire.check_request(body) if anthropic else None
+            if problem is not None:  # refused like the real API: no step is consumed
+                self.refusals.append(problem)
+                reply: ErrorReply | None = ErrorReply(400, anthropic_wire.error_body(problem))
+            elif self.context_window is not None and prompt_tokens > self.context_window:
+                reply = (anthropic_wire.context_length_reply if anthropic
+                         else context_length_reply)(self.context_window, prompt_tokens)
             else:
                 reply = None
                 index = self._next
@@ -265,13 +287,16 @@ class ScriptedServer:
             return
         if step is None:
             if self.exhausted == "error":
-                handler.send_json(500, error_body(
+                reply = wire.error(ErrorReply(500, error_body(
                     f"{EXHAUSTED_TEXT}: no step for request {number}", "server_error",
-                    "script_exhausted"))
+                    "script_exhausted")))
+                handler.send_json(reply.status, reply.body)
                 return
             step = {"content": EXHAUSTED_TEXT}
         if isinstance(step, ScriptError):
-            handler.send_json(500, error_body(str(step), "server_error", "script_error"))
+            reply = wire.error(ErrorReply(500, error_body(str(step), "server_error",
+                                                          "script_error")))
+            handler.send_json(reply.status, reply.body)
             return
         if step.get("delay") and self._stopping.wait(float(step["delay"])):
             return
@@ -279,24 +304,35 @@ class ScriptedServer:
         if fault is not None and fault.reply is not None:
             info = RequestInfo(prompt_tokens, self.context_window, model)
             reply = fault.reply(step, info)
+            if step["fault"] == "context_length" and anthropic:
+                reply = anthropic_wire.context_length_reply(
+                    int(step.get("window") or self.context_window or max(1, prompt_tokens - 1)),
+                    prompt_tokens)
+            reply = wire.error(reply)
             handler.send_json(reply.status, reply.body, reply.headers)
             return
-        cached = 0
+        cached = written = 0
         if self._cache is not None:
+            marks = anthropic_wire.cache_marks(body) if anthropic else _cache_marks(body)
             with self._lock:
-                cached = tokens_of_chars(self._cache.lookup_and_store(parts, _cache_marks(body)))
+                read_chars, write_chars = self._cache.read_and_write(parts, marks)
+            cached, written = tokens_of_chars(read_chars), tokens_of_chars(write_chars)
         answer = resolve_answer(step, prompt_tokens=prompt_tokens, cached_tokens=cached,
-                                call_prefix=f"call_{index}", model=model,
-                                completion_id=f"chatcmpl-scripted-{number}")
+                                cache_write_tokens=written,
+                                call_prefix=f"toolu_{index}" if anthropic else f"call_{index}",
+                                model=model,
+                                completion_id=(f"msg_scripted_{number}" if anthropic
+                                               else f"chatcmpl-scripted-{number}"))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if fault is not None and fault.plan is not None:
-            handler.send_plan(fault.plan(step, answer, include_usage), bool(body.get("stream")),
-                              float(step.get("chunk_delay") or 0))
+            handler.send_plan(fault.plan(step, answer, include_usage, wire),
+                              bool(body.get("stream")), float(step.get("chunk_delay") or 0),
+                              wire)
         elif body.get("stream"):
-            handler.send_stream(stream_chunks(answer, include_usage),
-                                float(step.get("chunk_delay") or 0))
+            handler.send_frames(wire.frames(answer, include_usage),
+                                float(step.get("chunk_delay") or 0), wire)
         else:
-            handler.send_json(200, completion_body(answer))
+            handler.send_json(200, wire.body(answer))
 
     def _step_for(self, body: dict, index: int) -> "dict | ScriptError | None":
         """The step for this request; a ScriptError (not raised) when a responder misbehaves."""
@@ -369,10 +405,11 @@ class _Handler(BaseHTTPRequestHandler):
         except _DISCONNECTS:
             self.close_connection = True
             return
-        if path not in CHAT_PATHS:
+        if path not in CHAT_PATHS and path not in anthropic_wire.MESSAGES_PATHS:
             self.send_json(404, error_body(f"Unknown path {path}", "invalid_request_error",
                                            "unknown_url"))
             return
+        wire = ANTHROPIC_WIRE if path in anthropic_wire.MESSAGES_PATHS else OPENAI_WIRE
         try:
             body = json.loads(raw or b"null")
         except ValueError as exc:
@@ -384,7 +421,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(problem, "invalid_request_error", None))
             return
         try:
-            self.server.owner._handle_chat(self, body)
+            self.server.owner._handle_chat(self, body, wire)
         except _DISCONNECTS:
             self.close_connection = True
 
@@ -412,24 +449,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def send_stream(self, chunks: Iterable[dict], chunk_delay: float) -> None:
-        """Server-sent events over chunked encoding, one flushed frame per chunk."""
+    def send_frames(self, frames: Iterable[str], chunk_delay: float, wire: Wire) -> None:
+        """Server-sent events over chunked encoding, one flushed frame per event."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         stopping = self.server.owner._stopping
-        for i, chunk in enumerate(chunks):
+        for i, frame in enumerate(frames):
             if i and chunk_delay and stopping.wait(chunk_delay):
                 self.close_connection = True
                 return
-            self._frame(f"data: {json.dumps(chunk)}\n\n".encode())
-        self._frame(b"data: [DONE]\n\n")
+            self._frame(frame.encode())
+        if wire.done_frame:
+            self._frame(wire.done_frame.encode())
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def send_plan(self, plan: WirePlan, stream: bool, chunk_delay: float) -> None:
+    def send_plan(self, plan: WirePlan, stream: bool, chunk_delay: float,
+                  wire: Wire = OPENAI_WIRE) -> None:
         """Play a wire fault: the plan's events (or its cut JSON body), then its ending."""
         stopping = self.server.owner._stopping
         self.close_connection = True  # whatever happens next, this connection is done
@@ -450,12 +489,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
-        for i, payload in enumerate(plan.events):
+        for i, frame in enumerate(plan.events):
             if i and chunk_delay and stopping.wait(chunk_delay):
                 return
-            self._frame(f"data: {payload}\n\n".encode())
+            self._frame(frame.encode())
         if plan.ending == "done":
-            self._frame(b"data: [DONE]\n\n")
+            if wire.done_frame:
+                self._frame(wire.done_frame.encode())
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         elif plan.ending == "eof":

@@ -4,9 +4,11 @@ The patch is all-or-nothing: every path is cleared by the sandbox and every hunk
 memory before the first byte is written, so a failed call leaves the tree as it was and the
 model can simply resend a corrected patch.
 
-Event item: ``{"changes": [{"path", "kind"}]}`` in patch order, paths as the patch wrote
-them. A move is reported as ``update`` of the destination followed by ``delete`` of the
-source, so a consumer that mirrors the tree from the events ends up right.
+Event item: ``{"changes": [{"path", "kind"}]}`` in patch order, paths absolute (as Codex's
+are). A move is reported as ``update`` of the destination followed by ``delete`` of the
+source, so a consumer that mirrors the tree from the events ends up right. A patch that
+does not apply (it does not parse, a hunk does not match, the sandbox refuses a path) leaves
+every file untouched and its item ends ``failed``, still listing the files it named.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pydantic import BaseModel, Field
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.patch import AddFile, DeleteFile, commit, parse_patch, plan_patch
 from baseagent.tools.diff import render_diff
-from baseagent.tools.paths import display_path, resolve_write
+from baseagent.tools.paths import display_path, event_path, resolve_write
 
 NAME = "apply_patch"
 ITEM_TYPE = "file_change"
@@ -60,15 +62,15 @@ NOTHING_CHANGED = ("The patch was not applied and no file was changed; fix the p
 _SUMMARY_ORDER = {"A": 0, "M": 1, "D": 2}
 
 
-def planned_changes(args: Args, _ctx: ToolContext) -> list[dict[str, str]]:
-    """The files the patch names, as it names them (none if it does not parse); whether
-    it applies shows in the completed item."""
+def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
+    """The files the patch names, absolute (none if it does not parse); whether it applies
+    shows in the completed item."""
     try:
         hunks = parse_patch(args.input)
     except ToolError:
         return []
     changes: list[dict[str, str]] = []
-    for hunk in hunks:
+    for hunk in hunks:  # paths as the patch wrote them; made absolute below
         if isinstance(hunk, AddFile):
             changes.append({"path": hunk.path, "kind": "add"})
         elif isinstance(hunk, DeleteFile):
@@ -78,7 +80,11 @@ def planned_changes(args: Args, _ctx: ToolContext) -> list[dict[str, str]]:
                         {"path": hunk.path, "kind": "delete"}]
         else:
             changes.append({"path": hunk.path, "kind": "update"})
-    return changes
+    return _absolute(ctx, changes)
+
+
+def _absolute(ctx: ToolContext, changes: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{**change, "path": event_path(ctx, change["path"])} for change in changes]
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
@@ -94,4 +100,4 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     diff = "".join(render_diff(display_path(ctx, slot.path), slot.original, slot.data)
                    for slot in plan.slots.values())
     return ToolResult(output="\n".join(lines) + "\n",
-                      item={"changes": plan.changes, "diff": diff})
+                      item={"changes": _absolute(ctx, plan.changes), "diff": diff})

@@ -53,3 +53,9 @@ def display_path(ctx: ToolContext, path: Path) -> str:
         return str(path.relative_to(ctx.cwd))
     except ValueError:
         return str(path)
+
+
+def event_path(ctx: ToolContext, path: str | Path) -> str:
+    """The absolute path an event item shows for a changed file, as Codex's file_change
+    items do: resolved against the workspace, `..` folded, symlinks left as named."""
+    return os.path.normpath(ctx.resolve(str(path)))

