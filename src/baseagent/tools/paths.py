@@ -23,17 +23,23 @@ def writable_roots(ctx: ToolContext) -> list[Path]:
     return [_real(r) for r in roots]
 
 
-def resolve_read(ctx: ToolContext, path: str) -> Path:
-    """Reads are allowed anywhere in every mode: the sandbox protects the disk, not secrets."""
+def check_path(path: str) -> None:
+    """Refuse what no system call can take, with the reason, before anything uses it."""
     if not path:
         raise ToolError("path must not be empty")
+    if "\0" in path:
+        raise ToolError(f"path {path!r} contains a NUL byte")
+
+
+def resolve_read(ctx: ToolContext, path: str) -> Path:
+    """Reads are allowed anywhere in every mode: the sandbox protects the disk, not secrets."""
+    check_path(path)
     return ctx.resolve(path)
 
 
 def resolve_write(ctx: ToolContext, path: str) -> Path:
     """Resolve a path the tool is about to create, change or delete, enforcing the sandbox."""
-    if not path:
-        raise ToolError("path must not be empty")
+    check_path(path)
     target = ctx.resolve(path)
     if ctx.sandbox == "read-only":
         raise ToolError(f"sandbox is read-only: refusing to write {path}")

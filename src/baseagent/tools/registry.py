@@ -42,7 +42,10 @@ class PreparedCall:
         plan = getattr(self.module, "planned_changes", None)
         if plan is None or self.args is None:
             return []
-        return plan(self.args, ctx)
+        try:
+            return plan(self.args, ctx)
+        except Exception:  # noqa: BLE001 - a path the OS refuses fails in execute(), clearly
+            return []
 
     def arguments_for_display(self) -> Any:
         if self.args is not None:

@@ -39,9 +39,10 @@ def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
     """The file this call will create or overwrite (none if the path is refused)."""
     try:
         target = resolve_write(ctx, args.file_path)
-    except ToolError:
-        return []
-    return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+        exists = os.path.lexists(target)
+    except (ToolError, OSError, ValueError):
+        return []  # run() reports why
+    return [{"path": display_path(ctx, target), "kind": "update" if exists else "add"}]
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
