@@ -32,3 +32,49 @@ def test_bad_paths_become_error_results(scripted_server, workspace, home, sandbo
     results = tool_results(server.requests[1])
     assert "File name too long" in results[0]
     assert "NUL byte" in results[1]
+
+
+def test_oversized_tool_arguments_are_refused_and_not_resent(scripted_server, workspace,
+                                                            home):
+    from baseagent.tools.registry import MAX_ARGUMENT_CHARS
+
+    big = "x" * (MAX_ARGUMENT_CHARS + 10)
+    server = scripted_server([{"tool_calls": [write("big.txt", big)]},
+                              {"content": "done"}, {"content": "verified"}])
+    run = run_agent(["-i", "write a big file"], cwd=workspace, home=home,
+                    api_base=server.api_base, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert not (workspace / "big.txt").exists()
+    refused = run.completed_items("mcp_tool_call")  # a call the model got wrong
+    assert [(c["tool"], c["status"]) for c in refused] == [("write_file", "failed")]
+    assert refused[0]["arguments"]["omitted"].endswith(" characters")
+    assert "over the limit" in tool_results(server.requests[1])[0]
+    # the refused arguments are not sent back to the provider with every later call
+    calls = [m for m in server.requests[1]["messages"] if m.get("tool_calls")]
+    assert calls[0]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert len(run.stdout) < 100_000
+
+
+def test_nul_in_the_instruction_is_a_usage_error(workspace, home):
+    run = run_agent(["--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"],
+                    cwd=workspace, home=home, stdin="fix\u0000this", parse=False)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr.strip() == "baseagent: error: the instruction contains a NUL byte"
+
+
+def test_unusable_session_dir_is_one_line_and_exit_2(scripted_server, workspace, tmp_path):
+    # HOME is a file: ~/.baseagent/sessions cannot be created (root ignores permissions, so a
+    # read-only directory would not do in CI).
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    server = scripted_server([{"content": "never"}])
+    run = run_agent(["-i", "hi"], cwd=workspace, home=home, api_base=server.api_base,
+                    parse=False)
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("baseagent: error: cannot write the "
+                                                   "session record"), run.stderr
+    assert "--no-session" in lines[0]
+    assert server.requests == []

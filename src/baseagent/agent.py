@@ -275,6 +275,8 @@ class Agent:
 
         if not isinstance(instruction, str) or not instruction.strip():
             raise InputError("the instruction is empty")
+        if "\0" in instruction:  # no provider takes it, and a record would carry it
+            raise InputError("the instruction contains a NUL byte")
         parts = [image_part(Path(p)) for p in images]
         schema = check_schema(output_schema) if output_schema is not None else None
         return turn_input(instruction, parts, schema)

@@ -144,7 +144,11 @@ def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecor
     settings = prepared.settings
     path = prepared.resumed.path if prepared.resumed is not None \
         else session_path(settings, prepared.thread_id)
-    session = SessionRecorder(path, redact=prepared.redactor.data)
+    try:
+        session = SessionRecorder(path, redact=prepared.redactor.data)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the session record {path}: "
+                          f"{exc.strerror or exc} (set session_dir, or --no-session)") from None
     session.meta(thread_id=prepared.thread_id, model=settings.model, cwd=str(settings.cwd),
                  resumed=prepared.resumed is not None, agent="baseagent", version=__version__,
                  tools=prepared.registry.specs())

@@ -20,6 +20,10 @@ from baseagent.tools.base import ToolContext, ToolError, ToolResult
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
+# Largest arguments a call may carry (characters of JSON). A model's whole output is at most
+# ~128K tokens (~0.5 MB), so anything bigger is a runaway; parsing, validating and showing
+# it would cost tens of times its size in memory.
+MAX_ARGUMENT_CHARS = 1 << 20
 
 
 @dataclass
@@ -50,6 +54,8 @@ class PreparedCall:
     def arguments_for_display(self) -> Any:
         if self.args is not None:
             return self.args.model_dump(mode="json", exclude_none=True)
+        if len(self.raw_arguments) > MAX_ARGUMENT_CHARS:
+            return {"omitted": f"{len(self.raw_arguments)} characters"}
         try:
             return json.loads(self.raw_arguments)
         except (TypeError, ValueError):
@@ -90,6 +96,11 @@ class ToolRegistry:
                           f"{', '.join(self._modules)}")
             return call
         call.module = module
+        if len(raw_arguments) > MAX_ARGUMENT_CHARS:
+            call.error = (f"the arguments of {name} are {len(raw_arguments)} characters, over "
+                          f"the limit of {MAX_ARGUMENT_CHARS}; split the work into smaller "
+                          f"calls (e.g. write a large file in parts with apply_patch)")
+            return call
         try:
             data = json.loads(raw_arguments) if raw_arguments.strip() else {}
         except ValueError as exc:

@@ -56,7 +56,10 @@ READ_CHUNK = 64 * 1024
 # How often the loop wakes to check the deadline and the interrupt flag.
 POLL_SECONDS = 0.05
 # Minimum gap between progress callbacks: fast enough to feel live, rare enough to be cheap.
-PROGRESS_INTERVAL_SECONDS = 0.15
+PROGRESS_INTERVAL_SECONDS = 0.25
+# A progress event shows only the newest output (the completed item has all that is kept):
+# a command printing continuously then costs at most ~16 KB/s of events, not megabytes.
+PROGRESS_TAIL_BYTES = 4096
 # After bash exits, output still arriving from its children is collected for this long; if
 # a background job keeps the pipe open past it, the group is killed rather than waited on.
 DRAIN_SECONDS = 0.3
@@ -174,7 +177,7 @@ def _pump(proc: subprocess.Popen[bytes], buffer: HeadTailBuffer, ctx: ToolContex
                 _drain_briefly(selector, fd, buffer)
                 return "cancelled"
             if buffer.total != reported_total and now - last_progress >= PROGRESS_INTERVAL_SECONDS:
-                ctx.progress({"aggregated_output": _render(buffer, "")[0]})
+                ctx.progress({"aggregated_output": _progress_text(buffer)})
                 last_progress = now
                 reported_total = buffer.total
     finally:
@@ -262,6 +265,13 @@ def _render(buffer: HeadTailBuffer, note: str) -> tuple[str, str]:
         aggregated = _append_line(aggregated, note)
         model = _append_line(model, note)
     return aggregated, model
+
+
+def _progress_text(buffer: HeadTailBuffer) -> str:
+    """The newest output for a live view, saying how much came before it."""
+    text, earlier = buffer.last_text(PROGRESS_TAIL_BYTES)
+    text = clean_terminal_text(text)
+    return f"[... {earlier} earlier bytes ...]\n{text}" if earlier else text
 
 
 def _append_line(text: str, line: str) -> str:
