@@ -78,3 +78,30 @@ def test_unusable_session_dir_is_one_line_and_exit_2(scripted_server, workspace,
                                                    "session record"), run.stderr
     assert "--no-session" in lines[0]
     assert server.requests == []
+
+
+def test_sigterm_stops_a_catastrophic_python_grep(scripted_server, workspace, home):
+    import signal
+    import time
+
+    from reliability import finish, kill_quietly, start_agent, wait_for
+
+    (workspace / "evil.txt").write_text("a" * 80 + "!\n")
+    server = scripted_server([
+        {"tool_calls": [{"name": "grep_files", "arguments": {"pattern": "(a|aa)+$"}}]},
+        {"content": "never"}])
+    proc = start_agent(["-i", "search"], cwd=workspace, home=home, api_base=server.api_base,
+                       env_extra={"BASEAGENT_GREP_BACKEND": "python",
+                                  "BASEAGENT_GREP_TIMEOUT_S": "120"})
+    try:
+        wait_for(lambda: server.requests, what="the model call")
+        time.sleep(1.5)  # the search is under way
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        run = finish(proc, timeout=20)
+        assert time.monotonic() - sent < 3
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 143, run.stderr
+    grep = run.completed_items("mcp_tool_call")[0]
+    assert grep["status"] == "failed" and "interrupted" in grep["error"]["message"]

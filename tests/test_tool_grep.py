@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -271,3 +272,32 @@ def test_system_rg_and_wheel_agree_with_python(monkeypatch, tmp_path):
         got = {(pat, inc): sorted(grep(ctx, pat, include=inc).splitlines())
                for pat, inc in expected}
         assert got == expected, binary
+
+
+# A pattern that backtracks exponentially on a line of a's that does not end in one.
+CATASTROPHIC = r"(a|aa)+$"
+CATASTROPHIC_GREP = """
+import sys, time
+from pathlib import Path
+from baseagent.tools import grep_files
+from baseagent.tools.base import ToolContext, ToolError
+root = Path(sys.argv[1])
+ctx = ToolContext(cwd=root, grep_backend="python", grep_timeout_s=1.0)
+started = time.monotonic()
+try:
+    grep_files.run(grep_files.Args(pattern=sys.argv[2]), ctx)
+    print("finished", flush=True)
+except ToolError as exc:
+    print(f"{exc} after {time.monotonic() - started:.1f}s", flush=True)
+"""
+
+
+def test_catastrophic_regex_is_bounded_by_the_timeout(tmp_path):
+    """Python's `re` cannot be stopped mid-match; the fallback's `regex` search can."""
+    make(tmp_path, {"evil.txt": "a" * 80 + "!\n"})
+    proc = subprocess.run([sys.executable, "-c", CATASTROPHIC_GREP, str(tmp_path), CATASTROPHIC],
+                          capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = proc.stdout.strip()
+    assert out.startswith("search timed out after 1 seconds"), (out, proc.stderr)
+    assert float(out.rsplit(" ", 1)[1].rstrip("s")) < 3
