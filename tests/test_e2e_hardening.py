@@ -105,3 +105,58 @@ def test_sigterm_stops_a_catastrophic_python_grep(scripted_server, workspace, ho
     assert run.returncode == 143, run.stderr
     grep = run.completed_items("mcp_tool_call")[0]
     assert grep["status"] == "failed" and "interrupted" in grep["error"]["message"]
+
+
+KEY = "sk-agent-own-key-0123456789"
+
+
+def test_commands_cannot_read_the_agents_environment(scripted_server, workspace, home):
+    """A command of the same user cannot read /proc/<agent>/environ: the CLI is
+    non-dumpable. The agent runs without capabilities here (setpriv drops root's), as for
+    any ordinary user; root's CAP_SYS_PTRACE would open every process to its commands."""
+    import subprocess
+    import sys
+
+    from helpers import AGENT, agent_env
+    from reliability import finish, kill_quietly
+
+    server = scripted_server([])
+    proc = subprocess.Popen(
+        ["setpriv", "--bounding-set=-all", "--inh-caps=-all", sys.executable, str(AGENT),
+         "--model", "openai/scripted", "--api-base", server.api_base, "-i", "look"],
+        cwd=workspace, env=agent_env(home, OPENAI_API_KEY=KEY), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        reader = (f"cat /proc/{proc.pid}/environ | tr '\\0' '\\n' | grep -c OPENAI_API_KEY=;"
+                  " echo status=${PIPESTATUS[0]}")
+        server.extend([{"tool_calls": [{"name": "shell", "arguments": {"command": reader}}]},
+                       {"content": "done"}, {"content": "verified"}])
+        run = finish(proc, timeout=60)
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 0, run.stderr
+    output = run.completed_items("command_execution")[0]["aggregated_output"]
+    assert "Permission denied" in output and output.endswith("0\nstatus=1\n"), output
+
+
+def test_agents_md_is_read_only_from_regular_files_and_bounded(scripted_server, workspace,
+                                                              home):
+    import resource
+
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").symlink_to("/proc/self/environ")
+    sub = workspace / "sub"
+    sub.mkdir()
+    with open(sub / "AGENTS.md", "wb") as handle:  # 1 GiB, sparse: costs no disk
+        handle.write(b"# rules\nbe brief\n")
+        handle.truncate(1 << 30)
+    server = scripted_server([{"content": "done"}, {"content": "verified"}])
+    run = run_agent(["-i", "hi"], cwd=sub, home=home, api_base=server.api_base,
+                    env_extra={"OPENAI_API_KEY": KEY}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    context = server.requests[0]["messages"][1]["content"]
+    assert KEY not in context and "OPENAI_API_KEY" not in context and "HOME=" not in context
+    assert "# rules\nbe brief" in context
+    assert len(context.encode()) < 40 * 1024
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert peak_kib < 900 * 1024, peak_kib  # reading all of it cost over 2 GB

@@ -41,9 +41,13 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     or InputError (exit code 2 at the caller) before anything is printed on stdout.
     """
     from baseagent.agent import Agent
+    from baseagent.hardening import harden_process
     from baseagent.output.redact import Redactor, install_stderr
     from baseagent.signals import SignalGuard
 
+    # The keys live in this process: no other process of the user may read its memory or
+    # environment, and no core dump may carry them.
+    harden_process()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
     sink = make_sink(settings.json_output)
