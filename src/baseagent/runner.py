@@ -49,7 +49,8 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     # environment, and no core dump may carry them.
     harden_process()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
-    install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
+    redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
+    install_stderr(redactor)
     sink = make_sink(settings.json_output)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink])
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
@@ -62,7 +63,8 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
         # frozen objects are skipped by the final collections.
         gc.freeze()
     if settings.output_last_message is not None and result.final_message is not None:
-        _write_last_message(settings.output_last_message, result.final_message)
+        # The file is output like any other: a key the model repeated is not written out.
+        _write_last_message(settings.output_last_message, redactor.text(result.final_message))
     return exit_code_for_status(result.status, guard.signal_number)
 
 
