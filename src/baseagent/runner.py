@@ -51,6 +51,11 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
     install_stderr(redactor)
+    from baseagent.sandbox.policy import unavailable_notice
+
+    notice = unavailable_notice(settings.sandbox)
+    if notice:
+        print(f"baseagent: warning: {notice}", file=sys.stderr)
     sink = make_sink(settings.json_output)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink])
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()

@@ -121,6 +121,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     tool_context = ToolContext(
         cwd=settings.cwd, env=prepared.child_env, sandbox=settings.sandbox,
+        sandbox_network=settings.sandbox_network,
         shell_timeout_ms=settings.shell_timeout_ms, cancelled=cancelled,
         writable_roots=list(settings.writable_roots), processes=processes,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s)

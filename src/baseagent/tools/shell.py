@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import live_in_group
 from baseagent.tools.output_buffer import (
@@ -76,7 +77,9 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        # Started on a thread restricted by the sandbox policy (Landlock, seccomp), which
+        # the command inherits; the agent itself stays unrestricted (sandbox/policy.py).
+        proc = confine(ctx.policy(), lambda: subprocess.Popen(
             ["bash", "-c", args.command],
             cwd=workdir,
             env=ctx.env,
@@ -85,7 +88,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             bufsize=0,
-        )
+        ))
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
         raise ToolError(f"failed to start command: {exc}") from exc
     # Remembered after the command ends: an interrupted run kills whatever is still alive

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.fsutil import atomic_write
+from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
 from baseagent.tools.paths import display_path, resolve_write
@@ -56,11 +57,17 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         existing = _stat_or_none(real)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise ToolError(f"{target} is a directory; refusing to write a file over it")
-        real.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(existing.st_mode) if existing else NEW_FILE_MODE & ~_umask()
         big = existing is not None and existing.st_size > MAX_DIFF_INPUT_BYTES
         old = real.read_bytes() if existing is not None and not big else None
-        atomic_write(real, data, mode)
+
+        def write() -> None:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(real, data, mode)
+
+        # Under the kernel sandbox: a symlink swapped in since resolve_write checked the
+        # path cannot carry the write outside the writable roots.
+        confine(ctx.policy(), write)
     except OSError as exc:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None
     shown = display_path(ctx, target)
