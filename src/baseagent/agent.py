@@ -252,6 +252,9 @@ class Agent:
             self.cancel("agent closed")
         with self._busy:
             self._closed = True
+            # What finished commands left running in the background may outlive the agent
+            # now (an interrupted turn has already ended it all).
+            self._processes.release()
             if self._connected is not None and self._connected.session is not None:
                 self._connected.session.close()
 
