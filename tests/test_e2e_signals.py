@@ -250,7 +250,7 @@ def test_a_background_server_outlives_a_normal_finish(scripted_server, workspace
     proc = start_agent(["-i", "start a server"], cwd=workspace, home=home,
                        api_base=server.api_base)
     try:
-        run = finish(proc)
+        run = finish(proc, timeout=120)
         assert run.returncode == 0, run.stderr
         [pid] = read_pids(workspace / "server.pid")
         time.sleep(0.5)
