@@ -146,7 +146,10 @@ class ProcessTracker:
         first = signal.SIGTERM if grace > 0 else signal.SIGKILL
         for sid, pids in targets.items():
             signal_all([p for p in pids if p not in supervisors], first)
-        deadline = time.monotonic() + grace + (SUPERVISOR_WAIT_SECONDS if supervisors else 0)
+        # With no grace (a second signal, the process about to exit) nothing is waited for:
+        # the supervisors kill at once, and the lifeline closes with the process anyway.
+        wait = grace + SUPERVISOR_WAIT_SECONDS if supervisors and grace > 0 else grace
+        deadline = time.monotonic() + wait
         while time.monotonic() < deadline and (
                 any(is_live(p) for p in supervisors) or any(live_in_session(s) for s in targets)):
             time.sleep(0.02)
