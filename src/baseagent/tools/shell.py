@@ -150,11 +150,8 @@ class _Command:
     def __init__(self, proc: subprocess.Popen[bytes], status_fd: int | None) -> None:
         self.proc = proc
         self.status_fd = status_fd
+        self.supervised = status_fd is not None
         self.returncode: int | None = None
-
-    @property
-    def supervised(self) -> bool:
-        return self.status_fd is not None
 
     def poll(self) -> int | None:
         """bash's return code (negative: killed by that signal) once it has exited."""
