@@ -54,10 +54,18 @@ def agent_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+# The agent starts with default signal dispositions whatever the test runner inherited: a
+# suite run under `nohup` (SIGHUP ignored) or as a background job of a non-interactive shell
+# (SIGINT and SIGQUIT ignored) would otherwise hand that on, and the agent rightly keeps an
+# ignored SIGHUP ignored. coreutils' env resets them at exec (no preexec_fn in a threaded
+# test process); the pid stays the agent's.
+DEFAULT_SIGNALS = ["env", "--default-signal=HUP,INT,QUIT,TERM"]
+
+
 def run_agent(args: list[str], *, cwd: Path, home: Path, api_base: str | None = None,
               model: str = "openai/scripted", stdin: str | None = None, timeout: float = 60,
               env_extra: dict[str, str] | None = None, parse: bool = True) -> AgentRun:
-    cmd = [sys.executable, str(AGENT)]
+    cmd = [*DEFAULT_SIGNALS, sys.executable, str(AGENT)]
     if api_base is not None:
         cmd += ["--model", model, "--api-base", api_base]
     cmd += args

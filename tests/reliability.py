@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import AGENT, AgentRun, agent_env, parse_jsonl
+from helpers import AGENT, DEFAULT_SIGNALS, AgentRun, agent_env, parse_jsonl
 
 # Retries in tests wait ~10 ms, not the production 200 ms, so a run with many faults is fast.
 FAST_RETRY_ENV = {"BASEAGENT_RETRY_BASE_DELAY": "0.01", "BASEAGENT_RETRY_MAX_DELAY": "0.05"}
@@ -69,7 +69,7 @@ def read_pids(path: Path) -> list[int]:
 def start_agent(args: list[str], *, cwd: Path, home: Path, api_base: str,
                 env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     """The agent as a live process (to signal it); stdout/stderr are read at the end."""
-    cmd = [sys.executable, str(AGENT), "--model", "openai/scripted", "--api-base", api_base,
+    cmd = [*DEFAULT_SIGNALS, sys.executable, str(AGENT), "--model", "openai/scripted", "--api-base", api_base,
            *args]
     return subprocess.Popen(cmd, cwd=cwd, env=agent_env(home, **(env_extra or {})),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -183,3 +183,114 @@ def test_guard_leaves_an_ignored_sighup_ignored():
         guard.close()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_suite_under_nohup_still_tests_sighup(scripted_server, workspace, home):
+    """Run under `nohup` (or as a background job), the test process ignores SIGHUP and
+    SIGINT; the agents it starts must not inherit that, or the SIGHUP and SIGINT tests
+    test nothing (or hang)."""
+    server = scripted_server([{"content": "too late", "delay": 60}])
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGHUP, signal.SIGINT)}
+    try:
+        proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
+                           env_extra={"BASEAGENT_STREAM_IDLE_TIMEOUT": "120"})
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    run, elapsed = signal_when_ready(proc, lambda: server.requests, "the model request",
+                                     signal.SIGHUP)
+    assert run.returncode == 129, run.stderr
+    assert elapsed < 3
+
+
+# -- nothing escapes (issue 14) ----------------------------------------------------------------
+
+# Children that leave the process group and the session, double-fork, and ignore SIGTERM.
+ESCAPING = ("setsid sleep 300 & echo $! > esc.pid; "
+            "(trap '' TERM; sleep 301 & echo $! > dbl.pid) & "
+            "setsid bash -c 'trap \"\" TERM; sleep 302 & echo $! > deaf.pid; wait' & "
+            "sleep 0.3; echo started; echo $$ > sh.pid; sleep 303 & echo $! > bg.pid; wait")
+
+
+def escaped_pids(workspace: Path) -> list[int]:
+    return [p for name in ("esc", "dbl", "deaf", "sh", "bg")
+            for p in read_pids(workspace / f"{name}.pid")]
+
+
+def all_started(workspace: Path) -> Callable[[], bool]:
+    return lambda: len(escaped_pids(workspace)) == 5
+
+
+def test_interrupt_leaves_nothing_even_what_left_the_group(scripted_server, workspace, home):
+    server = scripted_server([{"tool_calls": [shell(ESCAPING)]}, {"content": "never"}])
+    proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
+    run, elapsed = signal_when_ready(proc, all_started(workspace), "the command to start",
+                                     signal.SIGTERM)
+    assert run.returncode == 143, run.stderr
+    assert elapsed < 4, elapsed
+    assert_no_survivors(escaped_pids(workspace))
+
+
+def test_sigkill_of_the_agent_takes_its_commands(scripted_server, workspace, home):
+    server = scripted_server([{"tool_calls": [shell(ESCAPING)]}, {"content": "never"}])
+    proc = start_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base)
+    try:
+        wait_for(all_started(workspace), what="the command to start")
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=10)
+    finally:
+        kill_quietly(proc)
+    assert_no_survivors(escaped_pids(workspace), timeout=5)
+
+
+def test_a_background_server_outlives_a_normal_finish(scripted_server, workspace, home):
+    server = scripted_server([
+        {"tool_calls": [shell("nohup sleep 300 >/dev/null 2>&1 & echo $! > server.pid")]},
+        {"content": "started"}, {"content": "verified"}])
+    proc = start_agent(["-i", "start a server"], cwd=workspace, home=home,
+                       api_base=server.api_base)
+    try:
+        run = finish(proc, timeout=120)
+        assert run.returncode == 0, run.stderr
+        [pid] = read_pids(workspace / "server.pid")
+        time.sleep(0.5)
+        assert is_alive(pid)  # the task was to start it
+    finally:
+        kill_quietly(proc)
+        for pid in read_pids(workspace / "server.pid"):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_two_trackers_each_end_only_their_own(tmp_path):
+    """Two agents in one process: an interrupt of one kills its commands, not the other's,
+    escapees included; a release lets background processes live on."""
+    mine, theirs = ProcessTracker(), ProcessTracker()
+    assert mine.supervisor_path() is not None  # built with the system compiler
+
+    def start(tracker: ProcessTracker, tag: str) -> int:
+        launch = tracker.launch(["bash", "-c", f"setsid sleep 300 & echo $! > {tag}; sleep 300"])
+        proc = subprocess.Popen(launch.argv, pass_fds=launch.pass_fds, cwd=tmp_path,
+                                start_new_session=True, stdout=subprocess.DEVNULL)
+        launch.started()
+        tracker.add(proc.pid, supervised=True)
+        wait_for(lambda: (tmp_path / tag).exists() and (tmp_path / tag).read_text())
+        return int((tmp_path / tag).read_text())
+
+    my_escapee, their_escapee = start(mine, "mine"), start(theirs, "theirs")
+    try:
+        mine.kill_all(grace=0.2)
+        assert_no_survivors([my_escapee])
+        assert is_alive(their_escapee)
+        theirs.release()
+        time.sleep(0.3)
+        assert is_alive(their_escapee)  # released: left alone
+    finally:
+        theirs.kill_all(grace=0)
+        for pid in (my_escapee, their_escapee):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

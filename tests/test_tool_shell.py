@@ -328,3 +328,20 @@ def test_clean_terminal_text():
     raw = "\x1b[1;32mok\x1b[0m\ttab\x1b]8;;http://x\x07link\x1b]8;;\x07\r\nab\x08c\x00\x7f\x9b\n"
     assert clean_terminal_text(raw) == "ok\ttablink\nac\n"
     assert clean_terminal_text("abcdef\rXY") == "XYcdef"
+
+
+def test_progress_carries_a_bounded_tail_not_everything(tmp_path):
+    # A command printing continuously: each progress event holds at most the newest
+    # PROGRESS_TAIL_BYTES and says how much came before; the result keeps head and tail.
+    seen: list[str] = []
+    ctx = ToolContext(cwd=tmp_path, env=child_env(os.environ),
+                      progress=lambda p: seen.append(p["aggregated_output"]))
+    res = run(ctx, "end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do "
+                   "seq 1 2000; done; echo last-line")
+    assert len(seen) >= 3
+    limit = shell.PROGRESS_TAIL_BYTES + 60
+    assert all(len(text) <= limit for text in seen), max(map(len, seen))
+    assert any(text.startswith("[... ") and " earlier bytes ...]\n" in text for text in seen)
+    assert sum(map(len, seen)) < 40 * limit
+    assert res.item["aggregated_output"].endswith("last-line\n")
+    assert res.item["aggregated_output"].startswith("1\n2\n3\n")

@@ -265,6 +265,9 @@ class Agent:
             self.cancel("agent closed")
         with self._busy:
             self._closed = True
+            # What finished commands left running in the background may outlive the agent
+            # now (an interrupted turn has already ended it all).
+            self._processes.release()
             if self._connected is not None and self._connected.session is not None:
                 self._connected.session.close()
 
@@ -288,6 +291,8 @@ class Agent:
 
         if not isinstance(instruction, str) or not instruction.strip():
             raise InputError("the instruction is empty")
+        if "\0" in instruction:  # no provider takes it, and a record would carry it
+            raise InputError("the instruction contains a NUL byte")
         parts = [image_part(Path(p)) for p in images]
         schema = check_schema(output_schema) if output_schema is not None else None
         return turn_input(instruction, parts, schema)

@@ -32,6 +32,7 @@ CODEX_CONFIG_KEYS = {
     "model": "model",
     "openai_base_url": "api_base",
     "sandbox_mode": "sandbox",
+    "sandbox_workspace_write.network_access": "sandbox_network",
     "model_context_window": "context_window",
     "model_max_output_tokens": "max_tokens",
     "model_reasoning_effort": "reasoning_effort",
@@ -56,7 +57,8 @@ Options:
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
                                 sandbox_mode, model_context_window,
                                 model_max_output_tokens, model_reasoning_effort,
-                                or any baseagent setting name
+                                sandbox_workspace_write.network_access, or any
+                                baseagent setting name (e.g. sandbox_network=true)
   --output-schema FILE          JSON Schema the final answer must match
   -i, --image FILE[,FILE]       attach image(s) to the prompt (repeatable)
   -o, --output-last-message FILE  write the final answer to FILE

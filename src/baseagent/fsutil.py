@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from pathlib import Path
@@ -21,27 +22,90 @@ def temp_path_for(path: Path) -> Path:
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data`: readers see the old or the new file, never a torn one.
 
-    The data is fsynced before the rename and the directory after it, so a crash leaves
-    either version on disk. `mode` None means the default for a new file (umask applies).
-    A failure removes the temporary file and re-raises.
+    The data is written to an unnamed file in the target's directory (O_TMPFILE), fsynced,
+    and only then given a temporary name and renamed over `path`, so a process killed while
+    writing (SIGKILL, a second Ctrl-C) leaves nothing behind. File systems without O_TMPFILE
+    get a named temporary file, removed on any failure this process survives. The directory
+    is fsynced after the rename, so a crash leaves either version on disk. `mode` None means
+    the default for a new file (umask applies).
     """
-    tmp = temp_path_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = _open_unnamed(path.parent)
+    if fd is None:
+        _write_named(path, data, mode)
+    else:
+        tmp: Path | None = None
+        try:
+            _fill(fd, data, mode)
+            tmp = temp_path_for(path)
+            if _name_unnamed(fd, tmp):
+                os.replace(tmp, path)
+            else:  # no /proc to name it through: the classic way
+                tmp = None
+                _write_named(path, data, mode)
+        except BaseException:
+            if tmp is not None:
+                _unlink_quietly(tmp)
+            raise
+        finally:
+            os.close(fd)
+    fsync_dir(path.parent)
+
+
+def _open_unnamed(directory: Path) -> int | None:
+    """An O_TMPFILE descriptor in `directory`, or None where the file system has none."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag:
+        return None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+        return os.open(directory, flag | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            return None
+        raise
+
+
+def _name_unnamed(fd: int, name: Path) -> bool:
+    """Give the O_TMPFILE file `fd` a name (linkat through /proc, which needs no privilege;
+    a plain os.link would not follow the magic link). False when /proc is not mounted."""
+    try:
+        fd_dir = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.link(str(fd), name, src_dir_fd=fd_dir, follow_symlinks=True)
+    finally:
+        os.close(fd_dir)
+    return True
+
+
+def _fill(fd: int, data: bytes, mode: int | None) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    if mode is not None:
+        os.fchmod(fd, mode)
+    os.fsync(fd)
+
+
+def _write_named(path: Path, data: bytes, mode: int | None) -> None:
+    tmp = temp_path_for(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            _fill(fd, data, mode)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
-    fsync_dir(path.parent)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def fsync_dir(directory: Path) -> None:

@@ -77,13 +77,23 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     """
     check_model_string(settings)
     thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
+    from baseagent.hardening import harden_process
     from baseagent.output.redact import Redactor, install_stderr
 
+    # The keys live in this process: no other process of the user may read its memory or
+    # environment, and no core dump may carry them.
+    harden_process()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
-    install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
+    redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
+    install_stderr(redactor)
     if thread_id is None:
         for note in notes:
             print(f"baseagent: note: {note}", file=sys.stderr)
+    from baseagent.sandbox.policy import unavailable_notice
+
+    notice = unavailable_notice(settings.sandbox)
+    if notice:
+        print(f"baseagent: warning: {notice}", file=sys.stderr)
 
     from baseagent.agent import Agent
     from baseagent.signals import SignalGuard
@@ -108,7 +118,8 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
         # frozen objects are skipped by the final collections.
         gc.freeze()
     if settings.output_last_message is not None and result.final_message is not None:
-        _write_last_message(settings.output_last_message, result.final_message)
+        # The file is output like any other: a key the model repeated is not written out.
+        _write_last_message(settings.output_last_message, redactor.text(result.final_message))
     return exit_code_for_status(result.status, guard.signal_number)
 
 

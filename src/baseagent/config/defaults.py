@@ -39,6 +39,8 @@ class Settings(BaseModel):
     json_output: bool = Field(False, description="Force JSONL even on a terminal")
     output_last_message: Path | None = None
     sandbox: SandboxMode = "danger-full-access"
+    sandbox_network: bool = Field(
+        False, description="Let commands use the network in workspace-write and read-only")
     writable_roots: list[Path] = Field(
         default_factory=list, description="Extra writable directories (exec --add-dir)")
     shell_timeout_ms: int = Field(120_000, ge=100)

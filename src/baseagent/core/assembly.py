@@ -134,6 +134,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     tool_context = ToolContext(
         cwd=settings.cwd, env=prepared.child_env, sandbox=settings.sandbox,
+        sandbox_network=settings.sandbox_network,
         shell_timeout_ms=settings.shell_timeout_ms, cancelled=cancelled,
         writable_roots=list(settings.writable_roots), processes=processes,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s)
@@ -157,7 +158,11 @@ def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecor
     settings = prepared.settings
     path = prepared.resumed.path if prepared.resumed is not None \
         else session_path(settings, prepared.thread_id)
-    session = SessionRecorder(path, redact=prepared.redactor.data)
+    try:
+        session = SessionRecorder(path, redact=prepared.redactor.data)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the session record {path}: "
+                          f"{exc.strerror or exc} (set session_dir, or --no-session)") from None
     session.meta(thread_id=prepared.thread_id, model=settings.model, api_base=settings.api_base,
                  cwd=str(settings.cwd),
                  resumed=prepared.resumed is not None, agent="baseagent", version=__version__,

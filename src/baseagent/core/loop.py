@@ -24,7 +24,7 @@ from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
 from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.registry import PreparedCall, ToolRegistry
+from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
 
 # Streaming text updates are throttled: consumers need liveness, not one event per token.
 STREAM_UPDATE_INTERVAL_S = 0.05
@@ -371,6 +371,9 @@ def _history_message(turn: ModelTurn) -> dict[str, Any]:
     strict providers accept the history; the tool result explains the error to the model."""
     message = turn.assistant_message()
     for tc in message.get("tool_calls", []):
+        if len(tc["function"]["arguments"] or "") > MAX_ARGUMENT_CHARS:
+            tc["function"]["arguments"] = "{}"  # refused by the registry; not resent each call
+            continue
         try:
             json.loads(tc["function"]["arguments"] or "{}")
         except ValueError:

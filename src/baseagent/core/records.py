@@ -99,15 +99,35 @@ def read_strict(path: Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except ValueError:
-            if index == len(numbered) - 1 and records:
+            record = _after_torn_write(line)
+            if record is None and index == len(numbered) - 1 and records:
                 break  # torn last line: the previous run was killed mid-write
-            raise SessionLoadError(
-                f"session record {path} is corrupt: line {number} is not valid JSON") from None
+            if record is None:
+                raise SessionLoadError(
+                    f"session record {path} is corrupt: line {number} is not valid JSON"
+                ) from None
         if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
             raise SessionLoadError(
                 f"session record {path} is corrupt: line {number} is not a record")
         records.append(record)
     return records
+
+
+# Every record line starts with its kind (core/session.py writes it first).
+_RECORD_START = '{"kind":'
+
+
+def _after_torn_write(line: str) -> dict[str, Any] | None:
+    """A record glued to the torn line before it (what a resume wrote before torn tails
+    were cut on open): the record, without the torn part; None if there is none."""
+    start = line.rfind(_RECORD_START)
+    if start <= 0:
+        return None
+    try:
+        record = json.loads(line[start:])
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _check_message(message: Any, path: Path) -> dict[str, Any]:

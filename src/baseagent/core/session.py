@@ -9,6 +9,7 @@ produced them and its reasoning, for resume (core/records.py) and trajectory exp
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import json
 import os
 import threading
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from baseagent.llm.types import TOKEN_KEYS
+from baseagent.errors import ConfigError
 from baseagent.output.events import ThreadEvent
 from baseagent.output.jsonl import json_line
 
@@ -36,7 +38,8 @@ class SessionRecorder:
         self._redact = redact or (lambda record: record)
         path.parent.mkdir(parents=True, exist_ok=True)
         # errors="replace": a lone surrogate from a model or a tool must not kill the record.
-        self._file = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._file = open(_open_locked(path), "a", encoding="utf-8",  # noqa: SIM115
+                          errors="replace", closefd=True)
         self._lock = threading.Lock()
         # Per-call metrics for trajectory export (ATIF step metrics): see track_usage().
         self._usage_probe: Callable[[], Any] | None = None
@@ -124,6 +127,51 @@ class SessionRecorder:
             os.fsync(self._file.fileno())
         except OSError:
             pass
+
+class RecordInUseError(ConfigError):
+    """Another run (in this process or another) is writing the thread's record."""
+
+
+# The record holds the conversation: readable by its owner only.
+RECORD_MODE = 0o600
+# How far back a torn tail is searched for the last complete line, per read.
+_BLOCK = 64 * 1024
+
+
+def _open_locked(path: Path) -> int:
+    """Open the record for appending, holding an exclusive lock for as long as it is open,
+    and cut a torn last line (a run killed mid-write) so new records start on a line of
+    their own. The lock dies with the process, so a killed run never leaves it stale."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, RECORD_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RecordInUseError(
+                f"thread {path.stem} is in use by another run (its record {path} is "
+                "locked); wait for it to finish") from None
+        _cut_torn_tail(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _cut_torn_tail(fd: int) -> None:
+    size = os.fstat(fd).st_size
+    end = size
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        block = os.pread(fd, end - start, start)
+        if end == size and block.endswith(b"\n"):
+            return  # the common case: the last line is whole
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            os.ftruncate(fd, start + newline + 1)
+            return
+        end = start
+    os.ftruncate(fd, 0)
+
 
 
 def _usage_tuple(totals: Any) -> tuple[tuple[int, ...], float | None, int]:

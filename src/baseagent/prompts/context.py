@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import stat
 import subprocess
 from pathlib import Path
 
@@ -34,10 +35,7 @@ def collect_agents_md(cwd: Path) -> str:
         for name in ("AGENTS.override.md", "AGENTS.md"):
             candidate = directory / name
             if candidate.is_file():
-                try:
-                    text = candidate.read_text(encoding="utf-8", errors="replace").strip()
-                except OSError:
-                    text = ""
+                text = read_instructions(candidate, AGENTS_MD_MAX_BYTES).strip()
                 if text:
                     texts.append(text)
                 break
@@ -46,6 +44,41 @@ def collect_agents_md(cwd: Path) -> str:
     if len(encoded) > AGENTS_MD_MAX_BYTES:
         joined = encoded[:AGENTS_MD_MAX_BYTES].decode("utf-8", errors="ignore")
     return joined
+
+
+# Pseudo-file systems: their "files" are the kernel's view of processes and devices (an
+# AGENTS.md linked to /proc/self/environ would hand the agent's environment to the model).
+_PSEUDO_ROOTS = ("/proc/", "/sys/", "/dev/")
+
+
+def read_instructions(path: Path, max_bytes: int) -> str:
+    """At most `max_bytes` of an instruction file, if it is a regular file with content on a
+    real file system; "" otherwise. Bounded, so a huge (or sparse) file costs nothing."""
+    real = os.path.realpath(path)
+    if real.startswith(_PSEUDO_ROOTS):
+        return ""
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        st = os.fstat(fd)
+        # Kernel-generated files report size 0; an empty file has nothing to say either.
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return ""
+        chunks: list[bytes] = []
+        left = max_bytes
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="ignore" if left <= 0 else "replace")
 
 
 def _git_status(cwd: Path) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.patch import AddFile, DeleteFile, commit, parse_patch, plan_patch
 from baseagent.tools.diff import render_diff
@@ -93,7 +94,9 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         plan = plan_patch(hunks, lambda path: resolve_write(ctx, path))
     except ToolError as exc:
         raise ToolError(f"{exc}\n{NOTHING_CHANGED}") from exc
-    commit(plan)  # its own errors say whether the rollback restored everything
+    # Under the kernel sandbox, so no path can be swapped outside the roots after planning;
+    # commit's own errors say whether the rollback restored everything.
+    confine(ctx.policy(), lambda: commit(plan))
     lines = [SUCCESS_HEADER]
     for letter, path in sorted(plan.summary, key=lambda entry: _SUMMARY_ORDER[entry[0]]):
         lines.append(f"{letter} {path}")

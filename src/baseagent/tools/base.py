@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from baseagent.sandbox import SandboxMode
+from baseagent.sandbox.policy import Policy
 from baseagent.tools.procs import ProcessTracker
 
 # Defaults of the per-run knobs below (the settings layer passes the configured values).
@@ -50,6 +51,8 @@ class ToolContext:
     # Environment handed to child processes (already stripped of secrets by the caller).
     env: dict[str, str] = field(default_factory=dict)
     sandbox: SandboxMode = "danger-full-access"
+    # Whether commands may use the network in workspace-write and read-only.
+    sandbox_network: bool = False
     shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS
     # Called with a partial item payload while a tool runs (e.g. growing shell output).
     progress: Callable[[dict[str, Any]], None] = lambda _payload: None
@@ -62,6 +65,11 @@ class ToolContext:
     # grep_files: which search implementation, and how long a search may take.
     grep_backend: str = "auto"
     grep_timeout_s: float = DEFAULT_GREP_TIMEOUT_S
+
+    def policy(self) -> Policy:
+        """What the kernel lets this run's commands and file writes touch."""
+        return Policy.build(self.sandbox, self.cwd, self.writable_roots, self.env,
+                            self.sandbox_network)
 
     def resolve(self, path: str) -> Path:
         """Resolve a model-supplied path: absolute as given, relative against the workspace."""

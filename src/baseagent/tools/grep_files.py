@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import regex
 from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
@@ -233,45 +234,80 @@ def _clean_rg_error(stderr: str, pattern: str) -> str:
 # --- Python fallback -----------------------------------------------------------------------
 
 def _search_python(args: Args, root: Path, ctx: ToolContext, deadline: float) -> list[str]:
+    """The fallback search, on a worker thread the caller waits on with the run's clock.
+
+    Matching uses the `regex` module, whose searches take a timeout: a catastrophic pattern
+    (`(a|aa)+$` on a long line) cannot run past the deadline, and since it releases the GIL
+    while matching, the waiting thread (the main one, in the CLI) stays free to take a
+    signal. Python's `re` can do neither: one such line held the run for minutes.
+    """
     try:
-        regex = re.compile(args.pattern)
-    except re.error as exc:
+        compiled = regex.compile(args.pattern)
+    except regex.error as exc:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
     include = _compile_glob(args.include) if args.include else None
-    candidates: Iterable[str]
-    if root.is_file():  # named explicitly: searched whatever the ignore rules say
-        candidates = [str(root)]
-    else:
-        candidates = _walk(root, include, ctx, deadline)
-    return _newest(
-        (path for path in candidates if _file_matches(path, regex, ctx, deadline)), args.limit
-    )
+    stop = threading.Event()
+    outcome: list[list[str] | BaseException] = []
+
+    def work() -> None:
+        try:
+            candidates: Iterable[str]
+            if root.is_file():  # named explicitly: searched whatever the ignore rules say
+                candidates = [str(root)]
+            else:
+                candidates = _walk(root, include, ctx, deadline, stop)
+            outcome.append(_newest(
+                (path for path in candidates
+                 if _file_matches(path, compiled, ctx, deadline, stop)), args.limit))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name="grep_files-python", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(POLL_SECONDS)
+        if worker.is_alive() and (time.monotonic() >= deadline or ctx.cancelled()):
+            stop.set()  # the worker ends at its next check, or when its regex times out
+            _check_clock(ctx, deadline)
+            _raise_if_stopped(["cancelled"], ctx.grep_timeout_s)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
-def _check_clock(ctx: ToolContext, deadline: float) -> None:
+def _check_clock(ctx: ToolContext, deadline: float, stop: threading.Event | None = None) -> None:
     if time.monotonic() >= deadline:
         _raise_if_stopped(["timeout"], ctx.grep_timeout_s)
-    if ctx.cancelled():
+    if ctx.cancelled() or (stop is not None and stop.is_set()):
         _raise_if_stopped(["cancelled"], ctx.grep_timeout_s)
 
 
-def _file_matches(path: str, regex: re.Pattern[str], ctx: ToolContext, deadline: float) -> bool:
+def _file_matches(path: str, compiled: regex.Pattern[str], ctx: ToolContext, deadline: float,
+                  stop: threading.Event) -> bool:
     try:
         with open(path, "rb") as fh:
             if b"\0" in fh.read(BINARY_SNIFF_BYTES):
                 return False
             fh.seek(0)
             for number, raw in enumerate(fh):
-                if regex.search(raw.rstrip(b"\r\n").decode("utf-8", errors="replace")):
+                line = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+                try:
+                    found = compiled.search(line, concurrent=True,
+                                            timeout=max(deadline - time.monotonic(), 0.001))
+                except TimeoutError:
+                    _raise_if_stopped(["timeout"], ctx.grep_timeout_s)
+                if found:
                     return True
-                if number % 10_000 == 9_999:
-                    _check_clock(ctx, deadline)
+                if number % 1000 == 999:
+                    _check_clock(ctx, deadline, stop)
     except OSError:
         return False  # unreadable: skipped silently, like rg --no-messages
     return False
 
 
-def _walk(root: Path, include: _Glob | None, ctx: ToolContext, deadline: float) -> Iterator[str]:
+def _walk(root: Path, include: _Glob | None, ctx: ToolContext, deadline: float,
+          stop: threading.Event) -> Iterator[str]:
     """Files under ``root`` that rg would search: not hidden, not ignored, not symlinks."""
     repo_root = _git_root(root)
     rules: list[_Rule] = []
@@ -281,12 +317,14 @@ def _walk(root: Path, include: _Glob | None, ctx: ToolContext, deadline: float) 
         ancestors = [p for p in reversed(root.parents) if p == repo_root or repo_root in p.parents]
         for ancestor in ancestors:
             rules += _rules_in(ancestor, in_repo=True)
-    yield from _walk_dir(root, str(root), rules, repo_root is not None, include, ctx, deadline)
+    yield from _walk_dir(root, str(root), rules, repo_root is not None, include, ctx, deadline,
+                         stop)
 
 
 def _walk_dir(directory: Path, search_root: str, rules: list[_Rule], in_repo: bool,
-              include: _Glob | None, ctx: ToolContext, deadline: float) -> Iterator[str]:
-    _check_clock(ctx, deadline)
+              include: _Glob | None, ctx: ToolContext, deadline: float,
+              stop: threading.Event) -> Iterator[str]:
+    _check_clock(ctx, deadline, stop)
     rules = rules + _rules_in(directory, in_repo)
     try:
         with os.scandir(directory) as it:
@@ -312,7 +350,7 @@ def _walk_dir(directory: Path, search_root: str, rules: list[_Rule], in_repo: bo
             continue
         if is_dir:
             yield from _walk_dir(Path(entry.path), search_root, rules, in_repo, include, ctx,
-                                 deadline)
+                                 deadline, stop)
         else:
             yield entry.path
 

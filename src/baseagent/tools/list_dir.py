@@ -7,6 +7,8 @@ sorting the directories on the way).
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,9 +49,46 @@ BULKY_DIRS = frozenset({
     ".ruff_cache", ".tox", ".nox", ".hg", ".svn",
 })
 INDENT = "  "
+# Longest a listing may take: a directory with millions of entries or a hung network mount
+# must not hold the run (the walk runs on a worker thread, so even a blocked system call
+# is left behind, not waited for).
+TIMEOUT_S = 30.0
+POLL_SECONDS = 0.05
+
+
+class _Stopped(Exception):
+    """The caller gave up on the walk (timeout or interrupt)."""
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
+    """List on a worker thread; give up after TIMEOUT_S or when the run is interrupted."""
+    outcome: list[ToolResult | BaseException] = []
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append(_list(args, ctx, stop))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name="list_dir", daemon=True)
+    worker.start()
+    deadline = time.monotonic() + TIMEOUT_S
+    while worker.is_alive():
+        worker.join(POLL_SECONDS)
+        if worker.is_alive() and (time.monotonic() >= deadline or ctx.cancelled()):
+            stop.set()
+            if ctx.cancelled():
+                raise ToolError("listing interrupted")
+            raise ToolError(f"listing {args.dir_path} timed out after {TIMEOUT_S:g} seconds; "
+                            "list a smaller directory or a lower depth")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _list(args: Args, ctx: ToolContext, stop: threading.Event) -> ToolResult:
     root = Path(os.path.abspath(resolve_read(ctx, args.dir_path)))
     if not root.exists():
         raise ToolError(f"directory not found: {root}")
@@ -64,6 +103,8 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     count = 0
     more = False
     for line in _walk(root, 0, args.depth, args.include_ignored):
+        if stop.is_set():
+            raise _Stopped()
         if count >= wanted:
             more = True
             break

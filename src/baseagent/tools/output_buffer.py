@@ -86,6 +86,16 @@ class HeadTailBuffer:
             decode_lossy(_trim_partial_start(bytes(self._tail))),
         )
 
+    def last_text(self, max_bytes: int) -> tuple[str, int]:
+        """The newest `max_bytes` of the output, decoded, and how many bytes came before them.
+
+        What a live view needs: a command printing continuously must not make every progress
+        event carry everything held so far."""
+        data = bytes(self._tail) if self.dropped else bytes(self._head) + bytes(self._tail)
+        if len(data) > max_bytes:
+            data = _trim_partial_start(data[len(data) - max_bytes:])
+        return decode_lossy(data), self.total - len(data)
+
     def text(self) -> str:
         """Whole retained text with a marker where bytes were dropped."""
         head, tail = self.texts()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
+from dataclasses import dataclass
 
 # Fields of /proc/<pid>/stat after the parenthesised command name: state ppid pgrp session.
 _PGRP, _SESSION = 2, 3
@@ -47,45 +49,137 @@ def _live_where(index: int, value: int) -> list[int]:
 
 # Between SIGTERM and SIGKILL for what is left of a run's commands when it is interrupted.
 KILL_GRACE_SECONDS = 0.5
+# Beyond the grace, how long to wait for a supervisor to report its subtree gone.
+SUPERVISOR_WAIT_SECONDS = 1.0
+
+
+@dataclass
+class Launch:
+    """How to start one command so that the tracker can end everything it starts: the argv
+    (the supervisor's, wrapping the command's, when the supervisor is available), the fds
+    the child must inherit, and the read end of the pipe its exit status arrives on."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+    status_fd: int | None = None
+    _child_fds: tuple[int, ...] = ()
+
+    def started(self) -> None:
+        """Close the child's ends in this process (call once the command has started)."""
+        for fd in self._child_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._child_fds = ()
 
 
 class ProcessTracker:
-    """The command sessions one run started (the shell tool starts each command with setsid,
-    so its pid is also the id of its session), kept after the commands end.
+    """The commands one run started, kept after the commands end, and how to end them.
 
-    Matching on the session catches the subgroups a command makes (`set -m`), and a recycled
-    pid that now leads an unrelated process is not in that session. One tracker per run:
-    cancelling one agent never touches another agent's processes.
+    Each command starts under the supervisor (sandbox/supervisor.c) when it can be built:
+    a child subreaper that keeps everything the command starts in its subtree (setsid and
+    double forks included) and kills that subtree when asked, or by itself when the lifeline
+    pipe from this tracker closes without a release (the agent died, even by SIGKILL). Each
+    command is also the leader of its own session (start_new_session), which is what is
+    killed where the supervisor is missing. One tracker per run: cancelling one agent never
+    touches another agent's processes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, supervisor: str | None | bool = True) -> None:
+        """`supervisor`: True to build/find it on first use, False for none, or a path."""
         self._sessions: set[int] = set()
+        self._supervisors: set[int] = set()
+        self._supervisor = supervisor
+        self._lifeline: tuple[int, int] | None = None
+        self._lock = threading.Lock()
 
-    def add(self, session_id: int) -> None:
+    # -- starting ------------------------------------------------------------------------
+
+    def supervisor_path(self) -> str | None:
+        if self._supervisor is True:
+            from baseagent.sandbox.supervisor import executable
+
+            self._supervisor = executable() or False
+        return self._supervisor or None
+
+    def launch(self, argv: list[str]) -> Launch:
+        """The way to start `argv` under this run's supervision (see Launch)."""
+        path = self.supervisor_path()
+        if path is None:
+            return Launch(list(argv))
+        with self._lock:
+            if self._lifeline is None:
+                self._lifeline = os.pipe2(os.O_CLOEXEC)  # (read, write): write stays here
+            lifeline_read = self._lifeline[0]
+        status_read, status_write = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(status_read, False)
+        grace_ms = str(int(KILL_GRACE_SECONDS * 1000))
+        return Launch([path, str(lifeline_read), str(status_write), grace_ms, "--", *argv],
+                      pass_fds=(lifeline_read, status_write), status_fd=status_read,
+                      _child_fds=(status_write,))
+
+    def add(self, session_id: int, supervised: bool = False) -> None:
         self._sessions.add(session_id)
+        if supervised:
+            self._supervisors.add(session_id)
 
     def sessions(self) -> set[int]:
         return set(self._sessions)
+
+    # -- ending --------------------------------------------------------------------------
 
     def live(self) -> dict[int, list[int]]:
         """Session id -> live member pids, for the sessions that still have any."""
         return {sid: pids for sid in self.sessions() if (pids := live_in_session(sid))}
 
     def kill_all(self, grace: float = KILL_GRACE_SECONDS) -> list[int]:
-        """SIGTERM every session still alive, SIGKILL what is left after `grace` (at once
-        when grace is 0). Returns the sessions that had live members. Safe to call from a
-        signal handler: it only reads /proc and sends signals."""
+        """End everything the run's commands started: each live supervisor kills its subtree
+        (SIGTERM, SIGKILL after its grace; at once when grace is 0), then SIGTERM/SIGKILL
+        whatever is still in a command's session. Returns the sessions that had live
+        members. Safe to call from a signal handler: it only reads /proc, sends signals
+        and sleeps."""
+        supervisors = [pid for pid in self._supervisors if is_live(pid)]
         targets = self.live()
+        for pid in supervisors:
+            signal_all([pid], signal.SIGTERM if grace > 0 else signal.SIGUSR2)
         first = signal.SIGTERM if grace > 0 else signal.SIGKILL
-        for pids in targets.values():
-            signal_all(pids, first)
-        if grace > 0 and targets:
-            deadline = time.monotonic() + grace
-            while time.monotonic() < deadline and any(live_in_session(s) for s in targets):
-                time.sleep(0.02)
-            for sid in targets:
-                signal_all(live_in_session(sid), signal.SIGKILL)
+        for sid, pids in targets.items():
+            signal_all([p for p in pids if p not in supervisors], first)
+        # With no grace (a second signal, the process about to exit) nothing is waited for:
+        # the supervisors kill at once, and the lifeline closes with the process anyway.
+        wait = grace + SUPERVISOR_WAIT_SECONDS if supervisors and grace > 0 else grace
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and (
+                any(is_live(p) for p in supervisors) or any(live_in_session(s) for s in targets)):
+            time.sleep(0.02)
+        for sid in targets:
+            signal_all(live_in_session(sid), signal.SIGKILL)
         return list(targets)
+
+    def release(self) -> None:
+        """The run finished normally: what its commands left running in the background (a
+        server the task asked for) may outlive it. Supervisors stop watching the lifeline;
+        each exits when its subtree is empty."""
+        for pid in list(self._supervisors):
+            if is_live(pid):
+                signal_all([pid], signal.SIGUSR1)
+        self._supervisors.clear()
+        with self._lock:
+            if self._lifeline is not None:
+                for fd in self._lifeline:
+                    os.close(fd)
+                self._lifeline = None
+
+
+def is_live(pid: int) -> bool:
+    """A live, non-zombie process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
 
 
 def signal_all(pids: list[int], signum: int) -> None:

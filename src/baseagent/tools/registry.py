@@ -21,6 +21,10 @@ DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files"
                  "update_plan")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
+# Largest arguments a call may carry (characters of JSON). A model's whole output is at most
+# ~128K tokens (~0.5 MB), so anything bigger is a runaway; parsing, validating and showing
+# it would cost tens of times its size in memory.
+MAX_ARGUMENT_CHARS = 1 << 20
 
 
 def builtin_tools(names: Iterable[str] = DEFAULT_TOOLS) -> list[Tool]:
@@ -56,20 +60,28 @@ class PreparedCall:
         outcome is in the completed item."""
         if self.tool is None or self.args is None:
             return []
-        return self.tool.planned_changes(self.args, ctx)
+        try:
+            return self.tool.planned_changes(self.args, ctx)
+        except Exception:  # noqa: BLE001 - a path the OS refuses fails in execute(), clearly
+            return []
 
-    def named_changes(self, ctx: Any) -> list[dict[str, str]]:
+    def named_changes(self, ctx: ToolContext) -> list[dict[str, str]]:
         """The files the call names even when it may not change them (a refused path): the
-        path a failed file_change item reports. A module's `named_changes`, else its plan."""
-        named = getattr(self.module, "named_changes", None)
+        path a failed file_change item reports. The tool's `named_changes`, else its plan."""
+        named = getattr(self.tool, "named_changes", None)
         if named is None or self.args is None:
             return self.planned_changes(ctx)
-        return named(self.args, ctx)
+        try:
+            return named(self.args, ctx)
+        except Exception:  # noqa: BLE001 - as for the plan: the item shows no path then
+            return []
 
     def arguments_for_display(self) -> Any:
         if self.args is not None:
             dump = getattr(self.args, "model_dump", None)
             return dump(mode="json", exclude_none=True) if dump is not None else self.args
+        if len(self.raw_arguments) > MAX_ARGUMENT_CHARS:
+            return {"omitted": f"{len(self.raw_arguments)} characters"}
         try:
             return json.loads(self.raw_arguments)
         except (TypeError, ValueError):
@@ -105,6 +117,11 @@ class ToolRegistry:
                           f"{', '.join(self._tools)}")
             return call
         call.tool = tool
+        if len(raw_arguments) > MAX_ARGUMENT_CHARS:
+            call.error = (f"the arguments of {name} are {len(raw_arguments)} characters, over "
+                          f"the limit of {MAX_ARGUMENT_CHARS}; split the work into smaller "
+                          f"calls (e.g. write a large file in parts with apply_patch)")
+            return call
         try:
             data = json.loads(raw_arguments) if raw_arguments.strip() else {}
         except ValueError as exc:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.procs import live_in_group
+from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
     clean_terminal_text,
@@ -56,7 +57,10 @@ READ_CHUNK = 64 * 1024
 # How often the loop wakes to check the deadline and the interrupt flag.
 POLL_SECONDS = 0.05
 # Minimum gap between progress callbacks: fast enough to feel live, rare enough to be cheap.
-PROGRESS_INTERVAL_SECONDS = 0.15
+PROGRESS_INTERVAL_SECONDS = 0.25
+# A progress event shows only the newest output (the completed item has all that is kept):
+# a command printing continuously then costs at most ~16 KB/s of events, not megabytes.
+PROGRESS_TAIL_BYTES = 4096
 # After bash exits, output still arriving from its children is collected for this long; if
 # a background job keeps the pipe open past it, the group is killed rather than waited on.
 DRAIN_SECONDS = 0.3
@@ -72,34 +76,44 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     workdir = _resolve_workdir(args.workdir, ctx)
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
+    # Under the run's supervisor (tools/procs.py): everything the command starts can be
+    # ended, and dies with a killed agent.
+    launch = ctx.processes.launch(["bash", "-c", args.command])
     try:
-        proc = subprocess.Popen(
-            ["bash", "-c", args.command],
+        # Started on a thread restricted by the sandbox policy (Landlock, seccomp), which
+        # the command inherits; the agent itself stays unrestricted (sandbox/policy.py).
+        proc = confine(ctx.policy(), lambda: subprocess.Popen(
+            launch.argv,
             cwd=workdir,
             env=ctx.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=launch.pass_fds,
             bufsize=0,
-        )
+        ))
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
+        launch.started()
+        if launch.status_fd is not None:
+            os.close(launch.status_fd)
         raise ToolError(f"failed to start command: {exc}") from exc
+    launch.started()
     # Remembered after the command ends: an interrupted run kills whatever is still alive
-    # in the session (background jobs included), so no child outlives the run.
-    ctx.processes.add(proc.pid)
+    # of it (background jobs included), so no child outlives the run.
+    ctx.processes.add(proc.pid, supervised=launch.status_fd is not None)
+    command = _Command(proc, launch.status_fd)
 
     buffer = HeadTailBuffer()
     try:
-        outcome = _pump(proc, buffer, ctx, started + timeout_ms / 1000)
+        outcome = _pump(command, buffer, ctx, started + timeout_ms / 1000)
     except BaseException:
         # A failing progress callback or a KeyboardInterrupt must not leave the command (or
         # anything it started) running unsupervised.
-        _kill_group(proc)
+        _kill(command)
         raise
     finally:
-        if proc.stdout is not None:
-            proc.stdout.close()
+        command.close()
     wall = time.monotonic() - started
 
     if outcome == "timeout":
@@ -109,7 +123,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         exit_code = INTERRUPTED_EXIT_CODE
         note = "command interrupted"
     else:
-        exit_code = _exit_code(proc.returncode)
+        exit_code = _exit_code(command.returncode)
         note = ""
     aggregated, model_output = _render(buffer, note)
     return ToolResult(
@@ -128,12 +142,67 @@ def _resolve_workdir(workdir: str | None, ctx: ToolContext) -> Path:
     return path
 
 
-def _pump(proc: subprocess.Popen[bytes], buffer: HeadTailBuffer, ctx: ToolContext,
+class _Command:
+    """A started command: bash, directly or under the supervisor, whose report of bash's
+    exit status arrives on `status_fd` (the supervisor itself lives on while background
+    jobs of the command do)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], status_fd: int | None) -> None:
+        self.proc = proc
+        self.status_fd = status_fd
+        self.supervised = status_fd is not None
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """bash's return code (negative: killed by that signal) once it has exited."""
+        if self.returncode is not None:
+            return self.returncode
+        if self.status_fd is None:
+            self.returncode = self.proc.poll()
+            return self.returncode
+        supervisor_done = self.proc.poll() is not None
+        try:
+            data = os.read(self.status_fd, 64)
+        except BlockingIOError:
+            data = None
+        if data:
+            self.returncode = os.waitstatus_to_exitcode(int(data.split()[0]))
+        elif supervisor_done or data == b"":
+            # The supervisor ended without a report (it was killed): its own status stands.
+            self.returncode = self.proc.wait()
+        return self.returncode
+
+    def wait_briefly(self, seconds: float) -> None:
+        if self.status_fd is None:
+            try:
+                self.proc.wait(seconds)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            selectors_wait(self.status_fd, seconds)
+
+    def close(self) -> None:
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        if self.status_fd is not None:
+            os.close(self.status_fd)
+            self.status_fd = None
+
+
+def selectors_wait(fd: int, seconds: float) -> None:
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        selector.select(seconds)
+
+
+def _pump(command: _Command, buffer: HeadTailBuffer, ctx: ToolContext,
           deadline: float) -> str:
     """Move output into ``buffer`` until the command is done; return how it ended.
 
-    Returns "exited", "timeout" or "cancelled". The group is already killed for the last two.
+    Returns "exited", "timeout" or "cancelled". Everything it started is already killed for
+    the last two.
     """
+    proc = command.proc
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -150,31 +219,28 @@ def _pump(proc: subprocess.Popen[bytes], buffer: HeadTailBuffer, ctx: ToolContex
                     eof = _read_available(fd, buffer)
             else:
                 # Output closed but the process lives on (e.g. `exec >&-`): just wait.
-                try:
-                    proc.wait(POLL_SECONDS)
-                except subprocess.TimeoutExpired:
-                    pass
+                command.wait_briefly(POLL_SECONDS)
             now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
+            if exited_at is None and command.poll() is not None:
                 exited_at = now
             if exited_at is not None:
                 if eof:
                     return "exited"
                 if now - exited_at >= DRAIN_SECONDS:
                     # A background child holds the pipe: its output is not waited for.
-                    _kill_group(proc)
+                    _kill(command)
                     _drain_briefly(selector, fd, buffer)
                     return "exited"
             elif now >= deadline:
-                _kill_group(proc)
+                _kill(command)
                 _drain_briefly(selector, fd, buffer)
                 return "timeout"
             elif ctx.cancelled():
-                _kill_group(proc)
+                _kill(command)
                 _drain_briefly(selector, fd, buffer)
                 return "cancelled"
             if buffer.total != reported_total and now - last_progress >= PROGRESS_INTERVAL_SECONDS:
-                ctx.progress({"aggregated_output": _render(buffer, "")[0]})
+                ctx.progress({"aggregated_output": _progress_text(buffer)})
                 last_progress = now
                 reported_total = buffer.total
     finally:
@@ -201,6 +267,37 @@ def _drain_briefly(selector: selectors.BaseSelector, fd: int, buffer: HeadTailBu
             continue
         if _read_available(fd, buffer):
             return
+
+
+def _kill(command: _Command) -> None:
+    """End the command and everything it started: under the supervisor, its whole subtree
+    (setsid and double forks included); otherwise its process group. SIGTERM first, SIGKILL
+    after the grace period."""
+    proc = command.proc
+    if not command.supervised:
+        _kill_group(proc)
+        command.poll()
+        return
+    pgid = proc.pid
+    signal_all([proc.pid], signal.SIGTERM)  # the supervisor: TERM, then KILL, its subtree
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(KILL_GRACE_SECONDS + SUPERVISOR_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        signal_all([proc.pid], signal.SIGUSR2)  # kill the subtree now
+        try:
+            proc.wait(SUPERVISOR_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a wedged supervisor
+            proc.kill()
+            proc.wait(1)
+    try:
+        os.killpg(pgid, signal.SIGKILL)  # anything of the group the supervisor missed
+    except (ProcessLookupError, PermissionError):
+        pass
+    command.poll()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -262,6 +359,13 @@ def _render(buffer: HeadTailBuffer, note: str) -> tuple[str, str]:
         aggregated = _append_line(aggregated, note)
         model = _append_line(model, note)
     return aggregated, model
+
+
+def _progress_text(buffer: HeadTailBuffer) -> str:
+    """The newest output for a live view, saying how much came before it."""
+    text, earlier = buffer.last_text(PROGRESS_TAIL_BYTES)
+    text = clean_terminal_text(text)
+    return f"[... {earlier} earlier bytes ...]\n{text}" if earlier else text
 
 
 def _append_line(text: str, line: str) -> str:

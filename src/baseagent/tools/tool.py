@@ -70,7 +70,8 @@ class ModelTool:
 
     def __init__(self, *, name: str, description: str, args_model: type[BaseModel],
                  runner: Any, item_type: str = "mcp_tool_call", server: str = BUILTIN_SERVER,
-                 planner: Any = None, parameters: dict[str, Any] | None = None) -> None:
+                 planner: Any = None, namer: Any = None,
+                 parameters: dict[str, Any] | None = None) -> None:
         """`parameters`: the JSON schema the model sees, when it must be written by hand (the
         shape models are trained on); default: generated from `args_model`."""
         self.name = name
@@ -80,6 +81,7 @@ class ModelTool:
         self.args_model = args_model
         self._run = runner
         self._plan = planner
+        self._name = namer
         self._schema = parameters if parameters is not None else schema_of(args_model)
 
     @property
@@ -101,11 +103,16 @@ class ModelTool:
     def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
         return self._plan(args, ctx) if self._plan is not None else []
 
+    def named_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
+        """The files the call names even when it will not change them (a refused path)."""
+        return self._name(args, ctx) if self._name is not None else self.planned_changes(args, ctx)
+
 
 def module_tool(module: ModuleType) -> ModelTool:
     """A built-in tool module (NAME, DESCRIPTION, Args, ITEM_TYPE, run[, planned_changes,
-    PARAMETERS])."""
+    named_changes, PARAMETERS])."""
     return ModelTool(name=module.NAME, description=module.DESCRIPTION, args_model=module.Args,
                      runner=module.run, item_type=module.ITEM_TYPE,
                      planner=getattr(module, "planned_changes", None),
+                     namer=getattr(module, "named_changes", None),
                      parameters=getattr(module, "PARAMETERS", None))

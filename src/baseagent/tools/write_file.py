@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.fsutil import atomic_write
+from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
 from baseagent.tools.paths import display_path, event_path, resolve_write
@@ -39,17 +40,22 @@ def planned_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
     """The file this call will create or overwrite (none if the path is refused)."""
     try:
         target = resolve_write(ctx, args.file_path)
-    except ToolError:
-        return []
-    return [{"path": event_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+        exists = os.path.lexists(target)
+    except (ToolError, OSError, ValueError):
+        return []  # run() reports why
+    return [{"path": event_path(ctx, target), "kind": "update" if exists else "add"}]
 
 
 def named_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
     """The file the call names, refused or not: what a failed item reports as its path."""
     if not args.file_path:
         return []
-    target = ctx.resolve(args.file_path)
-    return [{"path": display_path(ctx, target), "kind": "update" if target.exists() else "add"}]
+    try:
+        target = ctx.resolve(args.file_path)
+        exists = os.path.lexists(target)
+    except (OSError, ValueError):
+        return []
+    return [{"path": event_path(ctx, target), "kind": "update" if exists else "add"}]
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
@@ -63,11 +69,17 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         existing = _stat_or_none(real)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise ToolError(f"{target} is a directory; refusing to write a file over it")
-        real.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(existing.st_mode) if existing else NEW_FILE_MODE & ~_umask()
         big = existing is not None and existing.st_size > MAX_DIFF_INPUT_BYTES
         old = real.read_bytes() if existing is not None and not big else None
-        atomic_write(real, data, mode)
+
+        def write() -> None:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(real, data, mode)
+
+        # Under the kernel sandbox: a symlink swapped in since resolve_write checked the
+        # path cannot carry the write outside the writable roots.
+        confine(ctx.policy(), write)
     except OSError as exc:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None
     shown = display_path(ctx, target)

@@ -1,0 +1,120 @@
+"""Sandbox benchmark: what the kernel sandbox and the command supervisor add per command.
+
+    python bench/sandbox_bench.py [--runs 300] [--out bench/SANDBOX_RESULTS.md]
+
+Runs the shell tool in-process on `true` (so the command itself costs ~1 ms and the
+overhead is what is left) under four set-ups, interleaved round-robin so a neighbour's load
+spike on a shared machine lands on all of them: bash started directly (no supervisor, the
+behaviour before issue 14), and under the supervisor in danger-full-access,
+workspace-write and read-only. The sandbox's cost is the median of a restricted mode minus
+the median of danger-full-access, both supervised; the supervisor's is supervised
+danger-full-access minus direct. `confine()` alone (a thread that applies Landlock and
+seccomp, then returns) is timed too. Each set-up gets warm-up runs first.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+try:
+    import baseagent  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from stats import median, percentile  # noqa: E402
+
+from baseagent.credentials import child_env  # noqa: E402
+from baseagent.sandbox import landlock  # noqa: E402
+from baseagent.sandbox.policy import Policy, confine  # noqa: E402
+from baseagent.tools import shell  # noqa: E402
+from baseagent.tools.base import ToolContext  # noqa: E402
+from baseagent.tools.procs import ProcessTracker  # noqa: E402
+
+SETUPS = [("direct bash (no supervisor)", "danger-full-access", False),
+          ("supervised, danger-full-access", "danger-full-access", True),
+          ("supervised, workspace-write", "workspace-write", True),
+          ("supervised, read-only", "read-only", True)]
+
+
+def measure(runs: int, workspace: Path) -> dict[str, list[float]]:
+    env = child_env(os.environ)
+    contexts = {name: ToolContext(cwd=workspace, env=env, sandbox=mode,
+                                  processes=ProcessTracker(supervisor=supervised))
+                for name, mode, supervised in SETUPS}
+    args = shell.Args(command="true")
+    samples: dict[str, list[float]] = {name: [] for name in contexts}
+    for _ in range(10):  # warm-up: binaries mapped, the supervisor built
+        for ctx in contexts.values():
+            shell.run(args, ctx)
+    for i in range(runs):
+        order = list(contexts.items())
+        if i % 2:
+            order.reverse()
+        for name, ctx in order:
+            started = time.perf_counter()
+            result = shell.run(args, ctx)
+            samples[name].append((time.perf_counter() - started) * 1000)
+            assert result.item["exit_code"] == 0, result.output
+    return samples
+
+
+def confine_alone(runs: int, workspace: Path) -> list[float]:
+    policy = Policy.build("workspace-write", workspace)
+    out = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        confine(policy, lambda: None)
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "SANDBOX_RESULTS.md")
+    opts = parser.parse_args()
+    if landlock.abi() < 1:
+        print("no Landlock on this kernel: nothing to measure", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        samples = measure(opts.runs, Path(tmp))
+        alone = confine_alone(opts.runs, Path(tmp))
+    base = median(samples[SETUPS[1][0]])
+    direct = median(samples[SETUPS[0][0]])
+    lines = ["# Sandbox benchmark results", "",
+             f"{dt.date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
+             f"kernel {platform.release()} (Landlock ABI {landlock.abi()}), "
+             f"load average {os.getloadavg()[0]:.1f} at the end; {opts.runs} runs per set-up.",
+             "", "## Summary", ""]
+    worst = max(median(samples[name]) - base for name, _, _ in SETUPS[2:])
+    lines += [f"- The kernel sandbox adds **{worst:+.2f} ms** per command (median, worst "
+              f"restricted mode, over supervised danger-full-access): target < 5 ms, "
+              f"{'pass' if worst < 5 else 'miss'}.",
+              f"- The supervisor adds {base - direct:+.2f} ms per command over starting bash "
+              "directly.",
+              f"- `confine()` alone (thread + Landlock + seccomp): median "
+              f"{median(alone):.3f} ms, p90 {percentile(alone, 90):.3f} ms.", "",
+              "## Shell tool on `true`", "",
+              "| set-up | median ms | p10 | p90 | vs supervised danger-full-access |",
+              "|---|---:|---:|---:|---:|"]
+    for name, _, _ in SETUPS:
+        xs = samples[name]
+        lines.append(f"| {name} | {median(xs):.2f} | {percentile(xs, 10):.2f} | "
+                     f"{percentile(xs, 90):.2f} | {median(xs) - base:+.2f} |")
+    lines += ["", "## Method", "", (__doc__ or "").strip().split("\n\n", 2)[-1], "",
+              "## Reproduce", "", "```", "python bench/sandbox_bench.py --runs 300", "```", ""]
+    opts.out.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Landlock (Linux 5.13+) through its three system calls, for one thread at a time.
+
+Landlock lets an unprivileged thread give up file system (and, from ABI 4, TCP) access for
+itself and every process it starts afterwards; it can never be undone. baseagent applies it
+on a short-lived thread that then starts a command or does one file write (see
+`sandbox.policy.confine`), so the agent's own process, and any program hosting the library,
+is never restricted.
+
+What it enforces here: everything under "/" may be read and executed; only the writable
+roots (and /dev/null) may be written, created, removed, renamed into or truncated. From
+ABI 4 with the network off, TCP bind and connect are refused too (UDP and other families
+are seccomp's job, sandbox/seccomp.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+from collections.abc import Iterable
+from pathlib import Path
+
+# The syscall numbers are the same on every architecture (they came after the unification).
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+
+# File system rights, by the ABI that introduced them.
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+_ABI1_FS = (1 << 13) - 1
+# TCP rights (ABI 4).
+BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
+
+READ_ONLY = EXECUTE | READ_FILE | READ_DIR
+# Rights that make sense on a regular file (a rule on a file may hold no others).
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
+
+
+class LandlockError(OSError):
+    """The kernel refused a step of building or applying a ruleset."""
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_syscall = _libc.syscall
+_syscall.restype = ctypes.c_long
+_prctl = _libc.prctl
+PR_SET_NO_NEW_PRIVS = 38
+
+_abi_cache: int | None = None
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
+    global _abi_cache
+    if _abi_cache is None:
+        if platform.system() != "Linux":
+            _abi_cache = 0
+        else:
+            version = _syscall(_CREATE_RULESET, None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(_CREATE_RULESET_VERSION))
+            _abi_cache = max(int(version), 0)
+    return _abi_cache
+
+
+def handled_fs(version: int) -> int:
+    rights = _ABI1_FS
+    if version >= 2:
+        rights |= REFER
+    if version >= 3:
+        rights |= TRUNCATE
+    if version >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise LandlockError(err, f"landlock {what}: {os.strerror(err)}")
+    return result
+
+
+def set_no_new_privs() -> None:
+    """Required before an unprivileged thread may restrict itself (and by seccomp)."""
+    _check(_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+def restrict_thread(writable: Iterable[Path], *, block_tcp: bool) -> None:
+    """Restrict the calling thread (and what it starts) to reading everywhere and writing
+    only beneath `writable` (paths that do not exist are skipped) and /dev/null."""
+    version = abi()
+    if version < 1:
+        raise LandlockError(0, "landlock is not available on this kernel")
+    fs = handled_fs(version)
+    attr = _RulesetAttr(fs, BIND_TCP | CONNECT_TCP if block_tcp and version >= 4 else 0)
+    size = ctypes.sizeof(_RulesetAttr) if version >= 4 else 8
+    ruleset = _check(_syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
+                              ctypes.c_uint32(0)), "create_ruleset")
+    try:
+        _add_path(ruleset, "/", READ_ONLY & fs)
+        _add_path(ruleset, "/dev/null", (READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV) & fs)
+        for root in writable:
+            _add_path(ruleset, str(root), fs)
+        set_no_new_privs()
+        _check(_syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+               "restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _add_path(ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a root that does not exist grants nothing
+    try:
+        if not os.path.isdir(f"/proc/self/fd/{fd}"):
+            rights &= _FILE_RIGHTS
+        rule = _PathBeneathAttr(rights, fd)
+        _check(_syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                        ctypes.byref(rule), ctypes.c_uint32(0)), f"add_rule {path}")
+    finally:
+        os.close(fd)
