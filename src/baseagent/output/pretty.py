@@ -44,6 +44,9 @@ class PrettySink:
             u = event.usage
             c.print(f"[dim]tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), "
                     f"{u.output_tokens} out[/dim]")
+        elif isinstance(event, ev.TurnRequiresAction):
+            calls = ", ".join(f"{c.name} ({c.id})" for c in event.tool_calls)
+            c.print(f"[bold yellow]waiting for your tools:[/bold yellow] {escape(calls)}")
         elif isinstance(event, ev.TurnFailed):
             c.print(f"[bold red]failed:[/bold red] {escape(event.error.message)}")
         elif isinstance(event, ev.ErrorEvent):
@@ -91,6 +94,13 @@ class PrettySink:
             c.print(f"[{style}]• {item.tool} {escape(target)}[/{style}]")
             if item.error:
                 c.print(f"[red]  {escape(item.error.message)}[/red]")
+        elif isinstance(item, ev.CollabToolCallItem):
+            if isinstance(event, ev.ItemStarted):
+                c.print(f"[bold magenta]» sub-agent:[/bold magenta] {escape(item.prompt or '')}")
+            elif done:
+                style = _STATUS_STYLE.get(item.status, "")
+                c.print(f"[{style}]« sub-agent {item.status} after {len(item.items)} "
+                        f"items[/{style}]")
         elif isinstance(item, ev.TodoListItem) and done:
             for entry in item.items:
                 c.print(f"  [{'x' if entry.completed else ' '}] {escape(entry.text)}")
