@@ -57,3 +57,14 @@ SUMMARY_PREFIX = (
     "Another language model started this task and produced the summary of its work below. "
     "Use it to continue the task without redoing work that is done:\n\n"
 )
+
+SUBAGENT_TASK = """\
+You are a sub-agent: another agent handed you the task below and will read only your final
+answer, not your tool calls. Work on it with the tools you have ({tools}), then answer
+with everything the other agent needs (findings, file paths, exact values), without calling
+any tool.
+
+<task>
+{task}
+</task>
+"""
