@@ -18,11 +18,17 @@ from baseagent.config.defaults import Settings
 from baseagent.exit_codes import exit_code_for_status
 
 
-def make_sink(json_output: bool) -> Any:
-    """JSONL unless a person is watching a terminal (and did not ask for --json).
+def make_sink(json_output: bool, event_format: str = "codex") -> Any:
+    """JSONL unless a person is watching a terminal (and did not ask for --json); AgentB's
+    vocabulary (`--event-format agentb`) is always JSONL.
 
     The JSONL sink claims stdout: from then on anything else written there goes to stderr.
     """
+    if event_format == "agentb":
+        from baseagent.output.agentb import AgentBSink
+        from baseagent.output.jsonl import JsonlSink, claim_stdout
+
+        return AgentBSink(JsonlSink(claim_stdout()))
     if json_output or not sys.stdout.isatty():
         from baseagent.output.jsonl import JsonlSink, claim_stdout
 
@@ -32,13 +38,17 @@ def make_sink(json_output: bool) -> Any:
     return PrettySink()
 
 
-def run(settings: Settings, instruction: str, *, resume: Any = None,
-        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None) -> int:
+def run(settings: Settings, instruction: str | None, *, resume: Any = None,
+        images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
+        external_tools: Sequence[Any] = (), tool_outputs: dict[str, Any] | None = None) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
     `resume` (a core.records.LoadedSession) continues that thread. `images` go with the
-    instruction; `output_schema` holds the final answer to a JSON schema. Raises ConfigError
-    or InputError (exit code 2 at the caller) before anything is printed on stdout.
+    instruction; `output_schema` holds the final answer to a JSON schema. `external_tools`
+    are tools the caller runs (exit code 3 when the model calls one); `tool_outputs`
+    (instead of an instruction) continues the resumed thread's paused turn with them.
+    Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
+    on stdout.
     """
     from baseagent.agent import Agent
     from baseagent.output.redact import Redactor, install_stderr
@@ -46,11 +56,25 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
 
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
-    sink = make_sink(settings.json_output)
-    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink])
+    if tool_outputs is not None:  # bad outputs: a usage error before stdout is claimed
+        from baseagent.core.pending import check_outputs
+
+        paused = resume.paused if resume is not None else None
+        if paused is None:
+            from baseagent.errors import InputError
+
+            raise InputError("--tool-outputs: the resumed thread is not waiting for tool "
+                             "outputs")
+        check_outputs(paused.calls, tool_outputs)
+    sink = make_sink(settings.json_output, settings.event_format)
+    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
+                                external_tools=external_tools)
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
     try:
-        result = agent.run(instruction, images=images, output_schema=output_schema)
+        if tool_outputs is not None:
+            result = agent.submit_tool_outputs(tool_outputs)
+        else:
+            result = agent.run(instruction or "", images=images, output_schema=output_schema)
     finally:
         agent.close()
         guard.close()
