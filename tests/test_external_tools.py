@@ -183,6 +183,33 @@ def test_pause_survives_the_agent_through_the_session_record(scripted_server, tm
     assert load_session(tmp_path / "sessions" / f"{first.thread_id}.jsonl").paused is None
 
 
+def test_a_record_whose_outputs_arrived_is_not_paused_any_more(tmp_path):
+    """A run killed after appending the outputs but before clearing its `paused` record:
+    the calls are answered, so the thread is not waiting (and nothing gets "not run")."""
+    from baseagent.core.session import SessionRecorder
+
+    path = tmp_path / "t-1.jsonl"
+    record = SessionRecorder(path)
+    record.meta(thread_id="t-1")
+    record.message({"role": "user", "content": "weather?"})
+    record.message({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_w", "type": "function",
+         "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]})
+    pending = {"turn_id": "turn-1", "instruction": "weather?", "verified": True,
+               "calls_left": 5, "steps": 1, "calls": [{"id": "call_w", "name": "get_weather",
+                                                      "arguments": {"city": "Paris"},
+                                                      "item_id": "item_0"}]}
+    record.paused(pending)
+    loaded = load_session(path)
+    assert loaded.paused is not None and loaded.paused.calls_left == 5
+    assert loaded.history[-1]["role"] == "assistant"  # left open for the caller's output
+    record.message({"role": "tool", "tool_call_id": "call_w", "content": "sun"})
+    record.close()
+    loaded = load_session(path)
+    assert loaded.paused is None
+    assert loaded.history[-1] == {"role": "tool", "tool_call_id": "call_w", "content": "sun"}
+
+
 # -- the CLI ----------------------------------------------------------------------------------
 
 def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_server, tmp_path,
@@ -247,6 +274,10 @@ def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_serv
     again = run_agent(["--resume", thread_id, "--tool-outputs", str(outputs)],
                       cwd=workspace, home=home, api_base=server.api_base)
     assert again.returncode == 2 and "not waiting for tool outputs" in again.stderr
+    listed = run_agent(["sessions", "list", "--json"], cwd=workspace, home=home, parse=False)
+    summary = json.loads(listed.stdout)
+    assert (summary["turns"], summary["last_status"]) == (1, "completed")
+    assert summary["instructions"] == ["weather?"]
 
 
 def test_cli_tool_output_flags_are_checked(tmp_path, workspace, home):

@@ -89,7 +89,7 @@ class Delegation:
     def run(self, task: str, tools: list[str] | None, max_iterations: int | None,
             ctx: ToolContext) -> ToolResult:
         toolset = self._toolset(tools)
-        left = ctx.calls.left if ctx.calls is not None else self._max_iterations
+        left = ctx.model_calls.left if ctx.model_calls is not None else self._max_iterations
         limit = min(max_iterations or self._max_iterations, self._max_iterations, left)
         if limit < 1:
             raise ToolError("no model calls are left in this turn for a sub-agent")
@@ -98,7 +98,7 @@ class Delegation:
         from baseagent.output.emitter import Emitter
 
         emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
-        child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", calls=None,
+        child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,
                                         delegate=None, progress=lambda _payload: None)
         client = _CappedClient(self._client, self._cost_limit) \
             if self._cost_limit is not None else self._client
@@ -107,8 +107,8 @@ class Delegation:
         before = dataclasses.replace(self._client.totals)
         outcome = loop.run_turn(TurnInput(task, content=SUBAGENT_TASK.format(
             tools=", ".join(toolset) or "none", task=task)))
-        if ctx.calls is not None:
-            ctx.calls.spend(loop.calls_made)
+        if ctx.model_calls is not None:
+            ctx.model_calls.spend(loop.calls_made)
         return nest.result(outcome, _spent(before, self._client.totals))
 
     def _toolset(self, names: list[str] | None) -> list[str]:

@@ -374,7 +374,7 @@ class Loop:
             self.emitter.emit(ev.ItemUpdated(item=updated_item(started, payload)))
 
         ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled,
-                                  item_id=item_id, calls=self._budget)
+                                  item_id=item_id, model_calls=self._budget)
         result = self.registry.execute(prepared, ctx)
         self.emitter.emit(ev.ItemCompleted(
             item=completed_item(started, result, interrupted=self.cancelled())))

@@ -85,7 +85,7 @@ class ToolContext:
     thread_id: str = ""
     item_id: str = ""
     # The turn's model-call budget (set by the loop), for tools that make model calls.
-    calls: CallBudget | None = None
+    model_calls: CallBudget | None = None
     # The sub-agent runner, when the delegate tool is enabled.
     delegate: Delegator | None = None
 
