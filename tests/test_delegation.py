@@ -16,6 +16,9 @@ from baseagent import Agent, ConfigError, events
 from baseagent.testing.deterministic import DeterministicClient
 from helpers import run_agent
 
+# Seconds per CLI run: each imports litellm, which takes half a minute on a loaded machine.
+CLI_TIMEOUT = 180
+
 CHILD_MARK = "You are a sub-agent"
 
 
@@ -121,7 +124,7 @@ def test_child_reads_files_and_answers_with_nested_items_and_summed_usage(
 def test_cli_delegate_nests_the_child_in_the_jsonl(scripted_server, repo, home):
     server = scripted_server(parent_and_child(PARENT, CHILD))
     run = run_agent(["--no-verify", "--delegate", "-i", "Which port?"], cwd=repo, home=home,
-                    api_base=server.api_base)
+                    api_base=server.api_base, timeout=CLI_TIMEOUT)
     assert run.returncode == 0, run.stderr
     collab = run.completed_items("collab_tool_call")
     assert len(collab) == 1 and collab[0]["status"] == "completed"

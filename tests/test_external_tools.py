@@ -18,6 +18,9 @@ from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.external import load_external_tools
 from helpers import run_agent
 
+# Seconds per CLI run: each imports litellm, which takes half a minute on a loaded machine.
+CLI_TIMEOUT = 180
+
 WEATHER = {"name": "get_weather", "description": "Current weather for a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                           "required": ["city"], "additionalProperties": False}}
@@ -223,7 +226,7 @@ def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_serv
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([WEATHER]))
     first = run_agent(["--no-verify", "--external-tools", str(tools), "-i", "weather?"],
-                      cwd=workspace, home=home, api_base=server.api_base)
+                      cwd=workspace, home=home, api_base=server.api_base, timeout=CLI_TIMEOUT)
     assert first.returncode == EXIT_REQUIRES_ACTION, first.stderr
     assert first.stderr == ""
     types = [e["type"] for e in first.events]
@@ -243,20 +246,21 @@ def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_serv
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"call_x": "?"}))
     wrong = run_agent(["--resume", thread_id, "--tool-outputs", str(outputs)],
-                      cwd=workspace, home=home, api_base=server.api_base)
+                      cwd=workspace, home=home, api_base=server.api_base, timeout=CLI_TIMEOUT)
     assert wrong.returncode == 2 and wrong.stdout == ""
     assert wrong.stderr.strip() == ("baseagent: error: missing outputs for call_w; no pending "
                                     "tool call has the id call_x (waiting for: call_w "
                                     "(get_weather))")
     new_instruction = run_agent(["--resume", thread_id, "-i", "never mind"],
-                                cwd=workspace, home=home, api_base=server.api_base)
+                                cwd=workspace, home=home, api_base=server.api_base,
+                                timeout=CLI_TIMEOUT)
     assert new_instruction.returncode == 2 and "waiting for the outputs of call_w" in \
         new_instruction.stderr
     assert len(server.requests) == 1  # neither reached the model
 
     outputs.write_text(json.dumps({"call_w": "18 C"}))
     second = run_agent(["--no-verify", "--resume", thread_id, "--tool-outputs", str(outputs)],
-                       cwd=workspace, home=home, api_base=server.api_base)
+                       cwd=workspace, home=home, api_base=server.api_base, timeout=CLI_TIMEOUT)
     assert second.returncode == 0, second.stderr
     assert [e["type"] for e in second.events[:3]] == \
         ["thread.started", "turn.started", "item.completed"]
@@ -272,9 +276,10 @@ def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_serv
         == "18 C"
 
     again = run_agent(["--resume", thread_id, "--tool-outputs", str(outputs)],
-                      cwd=workspace, home=home, api_base=server.api_base)
+                      cwd=workspace, home=home, api_base=server.api_base, timeout=CLI_TIMEOUT)
     assert again.returncode == 2 and "not waiting for tool outputs" in again.stderr
-    listed = run_agent(["sessions", "list", "--json"], cwd=workspace, home=home, parse=False)
+    listed = run_agent(["sessions", "list", "--json"], cwd=workspace, home=home, parse=False,
+                       timeout=CLI_TIMEOUT)
     summary = json.loads(listed.stdout)
     assert (summary["turns"], summary["last_status"]) == (1, "completed")
     assert summary["instructions"] == ["weather?"]
@@ -283,11 +288,12 @@ def test_cli_pauses_with_exit_code_3_and_resumes_with_tool_outputs(scripted_serv
 def test_cli_tool_output_flags_are_checked(tmp_path, workspace, home):
     outputs = tmp_path / "outputs.json"
     outputs.write_text("{}")
-    alone = run_agent(["--tool-outputs", str(outputs)], cwd=workspace, home=home, parse=False)
+    alone = run_agent(["--tool-outputs", str(outputs)], cwd=workspace, home=home, parse=False,
+                      timeout=CLI_TIMEOUT)
     assert alone.returncode == 2 and "give --resume THREAD_ID" in alone.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("[{\"name\": 1}]")
     run = run_agent(["--external-tools", str(bad), "-i", "x"], cwd=workspace, home=home,
-                    parse=False)
+                    parse=False, timeout=CLI_TIMEOUT)
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("baseagent: error: external tool name 1 must be")
