@@ -25,7 +25,9 @@ with ScriptedServer(script) as server, tempfile.TemporaryDirectory() as workspac
     print(f"status: {result.status}")
     for item in result.items:  # the completed items: the same objects the CLI prints
         if item.type == "file_change":
-            detail = ", ".join(f"{c.kind} {c.path}" for c in item.changes)
+            # paths are absolute, as Codex's are
+            detail = ", ".join(f"{c.kind} {Path(c.path).relative_to(Path(workspace).resolve())}"
+                               for c in item.changes)
         else:
             detail = getattr(item, "command", None) or getattr(item, "tool", None) or item.text
         print(f"  {item.type}: {detail}")

@@ -38,3 +38,18 @@ def test_parallel(tmp_path):
     out = run_example("library_parallel.py", tmp_path)
     assert out.splitlines() == [f"task {n}: completed: Task {n} done. (square of {n} is {n * n})"
                                 for n in range(1, 5)]
+
+
+def test_external_tools_delegation_and_agentb(tmp_path):
+    out = run_example("library_external_tools.py", tmp_path)
+    first, rest = out.split("-- 2. a sub-agent\n")
+    assert first.splitlines()[1:] == ["the agent asks: get_weather({'city': 'Paris'})",
+                                      "completed: Light rain in Paris: take an umbrella."]
+    second, third = rest.split("-- 3. AgentB's events\n")
+    assert second.splitlines() == [
+        "collab_tool_call: Read packing.txt and list what it says to pack.",
+        "  nested mcp_tool_call: read_file",
+        "  nested agent_message: packing.txt says: umbrella, boots.",
+        "completed: Pack an umbrella and boots."]
+    types = third.splitlines()
+    assert types[0] == "agent.run.created" and types[-1] == "thread.run.completed"

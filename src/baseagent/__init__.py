@@ -18,6 +18,7 @@ _EXPORTS = {
     "RunResult": "baseagent.agent",
     "TurnStream": "baseagent.agent",
     "Usage": "baseagent.agent",
+    "ExternalTool": "baseagent.tools.external",
     "Settings": "baseagent.config.defaults",
     "BaseAgentError": "baseagent.errors",
     "ConfigError": "baseagent.errors",
@@ -26,7 +27,7 @@ _EXPORTS = {
     "AgentBusyError": "baseagent.errors",
 }
 
-__all__ = ["__version__", "events", *_EXPORTS]
+__all__ = ["__version__", "events", "agentb", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
@@ -34,6 +35,8 @@ def __getattr__(name: str) -> Any:
 
     if name == "events":
         return importlib.import_module("baseagent.output.events")
+    if name == "agentb":
+        return importlib.import_module("baseagent.output.agentb_events")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'baseagent' has no attribute {name!r}")

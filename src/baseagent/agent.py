@@ -8,6 +8,9 @@
         print(event.model_dump_json())
     reply = agent.chat("what did you change?")         # the next turn, as text
 
+A turn that calls a tool the caller runs (`external_tools=`) ends `requires_action` with
+the pending calls; `agent.submit_tool_outputs({call_id: output})` continues that same turn.
+
 Every entry point goes through this class: the CLI and `exec` hand it their settings and a
 JSONL or terminal sink; batch workers make one per task. It has no process-wide side
 effects: it writes nothing to stdout, installs no signal handler, never changes the
@@ -28,16 +31,21 @@ from typing import Any, Callable, Literal
 from baseagent.config.defaults import Settings
 from baseagent.core import assembly
 from baseagent.core.interrupt import Cancellation
-from baseagent.core.loop import TurnInput
+from baseagent.core.loop import Loop, TurnInput, TurnOutcome
+from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter, EventListener
+from baseagent.output.notes import RunNote
+from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
-Status = Literal["completed", "failed", "interrupted", "limit"]
+Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
+EventFormat = Literal["codex", "agentb"]
 EventCallback = Callable[[ev.ThreadEvent], None]
+ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
 # How often a wait on the litellm import looks at the cancellation flag.
 POLL_SECONDS = 0.05
 
@@ -69,8 +77,10 @@ class RunResult:
     """How one turn ended.
 
     status: completed | failed (model error, cut-off answer) | interrupted (cancel()) |
-    limit (max iterations, cost limit, output token limit). `usage` is this turn's;
-    `total_usage` the thread's so far (what `turn.completed` reports).
+    limit (max iterations, cost limit, output token limit) | requires_action (the model
+    called tools the caller runs: `pending_tool_calls`; continue with
+    `Agent.submit_tool_outputs`). `usage` is this turn's; `total_usage` the thread's so far
+    (what `turn.completed` reports).
     """
 
     status: Status
@@ -80,6 +90,7 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     total_usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    pending_tool_calls: list[ev.PendingToolCall] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -104,12 +115,16 @@ class Agent:
     copied now); its credential-looking values are redacted from every event.
     model_client: an object with the client's `complete()`/`totals` used instead of
     litellm (tests; see baseagent.testing.deterministic).
+    external_tools: tools the caller runs (ExternalTool, or {name, description,
+    parameters} with a JSON schema): the model sees them; calling one pauses the turn
+    (`requires_action`) until `submit_tool_outputs()`. A bad spec raises InputError.
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
                  on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
-                 sinks: Sequence[EventListener] = (), **options: Any) -> None:
+                 sinks: Sequence[EventListener] = (),
+                 external_tools: Sequence[ToolSpec] = (), **options: Any) -> None:
         from baseagent.config.load import settings_from_options
 
         explicit = set(options)
@@ -117,7 +132,8 @@ class Agent:
         settings = settings_from_options(options)
         settings, resume, notes = _resume(settings, thread_id, explicit)
         self._setup(settings, resume=resume, env=env, on_event=on_event,
-                    model_client=model_client, sinks=sinks, notes=notes)
+                    model_client=model_client, sinks=sinks, notes=notes,
+                    external_tools=external_tools)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
@@ -127,8 +143,8 @@ class Agent:
         from baseagent.config.load import load_settings
 
         env = dict(os.environ) if env is None else dict(env)
-        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks")
-                        if k in kwargs}
+        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks",
+                                                   "external_tools") if k in kwargs}
         if "session" in kwargs:
             kwargs["record_session"] = kwargs.pop("session")
         settings = load_settings(kwargs, env=env,
@@ -142,21 +158,23 @@ class Agent:
                       on_event: EventCallback | None = None,
                       model_client: ModelClientProtocol | None = None,
                       sinks: Sequence[EventListener] = (),
-                      notes: Sequence[str] = (), thread_id: str | None = None) -> "Agent":
+                      notes: Sequence[str] = (), thread_id: str | None = None,
+                      external_tools: Sequence[ToolSpec] = ()) -> "Agent":
         """From resolved Settings (what the CLI and batch workers do). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
         names a new thread (default: a fresh UUID; the CLI shows it before building the
         agent); it is ignored when resuming."""
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
-                     model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id)
+                     model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id,
+                     external_tools=external_tools)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
                sinks: Sequence[EventListener], notes: Sequence[str] = (),
-               thread_id: str | None = None) -> None:
+               thread_id: str | None = None, external_tools: Sequence[ToolSpec] = ()) -> None:
         self.settings = settings
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
         self.notes: list[str] = list(notes)
@@ -164,7 +182,8 @@ class Agent:
         env = dict(os.environ if env is None else env)
         if model_client is None:
             assembly.preflight(settings, env)  # a typo is reported before the slow import
-        self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id)
+        self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id,
+                                          external_tools=_external_tools(external_tools))
         # Overlap the slow import with whatever the caller does before the first turn.
         self._preload = None
         if model_client is None:
@@ -172,7 +191,7 @@ class Agent:
 
             self._preload = preload_in_background()
         self._on_event = on_event
-        self._turn_listeners: list[EventCallback] = []
+        self._turn_listeners: list[EventListener] = []
         self._callback_error: BaseException | None = None
         self._emitter = Emitter([*sinks, _Dispatch(self)], redact=self._prepared.redactor)
         self._processes = ProcessTracker()
@@ -210,6 +229,12 @@ class Agent:
     def cancel_requested(self) -> bool:
         return self._cancellation.is_set()
 
+    @property
+    def pending_tool_calls(self) -> list[ev.PendingToolCall]:
+        """The calls a paused turn waits for (also after resuming its thread elsewhere)."""
+        paused = self._paused()
+        return [c.event() for c in paused.calls] if paused is not None else []
+
     # -- turns -------------------------------------------------------------------------------
 
     def run(self, instruction: str, *, images: Sequence[str | Path] = (),
@@ -222,19 +247,42 @@ class Agent:
         turn = self._turn_input(instruction, images, output_schema)
         self._acquire()
         try:
-            return self._run_turn(turn, None)
+            return self._run_turn(lambda loop: loop.run_turn(turn), None)
         finally:
             self._busy.release()
 
     def stream(self, instruction: str, *, images: Sequence[str | Path] = (),
-               output_schema: dict[str, Any] | None = None) -> "TurnStream":
-        """The same turn as run(), as an iterator over its events (the CLI's event objects:
-        `event.model_dump_json()` is the JSONL line). It ends with turn.completed or
-        turn.failed; `.result` then holds the RunResult. Closing it early cancels the turn.
+               output_schema: dict[str, Any] | None = None,
+               format: EventFormat = "codex") -> "TurnStream":  # noqa: A002 - the API's word
+        """The same turn as run(), as an iterator over its events. format="codex": the CLI's
+        event objects (`event.model_dump_json()` is the JSONL line), ending with
+        turn.completed, turn.failed or turn.requires_action. format="agentb": AgentB's
+        events (baseagent.agentb, docs/AGENTB.md). `.result` then holds the RunResult.
+        Closing the stream early cancels the turn.
         """
         turn = self._turn_input(instruction, images, output_schema)
+        _check_format(format)
         self._acquire()
-        return TurnStream(self, turn)
+        return TurnStream(self, lambda loop: loop.run_turn(turn), format)
+
+    def submit_tool_outputs(self, outputs: Mapping[str, Any]) -> RunResult:
+        """Continue the turn that paused for tools the caller runs: `outputs` maps each
+        pending call id to its output (text; anything else is sent as JSON). Outputs for
+        unknown ids, or missing ones, raise InputError and nothing runs."""
+        checked = self._check_outputs(outputs)
+        self._acquire()
+        try:
+            return self._run_turn(lambda loop: loop.continue_turn(checked), None)
+        finally:
+            self._busy.release()
+
+    def stream_tool_outputs(self, outputs: Mapping[str, Any], *,
+                            format: EventFormat = "codex") -> "TurnStream":  # noqa: A002
+        """submit_tool_outputs() as a stream of events (see stream())."""
+        checked = self._check_outputs(outputs)
+        _check_format(format)
+        self._acquire()
+        return TurnStream(self, lambda loop: loop.continue_turn(checked), format)
 
     def chat(self, message: str) -> str:
         """The next turn of this thread, answered as text; raises TurnError (with the
@@ -285,10 +333,25 @@ class Agent:
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError("a turn of this agent is already running")
 
+    def _paused(self) -> Paused | None:
+        if self._connected is not None:
+            return self._connected.loop.paused
+        return self._prepared.resumed.paused if self._prepared.resumed is not None else None
+
+    def _check_outputs(self, outputs: Mapping[str, Any]) -> dict[str, str]:
+        paused = self._paused()
+        if paused is None:
+            raise InputError("no turn of this thread is waiting for tool outputs")
+        return check_outputs(paused.calls, outputs)
+
     def _turn_input(self, instruction: str, images: Sequence[str | Path],
                     output_schema: dict[str, Any] | None) -> TurnInput:
         from baseagent.core.turn_input import check_schema, image_part, turn_input
 
+        paused = self._paused()
+        if paused is not None:
+            raise InputError("the last turn is waiting for the outputs of "
+                             f"{', '.join(paused.call_ids)}: submit_tool_outputs() first")
         if not isinstance(instruction, str) or not instruction.strip():
             raise InputError("the instruction is empty")
         if "\0" in instruction:  # no provider takes it, and a record would carry it
@@ -297,14 +360,12 @@ class Agent:
         schema = check_schema(output_schema) if output_schema is not None else None
         return turn_input(instruction, parts, schema)
 
-    def _run_turn(self, turn: TurnInput, listener: EventCallback | None) -> RunResult:
-        """One turn, with the busy lock held by the caller."""
-        items: list[ev.ThreadItem] = []
-
-        def collect(event: ev.ThreadEvent) -> None:
-            if isinstance(event, ev.ItemCompleted):
-                items.append(event.item)
-
+    def _run_turn(self, work: Callable[[Loop], TurnOutcome],
+                  listener: EventListener | None) -> RunResult:
+        """One turn (or the continuation of a paused one), with the busy lock held by the
+        caller. `listener` gets the turn's events (and run notes, if it takes them)."""
+        collect = _Collect()
+        items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
         self._callback_error = None
         before = self.usage
@@ -316,14 +377,15 @@ class Agent:
             if not self._announced:
                 self._announced = True
                 self._emitter.thread_started(self.thread_id)
-            outcome = connected.loop.run_turn(turn)
+            outcome = work(connected.loop)
         finally:
             self._end_turn()
         if self._callback_error is not None:
             raise self._callback_error
         total = self.usage
         return RunResult(outcome.status, self.thread_id, outcome.final_message, items,
-                         total.minus(before), total, outcome.error)
+                         total.minus(before), total, outcome.error,
+                         [c.event() for c in outcome.pending])
 
     def _connect(self) -> assembly.Connected | None:
         if self._connected is not None:
@@ -363,13 +425,20 @@ class Agent:
         """Hand an event to the turn's listeners and the user's callback. A callback that
         raises cancels the turn; run() re-raises its exception once the turn is closed."""
         for listener in self._turn_listeners:
-            listener(event)
+            listener.emit(event)
         if self._on_event is not None and self._callback_error is None:
             try:
                 self._on_event(event)
             except Exception as exc:  # noqa: BLE001 - re-raised from run() after cleanup
                 self._callback_error = exc
                 self.cancel(f"on_event callback raised {type(exc).__name__}")
+
+
+    def _deliver_note(self, note: RunNote) -> None:
+        for listener in self._turn_listeners:
+            take = getattr(listener, "note", None)
+            if take is not None:
+                take(note)
 
 
 class _Dispatch:
@@ -381,27 +450,61 @@ class _Dispatch:
     def emit(self, event: ev.ThreadEvent) -> None:
         self._agent._deliver(event)
 
+    def note(self, note: RunNote) -> None:
+        self._agent._deliver_note(note)
+
+
+class _Collect:
+    """The turn's completed items, for its RunResult."""
+
+    def __init__(self) -> None:
+        self.items: list[ev.ThreadItem] = []
+
+    def emit(self, event: ev.ThreadEvent) -> None:
+        if isinstance(event, ev.ItemCompleted):
+            self.items.append(event.item)
+
+
+class _Forward:
+    """A stream's listener: Codex events as they are."""
+
+    def __init__(self, put: Callable[[Any], None]) -> None:
+        self.emit = put
+
+
+def _check_format(format: str) -> None:  # noqa: A002
+    if format not in ("codex", "agentb"):
+        raise InputError(f"unknown event format {format!r} (choose codex or agentb)")
+
 
 _DONE = object()
 
 
-class TurnStream(Iterator[ev.ThreadEvent]):
-    """Events of one turn as they happen; the turn runs on a worker thread."""
+class TurnStream(Iterator[Any]):
+    """Events of one turn as they happen (Codex event models, or AgentB's with
+    format="agentb"); the turn runs on a worker thread."""
 
-    def __init__(self, agent: Agent, turn: TurnInput) -> None:
+    def __init__(self, agent: Agent, work: Callable[[Loop], TurnOutcome],
+                 format: EventFormat = "codex") -> None:  # noqa: A002
         self._agent = agent
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self.result: RunResult | None = None
         self._finished = False
-        self._worker = threading.Thread(target=self._work, args=(turn,),
+        if format == "agentb":
+            from baseagent.output.agentb import AgentBMapper
+
+            self._listener: EventListener = AgentBMapper(self._queue.put)
+        else:
+            self._listener = _Forward(self._queue.put)
+        self._worker = threading.Thread(target=self._work, args=(work,),
                                         name=f"baseagent-turn-{agent.thread_id[:8]}",
                                         daemon=True)
         self._worker.start()
 
-    def _work(self, turn: TurnInput) -> None:
+    def _work(self, work: Callable[[Loop], TurnOutcome]) -> None:
         try:
-            self.result = self._agent._run_turn(turn, self._queue.put)
+            self.result = self._agent._run_turn(work, self._listener)
         except BaseException as exc:  # noqa: BLE001 - handed to the iterating thread
             self._error = exc
         finally:
@@ -411,7 +514,7 @@ class TurnStream(Iterator[ev.ThreadEvent]):
     def __iter__(self) -> "TurnStream":
         return self
 
-    def __next__(self) -> ev.ThreadEvent:
+    def __next__(self) -> Any:
         if self._finished:
             raise StopIteration
         value = self._queue.get()
@@ -452,4 +555,4 @@ def _resume(settings: Settings, thread_id: str | None, explicit: set[str]) \
     return settings, loaded, notes
 
 
-__all__ = ["Agent", "RunResult", "TurnStream", "Usage"]
+__all__ = ["Agent", "ExternalTool", "RunResult", "TurnStream", "Usage"]

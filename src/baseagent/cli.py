@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -100,6 +100,10 @@ def main_command(
     config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
     resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
+    external_tools: Optional[Path] = typer.Option(None, "--external-tools", metavar="FILE", help="JSON list of tools you run ({name, description, parameters}); a call to one ends the run with exit code 3 and turn.requires_action."),
+    tool_outputs: Optional[Path] = typer.Option(None, "--tool-outputs", metavar="FILE", help="With --resume: JSON object {call_id: output} for a paused run's pending calls ('-': stdin); continues that run."),
+    event_format: Optional[str] = typer.Option(None, "--event-format", help="codex (default) | agentb: AgentB's event vocabulary, as JSONL."),
+    delegate: bool = typer.Option(False, "--delegate", help="Offer the model the delegate tool (sub-agents)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -117,6 +121,8 @@ def main_command(
         "output_last_message": output_last_message,
         "verify": False if no_verify else None,
         "record_session": False if no_session else None,
+        "event_format": event_format,
+        "delegate": True if delegate else None,
     }
     from baseagent.config.load import ConfigError, load_settings
 
@@ -137,7 +143,7 @@ def main_command(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
-    if instruction is None and _interactive(ctx, settings.json_output):
+    if instruction is None and tool_outputs is None and _interactive(ctx, settings.json_output):
         from baseagent.interactive import start
 
         try:
@@ -145,13 +151,35 @@ def main_command(
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
         raise typer.Exit(code)
-    text = read_instruction(instruction)
 
     from baseagent.errors import InputError
     from baseagent.runner import run
 
+    outputs = None
+    if tool_outputs is not None:
+        if loaded is None:
+            raise _fail_usage("--tool-outputs continues a paused run: give --resume THREAD_ID "
+                              "(or --resume-last)")
+        if instruction is not None:
+            raise _fail_usage("--tool-outputs continues the paused turn: it takes no "
+                              "--instruction")
+        outputs = _read_json(tool_outputs, "--tool-outputs", dict, "a JSON object "
+                             "{call_id: output}")
+        text = None
+    else:
+        text = read_instruction(instruction)
+    tools = []
+    if external_tools is not None:
+        from baseagent.tools.external import load_external_tools
+
+        try:
+            tools = load_external_tools(_read_text(external_tools, "--external-tools"),
+                                        f"--external-tools {external_tools}")
+        except InputError as exc:
+            raise _fail_usage(str(exc)) from None
     try:
-        code = run(settings, text, resume=loaded, notes=notes)
+        code = run(settings, text, resume=loaded, notes=notes, external_tools=tools,
+                   tool_outputs=outputs)
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
@@ -174,6 +202,29 @@ def _interactive(ctx: typer.Context, json_output: bool) -> bool:
                           "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
 def chat_command() -> None:
     """Reached only after the main callback has run the session (see main())."""
+
+
+def _read_text(path: Path, flag: str) -> str:
+    """A file a flag names ('-': stdin), or a usage error saying why it cannot be read."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise _fail_usage(f"{flag}: cannot read {path}: {reason}") from None
+
+
+def _read_json(path: Path, flag: str, kind: type, what: str) -> Any:
+    import json
+
+    try:
+        data = json.loads(_read_text(path, flag))
+    except ValueError as exc:
+        raise _fail_usage(f"{flag}: {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, kind):
+        raise _fail_usage(f"{flag}: {path} must hold {what}")
+    return data
 
 
 # -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------

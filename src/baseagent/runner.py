@@ -19,15 +19,23 @@ from baseagent.exit_codes import exit_code_for_status
 
 
 def wants_terminal(settings: Settings) -> bool:
-    """A person is watching: stdout is a terminal and --json was not asked for."""
-    return not settings.json_output and sys.stdout.isatty()
+    """A person is watching: stdout is a terminal and neither --json nor another event
+    vocabulary was asked for."""
+    return not settings.json_output and settings.event_format == "codex" \
+        and sys.stdout.isatty()
 
 
-def make_sink(json_output: bool) -> Any:
-    """JSONL unless a person is watching a terminal (and did not ask for --json).
+def make_sink(json_output: bool, event_format: str = "codex") -> Any:
+    """JSONL unless a person is watching a terminal (and did not ask for --json); AgentB's
+    vocabulary (`--event-format agentb`) is always JSONL.
 
     The JSONL sink claims stdout: from then on anything else written there goes to stderr.
     """
+    if event_format == "agentb":
+        from baseagent.output.agentb import AgentBSink
+        from baseagent.output.jsonl import JsonlSink, claim_stdout
+
+        return AgentBSink(JsonlSink(claim_stdout()))
     if json_output or not sys.stdout.isatty():
         from baseagent.output.jsonl import JsonlSink, claim_stdout
 
@@ -64,14 +72,17 @@ def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = 
     return thread_id
 
 
-def run(settings: Settings, instruction: str, *, resume: Any = None,
+def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
-        notes: Sequence[str] = ()) -> int:
+        notes: Sequence[str] = (), external_tools: Sequence[Any] = (),
+        tool_outputs: dict[str, Any] | None = None) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
     `resume` (a core.records.LoadedSession) continues that thread; `notes` say which flags
     override its recorded settings (on stderr, or in the header on a terminal). `images`
     go with the instruction; `output_schema` holds the final answer to a JSON schema.
+    `external_tools` are tools the caller runs (exit code 3 when the model calls one);
+    `tool_outputs` (instead of an instruction) continues the resumed thread's paused turn.
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
@@ -98,22 +109,37 @@ def run(settings: Settings, instruction: str, *, resume: Any = None,
     from baseagent.agent import Agent
     from baseagent.signals import SignalGuard
 
-    sink = make_sink(settings.json_output)
+    if tool_outputs is not None:  # bad outputs: a usage error before stdout is claimed
+        from baseagent.core.pending import check_outputs
+
+        paused = resume.paused if resume is not None else None
+        if paused is None:
+            from baseagent.errors import InputError
+
+            raise InputError("--tool-outputs: the resumed thread is not waiting for tool "
+                             "outputs")
+        check_outputs(paused.calls, tool_outputs)
+    sink = make_sink(settings.json_output, settings.event_format)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
-                                notes=notes, thread_id=thread_id)
+                                notes=notes, thread_id=thread_id, external_tools=external_tools)
     if thread_id is not None:
         sink.headed(thread_id)
         sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
         sink.waiting()  # the model client may still be loading: a sign of life meanwhile
     guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
     try:
-        result = agent.run(instruction, images=images, output_schema=output_schema)
+        if tool_outputs is not None:
+            result = agent.submit_tool_outputs(tool_outputs)
+        else:
+            result = agent.run(instruction or "", images=images, output_schema=output_schema)
     finally:
         agent.close()
         guard.close()
         if thread_id is not None:
             sink.stop_waiting()
-        sink.close()
+        close = getattr(sink, "close", None)
+        if close is not None:
+            close()
         # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
         # frozen objects are skipped by the final collections.
         gc.freeze()

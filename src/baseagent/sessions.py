@@ -53,7 +53,9 @@ def instructions_of(records: list[dict[str, Any]]) -> list[str]:
                 == "turn.started":
             after_turn_start = True
         elif record.get("kind") == "message" and after_turn_start:
-            found.append(content_text((record.get("message") or {}).get("content")))
+            message = record.get("message") or {}
+            if message.get("role") == "user":  # not a paused turn's continuation
+                found.append(content_text(message.get("content")))
             after_turn_start = False
     return found
 
@@ -77,8 +79,10 @@ def summarize(path: Path) -> SessionSummary:
     elif summary.error is None:
         summary.error = "no meta record"
     events = [(r.get("event") or {}).get("type") for r in records if r.get("kind") == "event"]
-    summary.turns = events.count("turn.started")
-    ends = [e for e in events if e in ("turn.completed", "turn.failed")]
+    # A paused turn that was continued started twice; each continuation cleared its pause.
+    continuations = sum(1 for r in records if r.get("kind") == "paused" and not r.get("turn"))
+    summary.turns = events.count("turn.started") - continuations
+    ends = [e for e in events if e in ("turn.completed", "turn.failed", "turn.requires_action")]
     summary.last_status = ends[-1].split(".")[1] if ends else ("running or killed"
                                                               if summary.turns else "")
     if summary.last_status == "failed":

@@ -37,6 +37,8 @@ class Settings(BaseModel):
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1, description="Max output tokens per call")
     json_output: bool = Field(False, description="Force JSONL even on a terminal")
+    event_format: Literal["codex", "agentb"] = Field(
+        "codex", description="JSONL vocabulary: Codex exec events or AgentB's (always JSONL)")
     output_last_message: Path | None = None
     sandbox: SandboxMode = "danger-full-access"
     sandbox_network: bool = Field(
@@ -56,6 +58,18 @@ class Settings(BaseModel):
         "auto", description="Where tool calls come from: native = the provider's tool calls "
                             "only; text = also calls written in the answer's text (local "
                             "models); auto = text only when a turn has no native call")
+
+    # delegation to sub-agents (core/delegation.py)
+    delegate: bool = Field(False, description="Offer the model the delegate tool")
+    delegate_tools: list[str] = Field(
+        default_factory=lambda: ["read_file", "grep_files", "list_dir"],
+        description="A sub-agent's tools when the model names none")
+    delegate_max_iterations: int = Field(
+        20, ge=1, description="Model calls one sub-agent may make (also counted in the "
+                              "parent turn's max_iterations)")
+    delegate_cost_limit: float | None = Field(
+        None, gt=0, description="USD one sub-agent may spend (the thread's cost_limit "
+                                "counts it too)")
 
     # context management
     context_window: int | None = Field(None, ge=1024)

@@ -13,7 +13,8 @@ after it (model checks, client, compaction, session record, the loop).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -24,13 +25,15 @@ from baseagent.core.loop import Loop
 from baseagent.core.records import LoadedSession
 from baseagent.core.session import SessionRecorder
 from baseagent.credentials import child_env
-from baseagent.errors import ConfigError
+from baseagent.errors import ConfigError, InputError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
 from baseagent.tools.base import ToolContext
+from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
-from baseagent.tools.registry import ToolRegistry
+from baseagent.tools.registry import ToolRegistry, builtin_tools
+from baseagent.tools.tool import Tool
 
 
 @dataclass
@@ -59,37 +62,59 @@ class Connected:
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
-            resume: LoadedSession | None = None, thread_id: str | None = None) -> Prepared:
+            resume: LoadedSession | None = None, thread_id: str | None = None,
+            external_tools: Sequence[ExternalTool] = ()) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
     `thread_id` names a new thread (an entry point that showed it before building the
     run); a resumed thread keeps its own. `env` is the environment the run was started in
     (the entry point's to read): commands
     get it minus its secrets, and the values of those secrets are redacted everywhere.
+    `external_tools` are the caller's tools (tools/external.py): declared to the model
+    after the built-in ones, run by the caller.
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
     return Prepared(
         settings=settings,
         thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
-        resumed=resume, registry=ToolRegistry(),
+        resumed=resume, registry=_registry(settings, external_tools),
         history=list(resume.history) if resume is not None else [],
         redactor=Redactor.from_environment(env, settings.env_strip, [settings.api_key]),
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash")
 
 
+def _registry(settings: Settings, external_tools: Sequence[ExternalTool]) -> ToolRegistry:
+    """The built-in tools, then `delegate` when enabled, then the caller's tools."""
+    tools: list[Tool] = builtin_tools()
+    if settings.delegate:
+        from baseagent.core.delegation import delegate_tool
+
+        unknown = sorted(set(settings.delegate_tools) - {t.name for t in tools})
+        if unknown:
+            raise ConfigError(f"delegate_tools: unknown tool(s) {', '.join(unknown)}")
+        tools.append(delegate_tool())
+    tools.extend(external_tools)
+    try:
+        return ToolRegistry(tools)
+    except ValueError as exc:  # an external tool named like a built-in one
+        raise InputError(f"external tools: {exc}") from None
+
+
 def open_history(prepared: Prepared) -> None:
-    """A new thread's opening messages: the fixed system prompt and the environment context
-    (git status, a listing, AGENTS.md), taken when the first turn starts."""
-    if prepared.history:
-        return
+    """A new thread's opening messages, taken when the first turn starts."""
+    if not prepared.history:
+        prepared.history.extend(opening_messages(prepared.settings.cwd, prepared.shell))
+
+
+def opening_messages(cwd: Path, shell: str) -> list[dict[str, Any]]:
+    """The fixed system prompt and the environment context (git status, a listing,
+    AGENTS.md)."""
     from baseagent.prompts.context import environment_context
     from baseagent.prompts.system import SYSTEM_PROMPT
 
-    prepared.history.extend([
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": environment_context(prepared.settings.cwd, prepared.shell)},
-    ])
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": environment_context(cwd, shell)}]
 
 
 def preflight(settings: Settings, env: Mapping[str, str]) -> None:
@@ -132,23 +157,59 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled)
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
+    litellm_limits = model_client is None
     tool_context = ToolContext(
         cwd=settings.cwd, env=prepared.child_env, sandbox=settings.sandbox,
         sandbox_network=settings.sandbox_network,
         shell_timeout_ms=settings.shell_timeout_ms, cancelled=cancelled,
         writable_roots=list(settings.writable_roots), processes=processes,
-        grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s)
+        grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
+        thread_id=prepared.thread_id,
+        delegate=_delegation(prepared, client, litellm_limits) if settings.delegate else None)
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
     context = _compactor(settings, client, prepared.registry, emitter, session,
-                         litellm_limits=model_client is None)
+                         litellm_limits=litellm_limits)
     loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
                 tool_context=tool_context, history=prepared.history,
                 max_iterations=settings.max_iterations, verify=settings.verify,
                 session=session, context=context, cancelled=cancelled,
-                cancel_reason=cancel_reason)
+                cancel_reason=cancel_reason, thread_id=prepared.thread_id,
+                paused=prepared.resumed.paused if prepared.resumed is not None else None)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop)
+
+
+def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool) -> Any:
+    """The delegate tool's runner: sub-agents composed by child_loop from this thread's
+    parts; they may get any of the thread's own tools but `delegate` and the caller's."""
+    from baseagent.core.delegation import NAME, Delegation
+
+    settings = prepared.settings
+    build = functools.partial(child_loop, settings, shell=prepared.shell,
+                              litellm_limits=litellm_limits)
+    tools = [t for t in prepared.registry.tools() if t.name != NAME and not is_external(t)]
+    return Delegation(build=build, client=client, tools=tools,
+                      default_tools=settings.delegate_tools,
+                      max_iterations=settings.delegate_max_iterations,
+                      cost_limit=settings.delegate_cost_limit, redact=prepared.redactor)
+
+
+def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequence[Tool],
+               emitter: Emitter, tool_context: ToolContext, max_iterations: int, shell: str,
+               litellm_limits: bool) -> Loop:
+    """A sub-agent's loop (core/delegation.py): a fresh history and its own tools and
+    iteration limit; the parent's client, workspace, sandbox and cancellation (through
+    `tool_context`), with compaction for the same model. No verification round (the parent
+    judges the answer) and no session record of its own (its items are in the parent's)."""
+    registry = ToolRegistry(tools)
+    return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
+                history=opening_messages(tool_context.cwd, shell),
+                max_iterations=max_iterations, verify=False,
+                context=_compactor(settings, client, registry, emitter, None, litellm_limits),
+                cancelled=tool_context.cancelled,
+                cancel_reason=lambda: "the delegating run was interrupted",
+                thread_id=tool_context.thread_id)
 
 
 def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecorder:

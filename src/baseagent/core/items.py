@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from baseagent.core.pending import PendingCall
 from baseagent.output import events as ev
 from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.tools.external import EXTERNAL_SERVER
 from baseagent.tools.registry import PreparedCall
 
 # Item kinds that span the turn rather than one call: a tool of this kind feeds the turn's
@@ -22,13 +24,19 @@ def started_item(item_id: str, call: PreparedCall, ctx: ToolContext) -> ev.Threa
         return ev.CommandExecutionItem(id=item_id, command=getattr(call.args, "command", ""))
     if kind == "file_change":
         return ev.FileChangeItem(id=item_id, changes=call.planned_changes(ctx))
+    if kind == "collab_tool_call":
+        return ev.CollabToolCallItem(id=item_id, sender_thread_id=ctx.thread_id,
+                                     prompt=getattr(call.args, "task", None))
     return ev.McpToolCallItem(id=item_id, server=call.server, tool=call.tool_name,
                               arguments=call.arguments_for_display())
 
 
 def updated_item(started: ev.ThreadItem, payload: dict[str, Any]) -> ev.ThreadItem:
-    """Apply a tool's progress payload (e.g. growing shell output) to the started item."""
+    """Apply a tool's progress payload (e.g. growing shell output) to the started item.
+    A delegation's payload (nested items, states) arrives as plain data and is validated."""
     allowed = {k: v for k, v in payload.items() if k in type(started).model_fields}
+    if isinstance(started, ev.CollabToolCallItem):
+        return type(started).model_validate({**started.model_dump(), **allowed})
     return started.model_copy(update=allowed)
 
 
@@ -65,6 +73,10 @@ def completed_item(started: ev.ThreadItem, result: ToolResult, interrupted: bool
         return started.model_copy(update={
             "changes": changes, "status": "failed",
             "error": ev.ItemError(message=failure_reason(result))})
+    if isinstance(started, ev.CollabToolCallItem):
+        fields = {k: v for k, v in result.item.items() if k in type(started).model_fields}
+        fields["status"] = "completed" if result.success else "failed"
+        return type(started).model_validate({**started.model_dump(), **fields})
     if isinstance(started, ev.McpToolCallItem):
         if result.success:
             return started.model_copy(update={
@@ -81,3 +93,11 @@ def turn_item(kind: str, item_id: str, payload: dict[str, Any]) -> ev.ThreadItem
         return ev.TodoListItem(id=item_id, items=[ev.TodoEntry(**entry)
                                                   for entry in payload.get("items", [])])
     raise ValueError(f"{kind!r} is not a turn-scoped item kind")
+
+
+def external_result_item(call: PendingCall, output: str) -> ev.McpToolCallItem:
+    """The completed item of a call the caller ran, with the output they submitted."""
+    return ev.McpToolCallItem(
+        id=call.item_id, server=EXTERNAL_SERVER, tool=call.name, arguments=call.arguments,
+        result=ev.McpToolCallResult(content=[{"type": "text", "text": output}]),
+        status="completed")

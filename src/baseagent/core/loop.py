@@ -5,6 +5,14 @@ terminals or file formats: it talks to a model client, a ToolRegistry, an Emitte
 (optionally) a context policy and a session record, all handed in by the composition root
 (core/assembly.py). Every way out of a turn other than a final answer is an exception,
 so the loop body carries no flags.
+
+A turn can also pause: when the model calls a tool the caller runs (an external tool), the
+turn ends `requires_action` with the pending calls; `continue_turn(outputs)` puts the
+caller's outputs into the history and steps on in the same turn (core/pending.py).
+
+Beside the Codex events the loop emits run notes (output/notes.py: turn and step
+boundaries, the model's tool calls, which item a call is) for mappers to other event
+vocabularies; the Codex stream does not carry them.
 """
 from __future__ import annotations
 
@@ -12,18 +20,22 @@ import dataclasses
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
 from baseagent.core.interrupt import RunInterrupted
-from baseagent.core.items import (TURN_SCOPED, completed_item, started_item, turn_item,
-                                  updated_item)
+from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
+                                  started_item, turn_item, updated_item)
+from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
+from baseagent.output import notes
 from baseagent.output.emitter import Emitter
-from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.tools.base import CallBudget, ToolContext, ToolResult
+from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
 
 # Streaming text updates are throttled: consumers need liveness, not one event per token.
@@ -38,14 +50,18 @@ CUT_OFF_REASONS = {
                       "(finish_reason 'content_filter')",
 }
 
-Status = Literal["completed", "failed", "interrupted", "limit"]
+Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
 
 
 @dataclass
 class TurnOutcome:
+    """How a turn ended; `pending` holds the calls the caller must run when the status is
+    requires_action."""
+
     status: Status
     final_message: str | None = None
     error: str | None = None
+    pending: list[PendingCall] = field(default_factory=list)
 
 
 class FinalCheck(Protocol):
@@ -86,6 +102,9 @@ class ContextPolicy(Protocol):
 class HistorySink(Protocol):
     def message(self, message: dict[str, Any]) -> None: ...
 
+    def paused(self, paused: dict[str, Any] | None) -> None:
+        """The turn is waiting for tool outputs (None: it no longer is)."""
+
 
 class _PassThrough:
     """No context management: send the history as it is."""
@@ -105,13 +124,34 @@ class TurnEnded(Exception):
         self.status = status
 
 
+class ActionRequired(Exception):
+    """The model called tools the caller runs: the turn pauses until their outputs come."""
+
+    def __init__(self, calls: list[PendingCall]) -> None:
+        super().__init__(", ".join(c.name for c in calls))
+        self.calls = calls
+
+
+@dataclass
+class _TurnState:
+    """Where the running turn is, so a paused turn continues where it stopped."""
+
+    input: TurnInput
+    turn_id: str
+    verified: bool
+    correcting: bool = False
+    steps: int = 0
+    cost_before: float = 0.0  # the thread's cost when the turn (or its continuation) began
+
+
 class Loop:
     def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: Emitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
                  context: ContextPolicy | None = None, session: HistorySink | None = None,
                  cancelled: Callable[[], bool] = lambda: False,
-                 cancel_reason: Callable[[], str] = lambda: "interrupted") -> None:
+                 cancel_reason: Callable[[], str] = lambda: "interrupted",
+                 thread_id: str = "", paused: Paused | None = None) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -123,58 +163,124 @@ class Loop:
         self.session = session
         self.cancelled = cancelled
         self.cancel_reason = cancel_reason
-        self._calls_left = max_iterations
+        self.thread_id = thread_id
+        # A turn waiting for the caller's tool outputs (restored from the record on resume).
+        self.paused = paused
+        self._budget = CallBudget(max_iterations)
+        self._state: _TurnState | None = None
         self._turn_items = _TurnItems(emitter)
+
+    @property
+    def calls_made(self) -> int:
+        """Model calls the current (or last) turn made."""
+        return self._state.steps if self._state is not None else 0
 
     # -- the turn ----------------------------------------------------------------------------
 
     def run_turn(self, turn: TurnInput | str) -> TurnOutcome:
-        """One user instruction, worked to completion; always ends with turn.completed/failed,
-        after the items that live as long as the turn (the plan) are completed."""
+        """One user instruction, worked to completion; always ends with turn.completed,
+        turn.failed or turn.requires_action."""
         if isinstance(turn, str):
             turn = TurnInput(turn)
-        self.emitter.turn_started()
-        cost_before = self.client.totals.cost_usd
+        if self.paused is not None:
+            raise RuntimeError("the turn is waiting for tool outputs: continue_turn() first")
+        self._state = _TurnState(turn, turn_id=str(uuid.uuid4()), verified=not self.verify)
+        self._open(continued=False)
         self._append({"role": "user", "content": turn.message_content})
-        self._calls_left = self.max_iterations
-        try:
-            outcome = self._outcome(turn)
-        finally:
-            self._turn_items.complete()
-        if outcome.status != "completed":
-            self.emitter.turn_failed(outcome.error or outcome.status)
-            return outcome
-        self.emitter.turn_completed(self.client.totals, cost_before)
-        return outcome
+        self._budget = CallBudget(self.max_iterations)
+        return self._close(self._work)
 
-    def _outcome(self, turn: TurnInput) -> TurnOutcome:
+    def continue_turn(self, outputs: Mapping[str, str]) -> TurnOutcome:
+        """The caller ran the pending calls: `outputs` (call id → text, one per pending call,
+        checked by the caller with core.pending.check_outputs) become their tool messages,
+        and the paused turn steps on."""
+        paused = self.paused
+        if paused is None:
+            raise RuntimeError("no turn is waiting for tool outputs")
+        state = self._state
+        if state is None or state.turn_id != paused.turn_id:  # paused in another process
+            state = _TurnState(TurnInput(paused.instruction), paused.turn_id, paused.verified,
+                               steps=paused.steps)
+            self._state = state
+        for call in paused.calls:
+            self.emitter.reserve_item_id(call.item_id)
+        self._open(continued=True)
+        self._budget = CallBudget(paused.calls_left)
+        for call in paused.calls:
+            self._take_output(call, outputs[call.id] or "(no output)")
+        self.paused = None
+        self._record_paused(None)
+        return self._close(self._work)
+
+    def _open(self, continued: bool) -> None:
+        state = self._state
+        assert state is not None
+        state.cost_before = self.client.totals.cost_usd
+        self.emitter.note(notes.TurnOpened(
+            turn_id=state.turn_id, thread_id=self.thread_id, continued=continued,
+            instruction=None if continued else state.input.text))
+        self.emitter.turn_started()
+
+    def _close(self, work: Callable[[], str]) -> TurnOutcome:
+        """Run the turn's work and end it: every way out becomes one closing event, after
+        the items that live as long as the turn (the plan) are completed."""
         try:
-            return TurnOutcome("completed", final_message=self._work(turn))
+            try:
+                final = work()
+            finally:
+                self._turn_items.complete()
+        except ActionRequired as exc:
+            return self._pause(exc.calls)
         except (RunInterrupted, ModelInterrupted):
-            return TurnOutcome("interrupted", error=f"interrupted ({self.cancel_reason()})")
+            return self._fail("interrupted", f"interrupted ({self.cancel_reason()})")
         except CostLimitError as exc:
-            return TurnOutcome("limit", error=str(exc))
+            return self._fail("limit", str(exc))
         except TurnEnded as exc:
-            return TurnOutcome(exc.status, error=str(exc))
+            return self._fail(exc.status, str(exc))
         except ModelError as exc:
-            return TurnOutcome("failed", error=str(exc))
+            return self._fail("failed", str(exc))
+        self.emitter.note(notes.TurnClosing(status="completed"))
+        state = self._state
+        self.emitter.turn_completed(self.client.totals,
+                                    state.cost_before if state is not None else 0.0)
+        return TurnOutcome("completed", final_message=final)
 
-    def _work(self, turn: TurnInput) -> str:
-        final = self._until_answer(turn.text, verify=self.verify)
-        check = turn.final_check
+    def _fail(self, status: Status, message: str) -> TurnOutcome:
+        self.emitter.note(notes.TurnClosing(status=status, error=message))
+        self.emitter.turn_failed(message)
+        return TurnOutcome(status, error=message)
+
+    def _pause(self, calls: list[PendingCall]) -> TurnOutcome:
+        state = self._state
+        assert state is not None
+        self.paused = Paused(turn_id=state.turn_id, instruction=state.input.text, calls=calls,
+                             verified=state.verified, calls_left=self._budget.left,
+                             steps=state.steps)
+        self._record_paused(self.paused)
+        self.emitter.note(notes.TurnClosing(status="requires_action"))
+        self.emitter.turn_requires_action([c.event() for c in calls], self.client.totals)
+        return TurnOutcome("requires_action", pending=list(calls))
+
+    def _work(self) -> str:
+        """Answer, verified; with a final check, one correction round at most."""
+        state = self._state
+        assert state is not None
+        final = self._until_answer()
+        check = state.input.final_check
         if check is None or (problem := check.problem(final)) is None:
             return final
-        self._append({"role": "user", "content": check.correction(problem)})
-        final = self._until_answer(turn.text, verify=False)  # a correction, not another review
-        problem = check.problem(final)
-        if problem is not None:
+        if state.correcting:
             raise ModelError(check.failure(problem))
-        return final
+        state.correcting = True
+        state.verified = True  # a correction, not another review
+        self._append({"role": "user", "content": check.correction(problem)})
+        return self._work()
 
-    def _until_answer(self, instruction: str, verify: bool) -> str:
+    def _until_answer(self) -> str:
         """Step until the model answers without tool calls (after one verification round
-        when `verify`); returns that answer."""
-        verified = not verify
+        unless the turn is already verified); returns that answer."""
+        state = self._state
+        assert state is not None
         while True:
             turn = self._step()
             if turn.tool_calls:
@@ -182,23 +288,27 @@ class Loop:
             if turn.finish_reason in CUT_OFF_REASONS:
                 raise TurnEnded("limit" if turn.finish_reason == "length" else "failed",
                                 CUT_OFF_REASONS[turn.finish_reason])
-            if not verified:
-                verified = True
+            if not state.verified:
+                state.verified = True
                 # The plan is checked when it is this turn's: an older turn's plan may be
                 # about another task.
                 plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
-                reminder = verification_reminder(instruction, plan)
+                reminder = verification_reminder(state.input.text, plan)
                 self._append({"role": "user", "content": reminder})
                 continue
             return turn.text
 
     def _step(self) -> ModelTurn:
         """One observe → think → act round; returns what the model said."""
+        state = self._state
+        assert state is not None
         self._stop_if_cancelled()
-        if self._calls_left <= 0:
+        if self._budget.left <= 0:
             raise TurnEnded("limit", f"max iterations reached ({self.max_iterations} model "
                                      "calls) before the task was finished")
-        self._calls_left -= 1
+        self._budget.spend()
+        state.steps += 1
+        self.emitter.note(notes.StepStarted(turn_id=state.turn_id, number=state.steps))
         turn = self._think()
         if turn.tool_calls:
             self._act(turn.tool_calls)
@@ -231,27 +341,43 @@ class Loop:
         for call in turn.tool_calls:
             if not call.id:
                 call.id = f"call_{uuid.uuid4().hex[:24]}"
+        self.emitter.note(notes.ModelResponded(
+            text=turn.text, finish_reason=turn.finish_reason,
+            tool_calls=[notes.NoteToolCall(id=c.id, name=c.name, arguments=c.arguments)
+                        for c in turn.tool_calls]))
         self._append(_history_message(turn))
         return turn
 
     def _act(self, calls: list[ToolCall]) -> None:
-        """Run each tool call in order; every call gets exactly one tool message back."""
+        """Run each tool call in order; every call gets exactly one tool message back. Calls
+        to tools the caller runs wait until the others have run, then pause the turn."""
+        handed_over: list[tuple[ToolCall, PreparedCall]] = []
         for index, call in enumerate(calls):
             if self.cancelled():
-                for skipped in calls[index:]:
-                    self._append(_tool_message(skipped.id, "Error: not run: the run was interrupted"))
+                self._not_run([c for c, _ in handed_over] + calls[index:])
                 raise RunInterrupted()
-            result = self._run_tool(call)
+            prepared = self.registry.prepare(call.name, call.arguments)
+            if prepared.error is None and is_external(prepared.tool):
+                handed_over.append((call, prepared))
+                continue
+            result = self._run_tool(call, prepared)
             self._append(_tool_message(call.id, result.output))
-        self._stop_if_cancelled()
+        if self.cancelled():
+            self._not_run([c for c, _ in handed_over])
+            raise RunInterrupted()
+        if handed_over:
+            raise ActionRequired([self._hand_over(c, p) for c, p in handed_over])
 
-    def _run_tool(self, call: ToolCall) -> ToolResult:
-        prepared = self.registry.prepare(call.name, call.arguments)
+    def _not_run(self, calls: list[ToolCall]) -> None:
+        for call in calls:
+            self._append(_tool_message(call.id, "Error: not run: the run was interrupted"))
+
+    def _run_tool(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         if prepared.error is None and prepared.item_type in TURN_SCOPED:
-            return self._run_turn_scoped(prepared)
-        return self._run_as_item(prepared)
+            return self._run_turn_scoped(call, prepared)
+        return self._run_as_item(call, prepared)
 
-    def _run_turn_scoped(self, prepared: PreparedCall) -> ToolResult:
+    def _run_turn_scoped(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """A call that feeds the turn's item (update_plan: the todo_list) instead of being an
         item of its own; should it fail, it shows as a failed call, like any other."""
         result = self.registry.execute(prepared, self.tool_context)
@@ -263,23 +389,48 @@ class Loop:
         self.emitter.emit(ev.ItemCompleted(item=completed_item(failed, result)))
         return result
 
-    def _run_as_item(self, prepared: PreparedCall) -> ToolResult:
+    def _run_as_item(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """A call as an item of its own: started, updated with its progress, completed."""
         item_id = self.emitter.new_item_id()
         started = started_item(item_id, prepared, self.tool_context)
+        self.emitter.note(notes.ToolStarted(call_id=call.id, name=call.name, item_id=item_id,
+                                            arguments=prepared.arguments_for_display()))
         self.emitter.emit(ev.ItemStarted(item=started))
 
         def progress(payload: dict[str, Any]) -> None:
             self.emitter.emit(ev.ItemUpdated(item=updated_item(started, payload)))
 
-        ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled)
+        ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled,
+                                  item_id=item_id, model_calls=self._budget)
         result = self.registry.execute(prepared, ctx)
         self.emitter.emit(ev.ItemCompleted(item=completed_item(
             started, result, interrupted=self.cancelled(),
             named=lambda: prepared.named_changes(ctx))))
+        self.emitter.note(notes.ToolFinished(call_id=call.id, name=call.name, item_id=item_id,
+                                             success=result.success, output=result.output))
         if result.item.get("diff"):
             self.emitter.detail(item_id, result.item["diff"])
         return result
+
+    # -- tools the caller runs ---------------------------------------------------------------
+
+    def _hand_over(self, call: ToolCall, prepared: PreparedCall) -> PendingCall:
+        """Start the item of a call the caller will run; it completes with their output."""
+        item_id = self.emitter.new_item_id()
+        self.emitter.emit(ev.ItemStarted(item=started_item(item_id, prepared,
+                                                           self.tool_context)))
+        return PendingCall(id=call.id, name=call.name,
+                           arguments=prepared.arguments_for_display(), item_id=item_id)
+
+    def _take_output(self, call: PendingCall, output: str) -> None:
+        self.emitter.note(notes.OutputSubmitted(call_id=call.id, name=call.name,
+                                                item_id=call.item_id, output=output))
+        self.emitter.emit(ev.ItemCompleted(item=external_result_item(call, output)))
+        self._append(_tool_message(call.id, output))
+
+    def _record_paused(self, paused: Paused | None) -> None:
+        if self.session is not None:
+            self.session.paused(None if paused is None else paused.to_record())
 
     # -- history -----------------------------------------------------------------------------
 
@@ -335,8 +486,8 @@ class _StreamItems:
 
 class _TurnItems:
     """Items that live as long as the turn (Codex's todo_list: the plan). The first update
-    starts one, each later update is an item.updated of the same item, and run_turn completes
-    it when the turn ends, however it ends."""
+    starts one, each later update is an item.updated of the same item, and the turn's close
+    completes it, however the turn ends."""
 
     def __init__(self, emitter: Emitter) -> None:
         self.emitter = emitter

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.config.defaults import Settings
+from baseagent.core.pending import Paused
 from baseagent.core.session import RECORD_SUFFIX
 from baseagent.errors import ConfigError
 from baseagent.llm.types import UsageTotals
@@ -46,6 +47,8 @@ class LoadedSession:
     meta: dict[str, Any] = field(default_factory=dict)  # the first run's
     turns: int = 0
     latest_meta: dict[str, Any] = field(default_factory=dict)  # the last run's settings
+    # A turn waiting for the caller's tool outputs (its calls are still open in `history`).
+    paused: Paused | None = None
 
 
 def _check_id(thread_id: str) -> str:
@@ -150,18 +153,23 @@ def replay_history(records: list[dict[str, Any]], path: Path) -> list[dict[str, 
     return history
 
 
-def repair_tool_pairs(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def repair_tool_pairs(history: list[dict[str, Any]],
+                      waiting: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Give every assistant tool call a result and drop results whose call is gone.
 
     A run killed between a tool call and its result leaves a history providers reject;
     the model is better told the call did not run than left with a broken conversation.
+    Calls in `waiting` (a paused turn's, at the end of the history) stay open: the caller's
+    outputs will answer them.
     """
     repaired: list[dict[str, Any]] = []
     open_calls: list[str] = []
 
-    def close_open() -> None:
+    def close_open(final: bool = False) -> None:
         for call_id in open_calls:
-            repaired.append({"role": "tool", "tool_call_id": call_id, "content": MISSING_RESULT})
+            if not (final and call_id in waiting):
+                repaired.append({"role": "tool", "tool_call_id": call_id,
+                                 "content": MISSING_RESULT})
         open_calls.clear()
 
     for message in history:
@@ -176,8 +184,41 @@ def repair_tool_pairs(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if message["role"] == "assistant":
             open_calls.extend(tc.get("id") for tc in message.get("tool_calls") or []
                               if isinstance(tc, dict) and tc.get("id"))
-    close_open()
+    close_open(final=True)
     return repaired
+
+
+def paused_turn(records: list[dict[str, Any]], history: list[dict[str, Any]],
+                path: Path) -> Paused | None:
+    """The last `paused` record, if its calls are still open at the end of the history (a
+    run that took the outputs but died before clearing the record has answered them)."""
+    last = None
+    for record in records:
+        if record["kind"] == "paused":
+            last = record.get("turn")
+    if not last:
+        return None
+    try:
+        paused = Paused.from_record(last)
+    except (KeyError, TypeError, ValueError):
+        raise SessionLoadError(
+            f"session record {path} is corrupt: a paused turn cannot be read") from None
+    open_ids = _open_call_ids(history)
+    paused.calls = [c for c in paused.calls if c.id in open_ids]
+    return paused if paused.calls else None
+
+
+def _open_call_ids(history: list[dict[str, Any]]) -> set[str]:
+    """Ids of the last assistant message's tool calls that have no result after it."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message["role"] == "assistant":
+            ids = {tc.get("id") for tc in message.get("tool_calls") or [] if isinstance(tc, dict)}
+            answered = {m.get("tool_call_id") for m in history[index + 1:] if m["role"] == "tool"}
+            return {i for i in ids - answered if i}
+        if message["role"] != "tool":
+            return set()
+    return set()
 
 
 def usage_so_far(records: list[dict[str, Any]]) -> UsageTotals:
@@ -200,14 +241,16 @@ def load_session(path: Path) -> LoadedSession:
     thread_id = str(metas[0].get("thread_id") or "")
     if not THREAD_ID_PATTERN.fullmatch(thread_id):
         raise SessionLoadError(f"session record {path} is corrupt: bad thread id {thread_id!r}")
-    history = repair_tool_pairs(replay_history(records, path))
+    replayed = replay_history(records, path)
+    paused = paused_turn(records, replayed, path)
+    history = repair_tool_pairs(replayed, frozenset(paused.call_ids if paused else ()))
     if not history:
         raise SessionLoadError(f"session record {path} is corrupt: it holds no messages")
     turns = sum(1 for r in records if r["kind"] == "event"
                 and isinstance(r.get("event"), dict) and r["event"].get("type") == "turn.started")
     return LoadedSession(thread_id=thread_id, path=path, history=history,
                          usage=usage_so_far(records),
-                         meta=metas[0], turns=turns, latest_meta=metas[-1])
+                         meta=metas[0], turns=turns, latest_meta=metas[-1], paused=paused)
 
 
 def resolve(session_dir: Path, thread_id: str | None, last: bool) -> LoadedSession:

@@ -90,6 +90,11 @@ class SessionRecorder:
         delta.update(cost_usd=cost, calls=now[2] - before[2])
         return delta
 
+    def paused(self, paused: dict[str, Any] | None) -> None:
+        """The turn waits for the caller's tool outputs (core/pending.py); None: it no longer
+        does. The last `paused` record wins when the record is read back."""
+        self._write({"kind": "paused", "turn": paused})
+
     def history(self, messages: list[dict[str, Any]], reason: str) -> None:
         self._write({"kind": "history", "reason": reason, "messages": messages})
 

@@ -1,7 +1,8 @@
 """The loop's one handle on output: builds events, numbers items, fans out to listeners.
 
 Listeners are the sink (JSONL or terminal) and the session record; the loop never knows
-which are attached.
+which are attached. Beside the events, the loop sends run notes (output/notes.py) through
+`note()`: only listeners with a `note` method (mappers to other vocabularies) get them.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 from typing import Any, Protocol
 
 from baseagent.output import events as ev
+from baseagent.output.notes import RunNote
 
 
 class EventListener(Protocol):
@@ -24,8 +26,11 @@ class Emitter:
     so no sink and no record can ever hold a secret the agent knows."""
 
     def __init__(self, listeners: list[EventListener] | None = None,
-                 redact: Redact | None = None) -> None:
+                 redact: Redact | None = None, item_prefix: str = "") -> None:
+        """`item_prefix` goes before every item id (a sub-agent's items are numbered under
+        the call that started it, so ids stay unique in the parent's stream)."""
         self._listeners: list[EventListener] = list(listeners or [])
+        self._item_prefix = item_prefix
         self._next_item = 0
         self._lock = threading.Lock()
         # A Redactor that knows no secret is falsy: then events go out without the extra copy.
@@ -43,6 +48,18 @@ class Emitter:
         for listener in self._listeners:
             listener.emit(event)
 
+    def note(self, note: RunNote) -> None:
+        """A run note for the listeners that read them (never part of the Codex JSONL)."""
+        if self._redact is not None:
+            data = note.model_dump(mode="json")
+            clean = self._redact.data(data)
+            if clean is not data:
+                note = type(note).model_validate(clean)
+        for listener in self._listeners:
+            take = getattr(listener, "note", None)
+            if take is not None:
+                take(note)
+
     def detail(self, item_id: str, text: str) -> None:
         """Display-only extras (diffs) for sinks that show them; never part of the JSONL."""
         for listener in self._listeners:
@@ -52,9 +69,17 @@ class Emitter:
 
     def new_item_id(self) -> str:
         with self._lock:
-            item_id = f"item_{self._next_item}"
+            item_id = f"{self._item_prefix}item_{self._next_item}"
             self._next_item += 1
             return item_id
+
+    def reserve_item_id(self, item_id: str) -> None:
+        """Number new items after `item_id` (an item a previous process started and this one
+        completes: a run resumed to finish a paused turn must not reuse its id)."""
+        head, _, number = item_id.rpartition("item_")
+        if head == self._item_prefix and number.isdigit():
+            with self._lock:
+                self._next_item = max(self._next_item, int(number) + 1)
 
     # -- convenience builders ---------------------------------------------------------------
 
@@ -72,6 +97,10 @@ class Emitter:
 
     def turn_failed(self, message: str) -> None:
         self.emit(ev.TurnFailed(error=ev.ThreadError(message=message)))
+
+    def turn_requires_action(self, calls: list[ev.PendingToolCall], totals: Any) -> None:
+        """The turn pauses for the caller's tool outputs; usage as turn.completed has it."""
+        self.emit(ev.TurnRequiresAction(tool_calls=calls, usage=ev.Usage(**totals.tokens())))
 
     def notice(self, message: str) -> None:
         self.emit(ev.ErrorEvent(message=message))

@@ -4,7 +4,7 @@ These are the protocol; sinks (JSONL, terminal) only serialise or render them.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -93,6 +93,35 @@ class McpToolCallItem(_Model):
     status: Literal["in_progress", "completed", "failed"] = "in_progress"
 
 
+CollabAgentStatus = Literal["pending_init", "running", "interrupted", "completed", "errored",
+                            "shutdown", "not_found"]
+
+
+class CollabAgentState(_Model):
+    status: CollabAgentStatus
+    message: str | None = None
+
+
+class CollabToolCallItem(_Model):
+    """A call that hands work to another agent (the `delegate` tool), shaped like Codex's
+    collab_tool_call: the parent thread, the child thread, the task (`prompt`) and the
+    child's last known state. Two baseagent extensions: `items`, the child's completed
+    items nested under the call as it works, and `usage`, what the child spent (already
+    counted in the parent's turn usage)."""
+
+    id: str
+    type: Literal["collab_tool_call"] = "collab_tool_call"
+    tool: Literal["spawn_agent", "send_input", "wait", "close_agent"] = "spawn_agent"
+    sender_thread_id: str = ""
+    receiver_thread_ids: list[str] = Field(default_factory=list)
+    prompt: str | None = None
+    agents_states: dict[str, CollabAgentState] = Field(default_factory=dict)
+    status: Literal["in_progress", "completed", "failed"] = "in_progress"
+    items: list[Annotated["ThreadItem", Field(discriminator="type")]] = Field(
+        default_factory=list)
+    usage: "Usage | None" = None
+
+
 class TodoEntry(_Model):
     text: str
     completed: bool
@@ -116,6 +145,7 @@ ThreadItem = Union[
     CommandExecutionItem,
     FileChangeItem,
     McpToolCallItem,
+    CollabToolCallItem,
     TodoListItem,
     ErrorItem,
 ]
@@ -174,6 +204,28 @@ class ItemCompleted(_Model):
     item: ThreadItem = Field(discriminator="type")
 
 
+class PendingToolCall(_Model):
+    """A call to a tool the caller runs (an external tool): `id` is the key its output is
+    submitted under, `arguments` are already validated against the tool's schema, and
+    `item_id` names the mcp_tool_call item that stays in progress until then."""
+
+    id: str
+    name: str
+    arguments: Any = None
+    item_id: str
+
+
+class TurnRequiresAction(_Model):
+    """baseagent extension: the turn stopped because the model called tools the caller
+    runs; nothing failed. Submit their outputs to continue the same turn (the library's
+    `submit_tool_outputs`, the CLI's `--resume ID --tool-outputs FILE`). `usage` is
+    cumulative, as in turn.completed."""
+
+    type: Literal["turn.requires_action"] = "turn.requires_action"
+    tool_calls: list[PendingToolCall]
+    usage: Usage
+
+
 class ErrorEvent(_Model):
     """A non-fatal notice (a retry, a compaction): the run goes on."""
 
@@ -182,9 +234,11 @@ class ErrorEvent(_Model):
 
 
 ThreadEvent = Union[
-    ThreadStarted, TurnStarted, TurnCompleted, TurnFailed,
+    ThreadStarted, TurnStarted, TurnCompleted, TurnFailed, TurnRequiresAction,
     ItemStarted, ItemUpdated, ItemCompleted, ErrorEvent,
 ]
+
+CollabToolCallItem.model_rebuild()
 
 
 class _EventEnvelope(BaseModel):

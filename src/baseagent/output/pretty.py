@@ -231,6 +231,11 @@ class PrettySink:
             self._status(None)
             self._release_held(final=True)
             self._summary("completed", event.usage, None)
+        elif isinstance(event, ev.TurnRequiresAction):
+            self._status(None)
+            self._release_held(final=False)
+            calls = ", ".join(f"{c.name} ({c.id})" for c in event.tool_calls)
+            self._print(Text.assemble(("waiting for your tools: ", "bold yellow"), calls))
         elif isinstance(event, ev.TurnFailed):
             self._status(None)
             self._release_held(final=False)
@@ -269,6 +274,15 @@ class PrettySink:
             if item.error:
                 self._reason(item.error.message)
             self._status("thinking")
+        elif isinstance(item, ev.CollabToolCallItem):
+            if started:
+                self._print(Text.assemble(("» sub-agent: ", "bold magenta"), item.prompt or ""))
+                self._status("sub-agent working")
+            elif done:
+                style = _STATUS_STYLE.get(item.status, "")
+                self._print(Text(f"« sub-agent {item.status} after {len(item.items)} items",
+                                 style=style))
+                self._status("thinking")
         elif isinstance(item, ev.TodoListItem):
             self._show_plan(item, done)
         elif isinstance(item, ev.ErrorItem) and done:

@@ -80,3 +80,14 @@ PLAN_PREFIX = (
     "Your plan, as you last set it with update_plan before the context was compacted. It is "
     "still your current plan: keep it up to date with update_plan.\n\n"
 )
+
+SUBAGENT_TASK = """\
+You are a sub-agent: another agent handed you the task below and will read only your final
+answer, not your tool calls. Work on it with the tools you have ({tools}), then answer
+with everything the other agent needs (findings, file paths, exact values), without calling
+any tool.
+
+<task>
+{task}
+</task>
+"""

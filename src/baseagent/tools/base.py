@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from baseagent.sandbox import SandboxMode
 from baseagent.sandbox.policy import Policy
@@ -39,6 +39,25 @@ class ToolResult:
     item: dict[str, Any] = field(default_factory=dict)
 
 
+class CallBudget:
+    """Model calls left in the running turn. The loop spends one per step; a sub-agent's
+    calls are spent from its parent's budget too, so delegating never multiplies the limit."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def spend(self, calls: int = 1) -> None:
+        self.left -= calls
+
+
+class Delegator(Protocol):
+    """Runs a sub-task in a child agent (core/delegation.py); on ToolContext when the
+    delegate tool is enabled."""
+
+    def run(self, task: str, tools: list[str] | None, max_iterations: int | None,
+            ctx: "ToolContext") -> ToolResult: ...
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may know about its run, handed in by the run that owns it.
@@ -65,6 +84,13 @@ class ToolContext:
     # grep_files: which search implementation, and how long a search may take.
     grep_backend: str = "auto"
     grep_timeout_s: float = DEFAULT_GREP_TIMEOUT_S
+    # The thread this run belongs to, and the item of the call being run (set by the loop).
+    thread_id: str = ""
+    item_id: str = ""
+    # The turn's model-call budget (set by the loop), for tools that make model calls.
+    model_calls: CallBudget | None = None
+    # The sub-agent runner, when the delegate tool is enabled.
+    delegate: Delegator | None = None
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""

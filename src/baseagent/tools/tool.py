@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from baseagent.tools.base import ToolContext, ToolResult
 
 # The event item kinds a tool call can appear as (output/events.py).
-ITEM_KINDS = ("command_execution", "file_change", "mcp_tool_call", "todo_list")
+ITEM_KINDS = ("command_execution", "file_change", "mcp_tool_call", "collab_tool_call", "todo_list")
 # The `server` of the mcp_tool_call items of tools that are part of the agent itself.
 BUILTIN_SERVER = "baseagent"
 
