@@ -270,6 +270,7 @@ def export_command(
 
 @app.command("batch")
 def batch_command(
+    ctx: typer.Context,
     tasks_file: Path = typer.Argument(..., metavar="TASKS.jsonl", help="One task per line: {\"instruction\", \"id\", \"workspace\", \"setup\", \"check\", \"model\", \"metadata\"} (or hermes' {\"prompt\"})."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory; rerunning with the same one resumes."),
     workers: int = typer.Option(2, "--workers", "-w", help="Tasks run at once (one process or Ray actor each)."),
@@ -290,10 +291,14 @@ def batch_command(
     config: Optional[Path] = _CONFIG,
 ) -> None:
     """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
-    settings = _settings(
-        config, model=model, api_base=api_base, max_iterations=max_iterations,
-        cost_limit=cost_limit, temperature=temperature, max_tokens=max_tokens,
-        context_window=context_window, sandbox=sandbox, verify=False if no_verify else None)
+    # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
+    root = ctx.find_root().params
+    flags = {"model": model, "api_base": api_base, "max_iterations": max_iterations,
+             "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
+             "context_window": context_window, "sandbox": sandbox, "config": config}
+    flags = {k: root.get(k) if v is None else v for k, v in flags.items()}
+    verify = False if no_verify or root.get("no_verify") else None
+    settings = _settings(flags.pop("config"), **flags, verify=verify)
     from baseagent.batch import BatchError, BatchOptions
     from baseagent.batch.command import run as run_batch
     from baseagent.errors import BaseAgentError

@@ -177,7 +177,8 @@ def _schedule(backend: Backend, state: _State, options: BatchOptions, writer: Re
                 backend.cancel(slot, stop.reason)
                 run.kill_at = now + options.cancel_grace
         while state.pending and not stopping:
-            idle = backend.idle_slots()
+            # A slot whose outcome the driver has not handled yet is not free.
+            idle = [n for n in backend.idle_slots() if n not in state.running]
             if not idle:
                 break
             task, attempt = state.pending.popleft()

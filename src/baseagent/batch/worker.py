@@ -13,7 +13,9 @@ task never takes its worker (and the tasks queued behind it) down.
 """
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import threading
 import time
 import traceback
@@ -41,6 +43,8 @@ class TaskRunner:
         self._agent: Any = None
         self._cancel_reason: str | None = None
         self._tool_names: list[str] | None = None
+        # Which worker ran a task (host:pid): many tasks share one, by design.
+        self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
         from baseagent.output.redact import Redactor
 
         self._redactor = Redactor.from_environment(self.env, self.settings.env_strip,
@@ -94,7 +98,7 @@ class TaskRunner:
             "id": task.id, "status": "error", "agent_status": None, "final_message": None,
             "thread_id": None, "usage": None, "cost_usd": None, "duration_s": None,
             "check": None, "error": None, "workspace": None, "task_dir": None,
-            "metadata": task.metadata,
+            "metadata": task.metadata, "worker": self.worker_name,
         }
         trajectory = None
         try:
@@ -105,7 +109,11 @@ class TaskRunner:
             result["traceback"] = traceback.format_exc(limit=8)
         finally:
             with self._lock:
-                self._agent = None
+                agent, self._agent = self._agent, None
+            if agent is not None:
+                # The task is over (its check has run): nothing it started may run on into
+                # the next task of this worker, background servers included.
+                agent.kill_processes()
         if self._cancelled() and result["status"] != "error":
             result["status"] = "interrupted"
             result["error"] = result["error"] or f"interrupted ({self._cancel_reason})"
