@@ -121,6 +121,13 @@ def run_batch(settings: Settings, options: BatchOptions, *, env: Mapping[str, st
     stop = stop or StopFlag()
     progress = progress or Progress()
     tasks = load_tasks(options.tasks_file)
+    if options.backend == "ray" and backend_factory is None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:  # before anything is written
+            from baseagent.batch.ray_backend import INSTALL_HINT
+
+            raise BatchError(INSTALL_HINT)
     layout = Layout(options.out.expanduser().resolve())
     layout.root.mkdir(parents=True, exist_ok=True)
     with _exclusive(layout.lock):
