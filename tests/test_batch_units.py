@@ -259,3 +259,28 @@ def test_batch_options_are_checked() -> None:
                          ({"ray_address": "x:1"}, "--ray-address needs --backend ray")):
         with pytest.raises(BatchError, match=message):
             BatchOptions(Path("t"), Path("o"), **bad)
+
+
+def test_progress_on_a_terminal_and_off_one() -> None:
+    import io
+
+    from rich.console import Console
+
+    from baseagent.batch.progress import PlainProgress, RichProgress
+
+    screen = io.StringIO()
+    bar = RichProgress(Console(file=screen, force_terminal=True, width=160, color_system=None))
+    bar.start(total=3, done=1, todo=2)
+    bar.finished({"id": "a", "status": "passed", "duration_s": 1.0})
+    bar.finished({"id": "b", "status": "error", "duration_s": 2.0, "error": "boom"})
+    bar.note("task c: retrying")
+    bar.close()
+    text = screen.getvalue()
+    assert "3/3" in text and "1 passed" in text and "1 errors" in text and "/min" in text
+    assert "b: error: boom" in text and "resuming: 1 of 3" in text
+
+    lines = io.StringIO()
+    plain = PlainProgress(lines)
+    plain.start(total=2, done=0, todo=2)
+    plain.finished({"id": "a", "status": "failed", "duration_s": 1.25, "error": "limit"})
+    assert lines.getvalue() == "baseagent batch: [1/2] a failed 1.2s: limit\n"

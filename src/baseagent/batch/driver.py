@@ -14,6 +14,7 @@ signals, stdout and stderr, and hands in the environment and a stop flag.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import threading
@@ -141,7 +142,9 @@ def run_batch(settings: Settings, options: BatchOptions, *, env: Mapping[str, st
             if todo and not stop.is_set():
                 runner_args = (settings.model_dump(mode="json"), dict(env), str(layout.root))
                 factory = backend_factory or _backend
-                backend = factory(options, runner_args)
+                # No worker more than there are tasks: each one costs a litellm import.
+                sized = dataclasses.replace(options, workers=min(options.workers, len(todo)))
+                backend = factory(sized, runner_args)
                 try:
                     backend.start()
                     _schedule(backend, state, options, writer, stop, progress)

@@ -42,12 +42,12 @@ class PlainProgress(Progress):
 class RichProgress(Progress):
     """A live bar: done/total, passed, failed, errored, tasks per minute and ETA."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn)
 
-        self._console = Console(stderr=True)
+        self._console = console or Console(stderr=True)
         self._bar = Bar(TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[rate]}"),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
