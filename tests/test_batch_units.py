@@ -3,6 +3,7 @@ the driver's scheduling (timeouts, retries, stop) against an in-memory backend."
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -284,3 +285,23 @@ def test_progress_on_a_terminal_and_off_one() -> None:
     plain.start(total=2, done=0, todo=2)
     plain.finished({"id": "a", "status": "failed", "duration_s": 1.25, "error": "limit"})
     assert lines.getvalue() == "baseagent batch: [1/2] a failed 1.2s: limit\n"
+
+
+def test_a_cancel_names_its_attempt_early_ones_apply_late_ones_never_leak(
+        tmp_path: Path) -> None:
+    from baseagent.batch.worker import TaskRunner
+
+    settings = Settings(session_dir=tmp_path / "s").model_dump(mode="json")
+    runner = TaskRunner(settings, {"PATH": os.environ["PATH"]}, str(tmp_path / "out"))
+    runner.cancel("early", "a#1")  # reaches the worker before the task starts
+    first = runner.run({"id": "a", "instruction": "x", "index": 0, "attempt": 1,
+                        "setup": "sleep 30"})["result"]
+    assert first["status"] == "interrupted"
+    assert first["error"] == "interrupted during setup (early)"
+    assert first["duration_s"] < 10
+    runner.cancel("late", "a#1")  # the driver's cancel crossed the result on the way
+    second = runner.run({"id": "a", "instruction": "x", "index": 0, "attempt": 2,
+                         "setup": "echo broken; exit 3"})["result"]
+    assert second["status"] == "error"
+    assert second["error"] == "setup failed with exit code 3: broken"
+    assert second["setup"] == {"exit_code": 3, "output": "broken\n"}

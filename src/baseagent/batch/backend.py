@@ -19,7 +19,7 @@ class BatchError(BaseAgentError):
 
 @dataclass
 class Outcome:
-    """`done`: the worker finished the task (payload: {"result", "trajectory"}).
+    """`done`: the worker finished the task (payload: {"result": its results.jsonl line}).
     `crashed`: the worker died or vanished while holding the task (reason says how)."""
 
     slot: int

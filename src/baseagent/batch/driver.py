@@ -194,7 +194,7 @@ def _schedule(backend: Backend, state: _State, options: BatchOptions, writer: Re
             task, attempt = state.pending.popleft()
             deadline = now + options.task_timeout if options.task_timeout else None
             state.running[idle[0]] = _Running(task, attempt, now, deadline)
-            backend.submit(idle[0], task.to_dict())
+            backend.submit(idle[0], {**task.to_dict(), "attempt": attempt})
         if not state.running and (stopping or not state.pending):
             return
         for outcome in backend.poll(TICK_SECONDS):

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from baseagent.batch.backend import BatchError, Outcome
+from baseagent.batch.worker import run_token
 
 # A worker that dies this many times in a row before it is ever ready means the workers
 # cannot start at all (an import error): stop instead of respawning forever.
@@ -74,7 +75,7 @@ def worker_main(inbox: Connection, outbox: Connection, runner_args: tuple[Any, .
             if message[0] == "task":
                 jobs.put(message[1])
             elif message[0] == "cancel":
-                runner.cancel(message[1])
+                runner.cancel(message[1], message[2])
 
     threading.Thread(target=control, name="batch-worker-control", daemon=True).start()
     while (job := jobs.get()) is not None:
@@ -98,6 +99,7 @@ class _Slot:
     outbox: Connection  # worker -> driver
     ready: bool = False
     task_id: str | None = None
+    token: str | None = None  # the run_token of the task it holds
     start_failures: int = 0
     pid: int | None = None
 
@@ -142,14 +144,16 @@ class LocalBackend:
     def submit(self, slot: int, task: dict[str, Any]) -> None:
         state = self._slots[slot]
         state.task_id = task["id"]
+        state.token = run_token(task)
         try:
             state.inbox.send(("task", task))
         except (OSError, EOFError):
             pass  # the worker is dead: its sentinel reports the crash on the next poll
 
     def cancel(self, slot: int, reason: str) -> None:
+        state = self._slots[slot]
         try:
-            self._slots[slot].inbox.send(("cancel", reason))
+            state.inbox.send(("cancel", reason, state.token))
         except (OSError, EOFError):
             pass
 

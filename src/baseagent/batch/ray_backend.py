@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.batch.backend import BatchError, Outcome
+from baseagent.batch.worker import run_token
 
 INSTALL_HINT = "--backend ray needs Ray: pip install 'baseagent[ray]'"
 # Ray's own switch for its token authentication; it asks local clusters to set it.
@@ -53,8 +54,8 @@ class RayWorker:
     def run(self, task: dict[str, Any]) -> dict[str, Any]:
         return self._runner.run(task)
 
-    def cancel(self, reason: str) -> None:
-        self._runner.cancel(reason)
+    def cancel(self, reason: str, token: str | None = None) -> None:
+        self._runner.cancel(reason, token)
 
     def kill_processes(self) -> None:
         self._runner.kill_processes()
@@ -124,11 +125,11 @@ class RayBackend:
 
     def submit(self, slot: int, task: dict[str, Any]) -> None:
         actor = self._actors[slot]
-        self._task_of[slot] = task["id"]
+        self._task_of[slot] = run_token(task)
         self._refs[actor.run.remote(task)] = (slot, "run", actor)
 
     def cancel(self, slot: int, reason: str) -> None:
-        self._actors[slot].cancel.remote(reason)
+        self._actors[slot].cancel.remote(reason, self._task_of.get(slot))
 
     def replace(self, slot: int) -> None:
         actor = self._actors.pop(slot)

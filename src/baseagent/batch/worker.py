@@ -41,7 +41,8 @@ class TaskRunner:
         self.layout = Layout(Path(out_dir))
         self._lock = threading.Lock()
         self._agent: Any = None
-        self._cancel_reason: str | None = None
+        self._current: str | None = None  # the run_token of the task being run
+        self._cancels: dict[str, str] = {}  # run_token -> reason
         self._tool_names: list[str] | None = None
         # Which worker ran a task (host:pid): many tasks share one, by design.
         self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
@@ -67,12 +68,18 @@ class TaskRunner:
 
     # -- cancellation (from another thread or a signal handler) -------------------------------
 
-    def cancel(self, reason: str) -> None:
-        """Stop the task being run: the agent's turn ends interrupted, a running setup or
-        check command is killed. A no-op between tasks."""
+    def cancel(self, reason: str, token: str | None = None) -> None:
+        """Stop a task: the agent's turn ends interrupted, a running setup or check command is
+        killed. `token` (the task's run_token) names the attempt meant: a cancel that
+        arrives before that attempt starts still applies to it, and one that arrives after
+        it ended never touches the next task. None: whatever runs now."""
         with self._lock:
-            self._cancel_reason = reason
-            agent = self._agent
+            if token is None:
+                token = self._current
+            if token is None:
+                return
+            self._cancels[token] = reason
+            agent = self._agent if token == self._current else None
         if agent is not None:
             agent.cancel(reason)
 
@@ -85,13 +92,19 @@ class TaskRunner:
     def _cancelled(self) -> bool:
         return self._cancel_reason is not None
 
+    @property
+    def _cancel_reason(self) -> str | None:
+        current = self._current
+        return None if current is None else self._cancels.get(current)
+
     # -- one task ------------------------------------------------------------------------------
 
     def run(self, task_data: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one task (Task.to_dict() data); returns {"result": ..., "trajectory": ...}."""
+        """Run one task (Task.to_dict() data); returns {"result": its results.jsonl line}.
+        A cancel that arrives after the task's outcome is known does not change it."""
         task = Task.from_dict(dict(task_data))
         with self._lock:
-            self._cancel_reason = None
+            self._current = run_token(task_data)
         started = time.monotonic()
         cpu_started = time.process_time()
         result: dict[str, Any] = {
@@ -100,9 +113,8 @@ class TaskRunner:
             "check": None, "error": None, "workspace": None, "task_dir": None,
             "metadata": task.metadata, "worker": self.worker_name,
         }
-        trajectory = None
         try:
-            trajectory = self._run(task, result)
+            self._run(task, result)
         except Exception as exc:  # noqa: BLE001 - any failure is this task's result
             result["status"] = "error"
             result["error"] = f"{type(exc).__name__}: {exc}"
@@ -110,19 +122,19 @@ class TaskRunner:
         finally:
             with self._lock:
                 agent, self._agent = self._agent, None
+                self._cancels.pop(self._current or "", None)
+                self._current = None
             if agent is not None:
                 # The task is over (its check has run): nothing it started may run on into
                 # the next task of this worker, background servers included.
                 agent.kill_processes()
-        if self._cancelled() and result["status"] != "error":
-            result["status"] = "interrupted"
-            result["error"] = result["error"] or f"interrupted ({self._cancel_reason})"
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["cpu_s"] = round(time.process_time() - cpu_started, 4)
         # Check output and error texts can quote a secret (a command that prints a file).
-        return {"result": self._redactor.data(result), "trajectory": trajectory}
+        return {"result": self._redactor.data(result)}
 
-    def _run(self, task: Task, result: dict[str, Any]) -> dict[str, Any] | None:
+    def _run(self, task: Task, result: dict[str, Any]) -> None:
+        """Fill in `result` as the task goes; trajectories are written beside its record."""
         from baseagent.agent import Agent
         from baseagent.output.jsonl import JsonlSink
 
@@ -146,7 +158,7 @@ class TaskRunner:
                     result["error"] = f"setup failed with exit code {setup.exit_code}: " \
                                       f"{_last_line(setup.output)}"
                 result["setup"] = {"exit_code": setup.exit_code, "output": setup.output}
-                return None
+                return
 
         update: dict[str, Any] = {"cwd": workspace, "session_dir": task_dir,
                                   "record_session": True}
@@ -174,14 +186,14 @@ class TaskRunner:
         result["session"] = str(record)
         if run.status == "interrupted":
             result["status"] = "interrupted"
-            return None
+            return
 
         if task.check:
             check = run_command(task.check, workspace, command_env, self._cancelled)
             if check.exit_code is None:
                 result["status"] = "interrupted"
                 result["error"] = f"interrupted during check ({self._cancel_reason})"
-                return None
+                return
             result["check"] = {"exit_code": check.exit_code, "passed": check.exit_code == 0,
                                "output": check.output}
             passed = check.exit_code == 0
@@ -189,10 +201,9 @@ class TaskRunner:
             passed = run.status == "completed"
         result["status"] = "passed" if passed else "failed"
         try:
-            return self._trajectories(record, task_dir, task, run.status)
+            self._trajectories(record, task_dir, task, run.status)
         except Exception as exc:  # noqa: BLE001 - the run stands; its export is reported
             result["export_error"] = f"{type(exc).__name__}: {exc}"
-            return None
 
     def _trajectories(self, record: Path, task_dir: Path, task: Task,
                       agent_status: str) -> dict[str, Any]:
@@ -209,6 +220,11 @@ class TaskRunner:
         from baseagent.credentials import child_env
 
         return child_env(self.env, self.settings.env_strip)
+
+
+def run_token(task_data: Mapping[str, Any]) -> str:
+    """One attempt of one task (the driver numbers attempts)."""
+    return f"{task_data['id']}#{task_data.get('attempt', 1)}"
 
 
 def _last_line(text: str) -> str:
