@@ -30,6 +30,13 @@ def run(settings: Settings, options: BatchOptions, *, json_summary: bool) -> int
     from baseagent.output.redact import Redactor, install_stderr
 
     install_stderr(Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key]))
+    if options.backend == "ray" and options.ray_address is None:
+        # The local Ray instance lives only for this batch: Ray 2.60 asks local clusters to
+        # choose an authentication mode, and reads it only from this variable (the user's
+        # own setting wins). Inherited by the Ray processes the driver starts.
+        from baseagent.batch.ray_backend import AUTH_MODE_VARIABLE
+
+        os.environ.setdefault(AUTH_MODE_VARIABLE, "disabled")
     stdout = claim_stdout()
     stop = StopFlag()
     guard = _StopOnSignal(stop).install()

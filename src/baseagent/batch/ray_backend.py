@@ -22,7 +22,8 @@ from baseagent.batch.backend import BatchError, Outcome
 from baseagent.batch.worker import run_token
 
 INSTALL_HINT = "--backend ray needs Ray: pip install 'baseagent[ray]'"
-# Ray's own switch for its token authentication; it asks local clusters to set it.
+# Ray's own switch for its token authentication (an environment variable only: Ray refuses
+# it in _system_config); Ray asks whoever starts a local instance to choose.
 AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
 MAX_START_FAILURES = 3
 
@@ -85,25 +86,18 @@ class RayBackend:
             self._spawn(slot)
 
     def _init(self) -> None:
-        """Join the cluster at `address`, or start a local instance. A local instance gets
-        RAY_AUTH_MODE=disabled unless the user set it (Ray asks local clusters to choose; the
-        variable is set only while Ray starts its processes, which inherit it)."""
+        """Join the cluster at `address`, or start a local instance (which reads its
+        authentication mode from RAY_AUTH_MODE only: the command line sets it, see
+        batch/command.py; a library caller sets it as it likes)."""
         import baseagent
 
-        ray = self._ray
-        local = self._address is None
-        added = local and AUTH_MODE_VARIABLE not in os.environ
-        if added:
-            os.environ[AUTH_MODE_VARIABLE] = "disabled"
         try:
-            ray.init(address=self._address, include_dashboard=False, logging_level="ERROR",
-                     runtime_env={"py_modules": [str(Path(baseagent.__file__).parent)]})
+            self._ray.init(address=self._address, include_dashboard=False,
+                           logging_level="ERROR",
+                           runtime_env={"py_modules": [str(Path(baseagent.__file__).parent)]})
         except Exception as exc:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
             where = self._address or "a local instance"
             raise BatchError(f"cannot start Ray ({where}): {exc}") from None
-        finally:
-            if added:
-                os.environ.pop(AUTH_MODE_VARIABLE, None)
         self._started_ray = True
 
     def _spawn(self, slot: int) -> None:
