@@ -212,3 +212,21 @@ def test_bad_task_file_and_missing_api_key_are_one_line_and_exit_2(
     assert proc.stderr.strip().splitlines()[-1] == \
         "baseagent: error: missing API key for openai: set OPENAI_API_KEY (or api_key in config)"
     assert not server.requests
+
+
+def test_run_flags_are_checked_like_a_single_runs_and_count_before_batch_too(
+        tmp_path: Path, home: Path) -> None:
+    import subprocess
+    import sys
+
+    from helpers import AGENT, agent_env
+
+    tasks = write_tasks(tmp_path / "t.jsonl", [{"instruction": "x"}])
+    for argv in (["batch", str(tasks), "--out", "o", "--max-iterations", "0"],
+                 ["--max-iterations", "0", "batch", str(tasks), "--out", "o"]):
+        proc = subprocess.run([sys.executable, str(AGENT), *argv], cwd=tmp_path,
+                              env=agent_env(home), capture_output=True, text=True, timeout=60)
+        assert (proc.returncode, proc.stdout) == (2, ""), argv
+        assert proc.stderr.startswith("baseagent: error: invalid configuration: "
+                                      "max_iterations:"), proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
