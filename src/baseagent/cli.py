@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from baseagent import __version__
 from baseagent.exit_codes import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from baseagent.config.defaults import Settings
 
 app = typer.Typer(
     add_completion=False,
@@ -63,6 +66,29 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+# The run flags a single run and `batch` share: defined once, used by both commands.
+_MODEL = typer.Option(None, "--model", "-m", help="litellm model string [env BASEAGENT_MODEL; default openai/gpt-4.1]")
+_API_BASE = typer.Option(None, "--api-base", help="Provider API base URL.")
+_MAX_ITERATIONS = typer.Option(None, "--max-iterations", help="Model calls per turn [200].")
+_COST_LIMIT = typer.Option(None, "--cost-limit", help="Stop before spending more than this many USD.")
+_TEMPERATURE = typer.Option(None, "--temperature")
+_MAX_TOKENS = typer.Option(None, "--max-tokens", help="Max output tokens per model call.")
+_CONTEXT_WINDOW = typer.Option(None, "--context-window", help="Override the model's context window (tokens).")
+_SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only")
+_NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
+_CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
+
+
+def _settings(config: Optional[Path], **flags: object) -> "Settings":
+    """Settings from flags > env > TOML > defaults; a bad value is a usage error."""
+    from baseagent.config.load import ConfigError, load_settings
+
+    try:
+        return load_settings(flags, config_file=config)
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+
+
 def read_instruction(instruction: Optional[str]) -> str:
     """The flag's text; `-` or no flag with piped stdin reads stdin; otherwise a usage error."""
     if instruction is None or instruction == "-":
@@ -81,23 +107,22 @@ def main_command(
     ctx: typer.Context,
     instruction: Optional[str] = typer.Option(
         None, "--instruction", "-i", help="The task. '-' (or omitted with piped stdin) reads stdin."),
-    model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="litellm model string [env BASEAGENT_MODEL; default openai/gpt-4.1]"),
-    api_base: Optional[str] = typer.Option(None, "--api-base", help="Provider API base URL."),
+    model: Optional[str] = _MODEL,
+    api_base: Optional[str] = _API_BASE,
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="Workspace directory [default: .]"),
-    max_iterations: Optional[int] = typer.Option(None, "--max-iterations", help="Model calls per turn [200]."),
-    cost_limit: Optional[float] = typer.Option(None, "--cost-limit", help="Stop before spending more than this many USD."),
-    temperature: Optional[float] = typer.Option(None, "--temperature"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Max output tokens per model call."),
-    context_window: Optional[int] = typer.Option(None, "--context-window", help="Override the model's context window (tokens)."),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only"),
+    max_iterations: Optional[int] = _MAX_ITERATIONS,
+    cost_limit: Optional[float] = _COST_LIMIT,
+    temperature: Optional[float] = _TEMPERATURE,
+    max_tokens: Optional[int] = _MAX_TOKENS,
+    context_window: Optional[int] = _CONTEXT_WINDOW,
+    sandbox: Optional[str] = _SANDBOX,
     reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models."),
     sandbox_network: bool = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default)."),
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
-    no_verify: bool = typer.Option(False, "--no-verify", help="Skip the self-verification step."),
+    no_verify: bool = _NO_VERIFY,
     no_session: bool = typer.Option(False, "--no-session", help="Do not write a session record."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
+    config: Optional[Path] = _CONFIG,
     resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     external_tools: Optional[Path] = typer.Option(None, "--external-tools", metavar="FILE", help="JSON list of tools you run ({name, description, parameters}); a call to one ends the run with exit code 3 and turn.requires_action."),
@@ -152,6 +177,7 @@ def main_command(
             raise _fail_usage(str(exc)) from None
         raise typer.Exit(code)
 
+    from baseagent.config.load import ConfigError
     from baseagent.errors import InputError
     from baseagent.runner import run
 
@@ -382,6 +408,52 @@ def export_command(
 
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text.encode("utf-8"))
+
+
+# -- batch: many tasks in isolated workspaces (baseagent/batch/, docs/BATCH.md) ----------------
+
+@app.command("batch")
+def batch_command(
+    ctx: typer.Context,
+    tasks_file: Path = typer.Argument(..., metavar="TASKS.jsonl", help="One task per line: {\"instruction\", \"id\", \"workspace\", \"setup\", \"check\", \"model\", \"metadata\"} (or hermes' {\"prompt\"})."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory; rerunning with the same one resumes."),
+    workers: int = typer.Option(2, "--workers", "-w", help="Tasks run at once (one process or Ray actor each)."),
+    backend: str = typer.Option("local", "--backend", help="local | ray"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Join this Ray cluster [default: start a local one]."),
+    task_timeout: Optional[float] = typer.Option(None, "--task-timeout", metavar="S", help="Cancel a task after S seconds (recorded as error)."),
+    retries: int = typer.Option(0, "--retries", metavar="K", help="Rerun a task K more times after a worker crash or timeout."),
+    json_summary: bool = typer.Option(False, "--json", help="Print the summary as one JSON line on stdout."),
+    model: Optional[str] = _MODEL,
+    api_base: Optional[str] = _API_BASE,
+    max_iterations: Optional[int] = _MAX_ITERATIONS,
+    cost_limit: Optional[float] = _COST_LIMIT,
+    temperature: Optional[float] = _TEMPERATURE,
+    max_tokens: Optional[int] = _MAX_TOKENS,
+    context_window: Optional[int] = _CONTEXT_WINDOW,
+    sandbox: Optional[str] = _SANDBOX,
+    no_verify: bool = _NO_VERIFY,
+    config: Optional[Path] = _CONFIG,
+) -> None:
+    """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
+    # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
+    root = ctx.find_root().params
+    flags = {"model": model, "api_base": api_base, "max_iterations": max_iterations,
+             "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
+             "context_window": context_window, "sandbox": sandbox, "config": config}
+    flags = {k: root.get(k) if v is None else v for k, v in flags.items()}
+    verify = False if no_verify or root.get("no_verify") else None
+    settings = _settings(flags.pop("config"), **flags, verify=verify)
+    from baseagent.batch import BatchError, BatchOptions
+    from baseagent.batch.command import run as run_batch
+    from baseagent.errors import BaseAgentError
+
+    try:
+        options = BatchOptions(tasks_file, out, workers=workers, backend=backend,  # type: ignore[arg-type]
+                               ray_address=ray_address, task_timeout=task_timeout, retries=retries)
+        code = run_batch(settings, options, json_summary=json_summary)
+    except (BatchError, BaseAgentError) as exc:
+        raise _fail_usage(str(exc)) from None
+    raise typer.Exit(code)
 
 
 def main(argv: list[str] | None = None) -> None:
