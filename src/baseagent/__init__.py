@@ -24,6 +24,8 @@ _EXPORTS = {
     "InputError": "baseagent.errors",
     "TurnError": "baseagent.errors",
     "AgentBusyError": "baseagent.errors",
+    "tool": "baseagent.tools.python_tool",
+    "PythonTool": "baseagent.tools.python_tool",
 }
 
 __all__ = ["__version__", "events", *_EXPORTS]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,18 +103,27 @@ class Agent:
     copied now); its credential-looking values are redacted from every event.
     model_client: an object with the client's `complete()`/`totals` used instead of
     litellm (tests; see baseagent.testing.deterministic).
+    tools: your own tools, after the built-in ones: plain functions (type-hinted, or
+    taking one pydantic model), `@baseagent.tool` functions, or Tool objects
+    (docs/TOOLS.md). enabled_toolsets / disabled_toolsets: which built-in tools (names
+    or the groups read, edit, shell). mcp_servers: Codex-style server tables, by name.
+    openapi: OpenAPI documents whose operations become tools (a list of tables with a
+    `name`, or a mapping of name to table).
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
                  on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
-                 sinks: Sequence[EventListener] = (), **options: Any) -> None:
+                 sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
+                 **options: Any) -> None:
         from baseagent.config.load import settings_from_options
 
         options.setdefault("record_session", session)
+        if "openapi" in options:
+            options["openapi"] = _openapi_tables(options["openapi"])
         settings = settings_from_options(options)
         self._setup(settings, resume=_load_thread(settings, thread_id), env=env,
-                    on_event=on_event, model_client=model_client, sinks=sinks)
+                    on_event=on_event, model_client=model_client, sinks=sinks, tools=tools)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
@@ -123,10 +133,12 @@ class Agent:
         from baseagent.config.load import load_settings
 
         env = dict(os.environ) if env is None else dict(env)
-        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks")
+        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks", "tools")
                         if k in kwargs}
         if "session" in kwargs:
             kwargs["record_session"] = kwargs.pop("session")
+        if "openapi" in kwargs:
+            kwargs["openapi"] = _openapi_tables(kwargs["openapi"])
         settings = load_settings(kwargs, env=env,
                                  config_file=Path(config_file) if config_file else None)
         return cls.from_settings(settings, resume=_load_thread(settings, thread_id), env=env,
@@ -137,17 +149,18 @@ class Agent:
                       env: Mapping[str, str] | None = None,
                       on_event: EventCallback | None = None,
                       model_client: ModelClientProtocol | None = None,
-                      sinks: Sequence[EventListener] = ()) -> "Agent":
+                      sinks: Sequence[EventListener] = (),
+                      tools: Sequence[Any] = ()) -> "Agent":
         """From resolved Settings (what the CLI and batch workers do)."""
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
-                     model_client=model_client, sinks=sinks)
+                     model_client=model_client, sinks=sinks, tools=tools)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
-               sinks: Sequence[EventListener]) -> None:
+               sinks: Sequence[EventListener], tools: Sequence[Any] = ()) -> None:
         self.settings = settings
         self._model_client = model_client
         # Overlap the slow import with whatever the caller does before the first turn.
@@ -157,7 +170,11 @@ class Agent:
 
             self._preload = preload_in_background()
         self._prepared = assembly.prepare(settings, env=dict(os.environ if env is None else env),
-                                          resume=resume)
+                                          resume=resume, tools=tools)
+        # MCP servers start now, beside the litellm import; an agent dropped without close()
+        # still stops them when it is collected.
+        assembly.start_sources(self._prepared)
+        self._finalizer = weakref.finalize(self, self._prepared.sources.close)
         self._on_event = on_event
         self._turn_listeners: list[EventCallback] = []
         self._callback_error: BaseException | None = None
@@ -241,11 +258,14 @@ class Agent:
         """End every process this agent's commands started that is still alive (background
         jobs included): SIGTERM, then SIGKILL after `grace` seconds (at once when 0). A
         finished turn leaves background processes alone (starting a server can be the
-        task); an interrupted one calls this itself. Safe in a signal handler."""
+        task); an interrupted one calls this itself. Also kills the MCP servers it
+        started (the process is about to exit). Safe in a signal handler."""
+        self._prepared.sources.kill()
         return self._processes.kill_all(grace)
 
     def close(self) -> None:
-        """Cancel a running turn, wait for it, and close the session record."""
+        """Cancel a running turn, wait for it, close the session record, and stop the tool
+        sources (MCP servers and their process trees, OpenAPI clients)."""
         if self._closed:
             return
         if self.running:
@@ -254,6 +274,7 @@ class Agent:
             self._closed = True
             if self._connected is not None and self._connected.session is not None:
                 self._connected.session.close()
+            self._finalizer()
 
     def __enter__(self) -> "Agent":
         return self
@@ -298,6 +319,8 @@ class Agent:
             if not self._announced:
                 self._announced = True
                 self._emitter.thread_started(self.thread_id)
+                for notice in connected.notices:
+                    self._emitter.notice(notice)
             outcome = connected.loop.run_turn(turn)
         finally:
             self._end_turn()
@@ -320,10 +343,13 @@ class Agent:
             return None
         if self._model_client is None:
             assembly.check_model(self.settings)
+        notices = assembly.settle_tools(self._prepared, self._cancellation.is_set)
+        if self._cancellation.is_set():
+            return None
         self._connected = assembly.connect(
             self._prepared, emitter=self._emitter, processes=self._processes,
             cancelled=self._cancellation.is_set, cancel_reason=self._cancel_reason,
-            model_client=self._model_client)
+            model_client=self._model_client, notices=notices)
         return self._connected
 
     def _cancel_reason(self) -> str:
@@ -419,6 +445,23 @@ class TurnStream(Iterator[ev.ThreadEvent]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
+
+
+def _openapi_tables(value: Any) -> Any:
+    """`openapi=[{"name": ..., "spec": ...}, ...]` as the settings' mapping of name to table
+    (a mapping is taken as it is)."""
+    if isinstance(value, Mapping) or value is None:
+        return value
+    tables: dict[str, Any] = {}
+    for entry in value:
+        entry = dict(entry.model_dump() if hasattr(entry, "model_dump") else entry)
+        name = entry.pop("name", None)
+        if not name:
+            from baseagent.errors import ConfigError
+
+            raise ConfigError("each openapi= entry needs a `name`")
+        tables[name] = entry
+    return tables
 
 
 def _load_thread(settings: Settings, thread_id: str | None) -> LoadedSession | None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,7 +30,9 @@ from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
 from baseagent.tools.base import ToolContext
 from baseagent.tools.procs import ProcessTracker
-from baseagent.tools.registry import ToolRegistry
+from baseagent.tools.registry import ToolRegistry, builtin_tools
+from baseagent.tools.sources import ToolSources
+from baseagent.tools.tool import Tool
 
 
 @dataclass
@@ -46,6 +48,13 @@ class Prepared:
     redactor: Redactor
     child_env: dict[str, str]
     shell: str
+    # The run's fixed tools (built-ins left by the toolsets, then the caller's), and the
+    # long-lived sources (MCP servers, OpenAPI documents) whose tools follow once they are
+    # up: `registry` holds the fixed ones until settle_tools() adds the rest.
+    tools: list[Tool] = field(default_factory=list)
+    sources: ToolSources = field(default_factory=ToolSources)
+    system_prompt: str = ""
+    tool_choice: str | None = None
 
 
 @dataclass
@@ -56,6 +65,8 @@ class Connected:
     tool_context: ToolContext
     session: SessionRecorder | None
     loop: Loop
+    # One-line notices from starting the tool sources (a server that failed to start).
+    notices: list[str] = field(default_factory=list)
 
 
 def new_thread_id() -> str:
@@ -63,33 +74,140 @@ def new_thread_id() -> str:
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
-            resume: LoadedSession | None = None) -> Prepared:
+            resume: LoadedSession | None = None, tools: Sequence[Any] = ()) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
     `env` is the environment the run was started in (the entry point's to read): commands
     get it minus its secrets, and the values of those secrets are redacted everywhere.
+    `tools` are the caller's own tools (Python functions or Tool objects).
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
+    fixed = select_tools(settings, tools)
+    sources, secrets = tool_sources(settings, env)
+    choice = settings.tool_choice
+    if choice is not None and not _is_mode(choice) and not sources \
+            and choice not in {t.name for t in fixed}:
+        raise ConfigError(f"tool_choice {choice!r} is not a tool of this run (tools: "
+                          f"{', '.join(t.name for t in fixed) or 'none'})")
     return Prepared(
         settings=settings,
         thread_id=resume.thread_id if resume is not None else new_thread_id(),
-        resumed=resume, registry=ToolRegistry(),
+        resumed=resume, registry=ToolRegistry(fixed),
         history=list(resume.history) if resume is not None else [],
-        redactor=Redactor.from_environment(env, settings.env_strip, [settings.api_key]),
-        child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash")
+        redactor=Redactor.from_environment(env, settings.env_strip,
+                                           [settings.api_key, *secrets]),
+        child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
+        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed),
+        tool_choice=choice)
+
+
+def select_tools(settings: Settings, extra: Sequence[Any] = ()) -> list[Tool]:
+    """The run's fixed tools, in their stable order (the tool list is part of the cached
+    prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), then the
+    caller's tools in the order given (Python functions become PythonTools; Tool objects,
+    such as caller-run or delegate tools, are taken as they are). The one place a new kind
+    of fixed tool joins the run; long-lived sources add theirs in settle_tools()."""
+    from baseagent.tools.python_tool import as_tool
+    from baseagent.tools.toolsets import builtin_names
+
+    chosen = builtin_tools(builtin_names(settings.enabled_toolsets, settings.disabled_toolsets))
+    try:
+        chosen += [as_tool(obj) for obj in extra]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    seen: set[str] = set()
+    for tool in chosen:
+        if tool.name in seen:
+            raise ConfigError(f"two tools are named {tool.name!r}: rename one "
+                              "(or leave the built-in one out with disabled_toolsets)")
+        seen.add(tool.name)
+    return chosen
+
+
+def tool_sources(settings: Settings, env: Mapping[str, str]) -> tuple[ToolSources, list[str]]:
+    """The long-lived tool sources of the settings (not started yet) and the secret values
+    their configuration holds (to redact)."""
+    sources: list[Any] = []
+    secrets: list[str] = []
+    servers = {n: c for n, c in settings.mcp_servers.items() if c.enabled}
+    if servers:
+        from baseagent.mcp.launch import secret_values
+        from baseagent.mcp.servers import McpServers
+
+        sources.append(McpServers(servers, env=env, cwd=settings.cwd))
+        for config in servers.values():
+            secrets += secret_values(config, env)
+    return ToolSources(sources), secrets
+
+
+def start_sources(prepared: Prepared) -> None:
+    """Start the tool sources in the background (MCP servers launch, documents load) so they
+    come up while litellm imports."""
+    prepared.sources.start()
+
+
+def settle_tools(prepared: Prepared, cancelled: Callable[[], bool]) -> list[str]:
+    """Wait for the tool sources and fix the run's tools for good (the registry every
+    request sends). Returns one-line notices: sources that failed, a tool_choice that names
+    no tool."""
+    if not prepared.sources:
+        return []
+    notices = prepared.sources.wait(cancelled)
+    taken = {t.name for t in prepared.tools}
+    prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)])
+    choice = prepared.tool_choice
+    if choice is not None and not _is_mode(choice) and \
+            choice not in {t.name for t in prepared.registry.tools()}:
+        notices.append(f"tool_choice {choice!r} is not a tool of this run; the model chooses "
+                       "freely (auto)")
+        prepared.tool_choice = None
+    return notices
+
+
+def _is_mode(choice: str) -> bool:
+    from baseagent.tools.toolsets import TOOL_CHOICE_MODES
+
+    return choice in TOOL_CHOICE_MODES
+
+
+def system_prompt(settings: Settings, tools: Sequence[Tool]) -> str:
+    """The system prompt: the built-in one (or system_prompt / system_prompt_file), then
+    append_system_prompt (text, or @FILE). Read once, here, so every request of the thread
+    sends the same bytes; an unreadable file is a ConfigError before anything runs."""
+    from baseagent.prompts.system import SYSTEM_PROMPT, compose_system_prompt
+    from baseagent.tools.registry import DEFAULT_TOOLS
+
+    base = settings.system_prompt
+    if settings.system_prompt_file is not None:
+        base = _read_prompt_file(settings.system_prompt_file, "system_prompt_file")
+    append = settings.append_system_prompt
+    if append is not None and append.startswith("@"):
+        append = _read_prompt_file(Path(append[1:]), "append_system_prompt")
+    builtins = [t.name for t in tools if t.name in DEFAULT_TOOLS]
+    restricted = None if base is not None or builtins == list(DEFAULT_TOOLS) else builtins
+    return compose_system_prompt(SYSTEM_PROMPT if base is None else base, append, restricted)
+
+
+def _read_prompt_file(path: Path, key: str) -> str:
+    path = path.expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"{key}: cannot read {path}: {reason}") from None
 
 
 def open_history(prepared: Prepared) -> None:
-    """A new thread's opening messages: the fixed system prompt and the environment context
-    (git status, a listing, AGENTS.md), taken when the first turn starts."""
+    """A new thread's opening messages: the system prompt (fixed for the thread) and the
+    environment context (git status, a listing, AGENTS.md), taken when the first turn
+    starts."""
     if prepared.history:
         return
     from baseagent.prompts.context import environment_context
-    from baseagent.prompts.system import SYSTEM_PROMPT
 
     prepared.history.extend([
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": prepared.system_prompt},
         {"role": "user", "content": environment_context(prepared.settings.cwd, prepared.shell)},
     ])
 
@@ -108,7 +226,8 @@ def check_model(settings: Settings) -> None:
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: Callable[[], bool], cancel_reason: Callable[[], str],
-            model_client: ModelClientProtocol | None = None) -> Connected:
+            model_client: ModelClientProtocol | None = None,
+            notices: Sequence[str] = ()) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -138,8 +257,9 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 tool_context=tool_context, history=prepared.history,
                 max_iterations=settings.max_iterations, verify=settings.verify,
                 session=session, context=context, cancelled=cancelled,
-                cancel_reason=cancel_reason)
-    return Connected(client=client, tool_context=tool_context, session=session, loop=loop)
+                cancel_reason=cancel_reason, tool_choice=prepared.tool_choice)
+    return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
+                     notices=list(notices))
 
 
 def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecorder:

@@ -110,7 +110,8 @@ class Loop:
                  max_iterations: int = 200, verify: bool = True,
                  context: ContextPolicy | None = None, session: HistorySink | None = None,
                  cancelled: Callable[[], bool] = lambda: False,
-                 cancel_reason: Callable[[], str] = lambda: "interrupted") -> None:
+                 cancel_reason: Callable[[], str] = lambda: "interrupted",
+                 tool_choice: str | None = None) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -122,7 +123,9 @@ class Loop:
         self.session = session
         self.cancelled = cancelled
         self.cancel_reason = cancel_reason
+        self.tool_choice = tool_choice
         self._calls_left = max_iterations
+        self._tool_called = False
 
     # -- the turn ----------------------------------------------------------------------------
 
@@ -133,6 +136,7 @@ class Loop:
         self.emitter.turn_started()
         self._append({"role": "user", "content": turn.message_content})
         self._calls_left = self.max_iterations
+        self._tool_called = False
         try:
             final = self._work(turn)
         except (RunInterrupted, ModelInterrupted):
@@ -208,7 +212,8 @@ class Loop:
                 messages, estimate = self.context.prepare(self.history)
                 try:
                     turn = self.client.complete(messages, self.registry.specs(),
-                                                stream.progress, estimated_input_tokens=estimate)
+                                                stream.progress, estimated_input_tokens=estimate,
+                                                **self._choice())
                     break
                 except ContextOverflowError:
                     if attempt == MAX_OVERFLOW_RECOVERIES:
@@ -224,8 +229,25 @@ class Loop:
         self._append(_history_message(turn))
         return turn
 
+    def _choice(self) -> dict[str, Any]:
+        """The `tool_choice` of the next call, as a keyword (none at all when unset, so any
+        model client works). `required` or a tool's name holds until the model has called a
+        tool in this turn, then the model chooses freely: forcing every call would never let
+        it answer (the OpenAI Agents SDK resets it the same way)."""
+        choice = self.tool_choice
+        if choice is None or not self.registry.specs():
+            return {}
+        if choice in ("auto", "none"):
+            return {"tool_choice": choice}
+        if self._tool_called:
+            return {"tool_choice": "auto"}
+        if choice == "required":
+            return {"tool_choice": "required"}
+        return {"tool_choice": {"type": "function", "function": {"name": choice}}}
+
     def _act(self, calls: list[ToolCall]) -> None:
         """Run each tool call in order; every call gets exactly one tool message back."""
+        self._tool_called = True
         for index, call in enumerate(calls):
             if self.cancelled():
                 for skipped in calls[index:]:
