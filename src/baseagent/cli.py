@@ -52,6 +52,13 @@ def read_instruction(instruction: Optional[str]) -> str:
     return text
 
 
+def _names(value: Optional[str]) -> Optional[list[str]]:
+    """A comma-separated flag value as a list (None when the flag is absent)."""
+    if value is None:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 @app.callback(invoke_without_command=True)
 def main_command(
     ctx: typer.Context,
@@ -74,6 +81,11 @@ def main_command(
     config: Optional[Path] = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml]."),
     resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions list`)."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
+    tools: Optional[str] = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell; 'none' for no built-in tool)."),
+    disable_tools: Optional[str] = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups."),
+    tool_choice: Optional[str] = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool."),
+    system_prompt_file: Optional[Path] = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text."),
+    append_system_prompt: Optional[str] = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task: `baseagent --instruction "fix the failing test"`."""
@@ -87,6 +99,9 @@ def main_command(
         "output_last_message": output_last_message,
         "verify": False if no_verify else None,
         "record_session": False if no_session else None,
+        "enabled_toolsets": _names(tools), "disabled_toolsets": _names(disable_tools),
+        "tool_choice": tool_choice, "system_prompt_file": system_prompt_file,
+        "append_system_prompt": append_system_prompt,
     }
     from baseagent.config.load import ConfigError, load_settings
 
@@ -211,6 +226,32 @@ def sessions_rm(
         removed += sessions.prune(session_dir, older_than)
     for path in removed:
         print(f"removed {path}")
+
+
+mcp_app = typer.Typer(help="MCP servers configured in [mcp_servers.NAME] tables.",
+                      no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per server."),
+) -> None:
+    """Start each configured server, show its status and tools, stop it (exit 1 if one
+    failed to start)."""
+    import os
+
+    from baseagent.config.load import ConfigError, load_settings
+    from baseagent.mcp import listing
+
+    try:
+        settings = load_settings({}, config_file=ctx.find_root().params.get("config"))
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    reports = listing.list_servers(settings, os.environ)
+    sys.stdout.write(listing.render_json(reports) if as_json else listing.render(reports))
+    raise typer.Exit(listing.exit_code(reports))
 
 
 @app.command("export")
