@@ -182,6 +182,7 @@ class _Connection:
         self._client: Any = None
         self._stop: asyncio.Event | None = None
         self._stderr: Any = None
+        self._http_error = ""  # the last HTTP error status, which the SDK's errors omit
         try:
             self._env = server_env(config, env, self.marker) if config.command else {}
             self._headers = http_headers(config, env) if config.url else {}
@@ -239,7 +240,8 @@ class _Connection:
         except BaseException as exc:  # noqa: BLE001 - any failure is this server's notice
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            self.fail(describe_failure(exc, self.config) + self._stderr_tail())
+            http = f" ({self._http_error})" if self._http_error else ""
+            self.fail(describe_failure(exc, self.config) + http + self._stderr_tail())
             if self.state == "ready":
                 self.state, self.error = "crashed", describe_failure(exc, self.config)
         finally:
@@ -270,8 +272,13 @@ class _Connection:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
+                async def note_status(response: Any) -> None:
+                    if response.status_code >= 400:
+                        self._http_error = f"HTTP {response.status_code} from {config.url}"
+
                 timeout = httpx2.Timeout(30.0, read=max(300.0, config.tool_timeout_sec))
-                async with httpx2.AsyncClient(headers=self._headers, timeout=timeout) as http:
+                async with httpx2.AsyncClient(headers=self._headers, timeout=timeout,
+                                              event_hooks={"response": [note_status]}) as http:
                     yield streamable_http_client(config.url or "", http_client=http)
 
         return transport()
