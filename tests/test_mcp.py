@@ -238,7 +238,7 @@ def test_a_missing_sdk_is_one_notice_and_the_run_goes_on(scripted_server, worksp
     config = write_config(tmp_path / "config.toml", {"mcp_servers": {"demo": demo()}})
     server = scripted_server([{"content": "fine without it"}])
     run = run_agent(["-i", "go", "--no-verify", "--config", str(config)], cwd=workspace,
-                    home=home, api_base=server.api_base,
+                    home=home, api_base=server.api_base, timeout=150,
                     env_extra={"PYTHONPATH": str(blocker.parent)})
     assert run.returncode == 0, run.stderr
     assert [e["message"] for e in run.of_type("error")] == [
@@ -392,3 +392,29 @@ def test_child_processes_are_found_by_their_marker(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_later_layers_merge_into_server_tables(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[mcp_servers.docs]\ncommand = "docs-server"\ntool_timeout_sec = 30\n')
+    s = load_settings({"mcp_servers": {"docs": {"enabled": False},
+                                       "web": {"url": "https://x/mcp"}}},
+                      env={}, config_file=path)
+    docs = s.mcp_servers["docs"]
+    assert (docs.command, docs.tool_timeout_sec, docs.enabled) == ("docs-server", 30, False)
+    assert s.mcp_servers["web"].url == "https://x/mcp"
+
+
+def test_exec_takes_codex_dotted_server_keys():
+    from baseagent.exec_cli import parse_exec_args
+
+    request = parse_exec_args([
+        "--experimental-json", "-c", 'mcp_servers.web.url="http://127.0.0.1:9/mcp"',
+        "-c", "mcp_servers.web.tool_timeout_sec=120",
+        "-c", 'mcp_servers.time={command="uvx", args=["mcp-server-time"]}',
+        "-c", 'tools=["read"]', "hi"])
+    assert request.config == {
+        "mcp_servers": {"web": {"url": "http://127.0.0.1:9/mcp", "tool_timeout_sec": 120},
+                        "time": {"command": "uvx", "args": ["mcp-server-time"]}},
+        "enabled_toolsets": ["read"]}
+    assert request.notices == []

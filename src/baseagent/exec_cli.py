@@ -105,8 +105,23 @@ def _config_override(item: str, request: ExecRequest) -> None:
     if not sep or not key:
         raise ExecUsageError(f"--config expects KEY=VALUE, got {item!r}")
     from baseagent.config.defaults import Settings
+    from baseagent.config.load import ALIASES, TABLE_KEYS
 
-    target = CODEX_CONFIG_KEYS.get(key) or (key if key in Settings.model_fields else None)
+    head, _, path = key.partition(".")
+    if head in TABLE_KEYS and path:
+        # Codex's dotted form: mcp_servers.NAME.KEY=VALUE, or mcp_servers.NAME={...}.
+        name, _, field = path.partition(".")
+        value = parse_config_value(raw.strip())
+        table = request.config.setdefault(head, {}).setdefault(name, {})
+        if field:
+            table[field] = value
+        elif isinstance(value, dict):
+            table.update(value)
+        else:
+            raise ExecUsageError(f"--config {key} expects a table, e.g. {key}={{url=\"...\"}}")
+        return
+    target = CODEX_CONFIG_KEYS.get(key) or ALIASES.get(key) or \
+        (key if key in Settings.model_fields else None)
     if target is None:
         if key not in SILENT_CONFIG_KEYS:
             request.notices.append(f"ignoring config key {key!r}: baseagent has no such setting")

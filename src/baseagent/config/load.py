@@ -19,6 +19,9 @@ ENV_PREFIX = "BASEAGENT_"
 DEFAULT_CONFIG_PATH = Path("~/.baseagent/config.toml")
 # Config-file (and BASEAGENT_*) names that read better than the Settings field they set.
 ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
+# Tables of named entries: a later layer adds entries and overrides single keys of an
+# entry (`--config mcp_servers.docs.enabled=false`), as Codex merges them.
+TABLE_KEYS = ("mcp_servers", "openapi")
 
 
 __all__ = ["ConfigError", "load_settings", "settings_from_options"]
@@ -103,10 +106,21 @@ def load_settings(
     env = os.environ if env is None else env
     explicit = config_file is not None
     layers: dict[str, Any] = {}
-    layers.update(_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit))
-    layers.update(_env_layer(env))
-    layers.update({k: v for k, v in flags.items() if v is not None})
+    for layer in (_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit), _env_layer(env),
+                  {k: v for k, v in flags.items() if v is not None}):
+        _merge(layers, layer)
     return settings_from_options(layers)
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    for key, value in layer.items():
+        old = into.get(key)
+        if key in TABLE_KEYS and isinstance(old, dict) and isinstance(value, Mapping):
+            into[key] = {**old, **{name: {**old.get(name, {}), **table}
+                                   if isinstance(table, Mapping) else table
+                                   for name, table in value.items()}}
+        else:
+            into[key] = value
 
 
 def settings_from_options(options: Mapping[str, Any]) -> Settings:
