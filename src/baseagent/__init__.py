@@ -26,6 +26,9 @@ _EXPORTS = {
     "AgentBusyError": "baseagent.errors",
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
+    "ToolContext": "baseagent.tools.base",
+    "ToolError": "baseagent.tools.base",
+    "ToolResult": "baseagent.tools.base",
 }
 
 __all__ = ["__version__", "events", *_EXPORTS]
