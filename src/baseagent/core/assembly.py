@@ -138,6 +138,13 @@ def tool_sources(settings: Settings, env: Mapping[str, str]) -> tuple[ToolSource
         sources.append(McpServers(servers, env=env, cwd=settings.cwd))
         for config in servers.values():
             secrets += secret_values(config, env)
+    for name, document in settings.openapi.items():
+        if document.enabled:
+            from baseagent.openapi.source import OpenApiSource
+
+            source = OpenApiSource(name, document, env)
+            sources.append(source)
+            secrets += source.secrets
     return ToolSources(sources), secrets
 
 

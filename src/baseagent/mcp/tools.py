@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any, Callable
 
 from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.tool import ToolArgumentsError
+from baseagent.tools.tool import check_json_arguments
 
 DELIMITER = "__"
 PREFIX = "mcp"
@@ -60,22 +60,7 @@ def model_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def check_arguments(name: str, schema: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """The arguments, or ToolArgumentsError with what to fix (an unusable schema checks
-    nothing: the server will say)."""
-    import jsonschema
-
-    try:
-        validator_class = jsonschema.validators.validator_for(schema)
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError:
-        return data
-    errors = sorted(validator_class(schema).iter_errors(data), key=lambda e: list(e.path))
-    if errors:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors[:5])
-        raise ToolArgumentsError(f"invalid arguments for {name}: {problems}")
-    return data
+check_arguments = check_json_arguments
 
 
 def result_text(content: list[dict[str, Any]], structured: Any) -> str:
