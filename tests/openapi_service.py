@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -50,6 +51,10 @@ def document(server_url: str = "/v1") -> dict[str, Any]:
                               "responses": {"500": {"description": "failure"}}}},
             "/whoami": {"get": {"operationId": "whoami", "summary": "Who the key belongs to",
                                 "responses": {"200": {"description": "the caller"}}}},
+            "/slow": {"get": {"operationId": "slow", "tags": ["slow"], "parameters": [
+                {"name": "seconds", "in": "query", "required": True,
+                 "schema": {"type": "number"}}],
+                "responses": {"200": {"description": "late"}}}},
         },
         "components": {
             "schemas": {
@@ -144,6 +149,9 @@ class PetService:
             return (200, pet) if pet else (404, {"error": "no such pet"})
         if path == "/v1/boom":
             return 500, "internal failure: the database is on fire"
+        if path == "/v1/slow":
+            time.sleep(float(record["query"]["seconds"][0]))
+            return 200, {"late": True}
         if path == "/v1/whoami":
             return 200, {"you": "pets-admin", "key_seen": key}
         return 404, {"error": f"no route {method} {path}"}

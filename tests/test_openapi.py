@@ -34,7 +34,7 @@ def test_operations_reach_the_service_and_their_results_the_model(
         config = write_config(tmp_path / "config.toml", {"openapi": {"pets": {
             "spec": f"{service.url}/openapi.json",
             "auth": {"type": "api_key", "header": "X-API-Key", "env": "PETS_KEY"},
-            "exclude": ["admin"], "timeout_sec": 20}}})
+            "exclude": ["admin", "slow"], "timeout_sec": 20}}})
         model = scripted_server([
             {"tool_calls": [call("listPets", limit=2, kind="cat"),
                             call("createPet", body={"name": "Tom", "kind": "dog",
@@ -165,6 +165,34 @@ def test_library_agent_with_a_parsed_document(workspace):
     assert '"name": "Felix"' in api_item.result.content[0]["text"]
     assert sent[0]["headers"]["authorization"] == "Bearer library-key-123456"
     assert [t["function"]["name"] for t in model.tools_seen[0]][-2:] == ["getPet", "pets__getPet"]
+
+
+def test_cancel_interrupts_a_slow_call_and_a_timeout_is_a_result(workspace):
+    import threading
+    import time
+
+    with PetService("k") as service:
+        model = DeterministicClient([{"tool_calls": [call("slow", seconds=1.5)]},
+                                     {"content": "ok"},
+                                     {"tool_calls": [call("patient__slow", seconds=30)]},
+                                     {"content": "never"}])
+        agent = Agent(model_client=model, cwd=workspace, session=False, verify=False, env={},
+                      openapi={"quick": {"spec": document(f"{service.url}/v1"),
+                                         "include": ["slow"], "timeout_sec": 0.5},
+                               "patient": {"spec": document(f"{service.url}/v1"),
+                                           "include": ["slow"], "timeout_sec": 60}})
+        try:
+            timed_out = agent.run("be slow").items[0]
+            threading.Timer(0.5, agent.cancel).start()
+            started = time.monotonic()
+            result = agent.run("be slower")
+            elapsed = time.monotonic() - started
+        finally:
+            agent.close()
+    assert timed_out.status == "failed" and timed_out.error.message == (
+        f"Error: GET {service.url}/v1/slow did not answer within 0.5s (timeout_sec)")
+    assert result.status == "interrupted" and elapsed < 5
+    assert result.items[0].error.message == f"Error: GET {service.url}/v1/slow was interrupted"
 
 
 # -- configuration and the pure parts ---------------------------------------------------------

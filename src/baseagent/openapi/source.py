@@ -135,11 +135,14 @@ class OpenApiSource:
         url = self._base + path
         query.update(self._auth_query)
         headers = {**headers, **self._auth_headers, "Accept": "application/json, */*;q=0.5"}
+        has_body = any(a.location == "body" and a.prop in args for a in op.arguments)
         try:
             client = self._http()
-            response = client.request(op.method, url, params=query, headers=headers,
-                                      json=body if any(a.location == "body" and a.prop in args
-                                                       for a in op.arguments) else None)
+            response = _interruptible(
+                lambda: client.request(op.method, url, params=query, headers=headers,
+                                       json=body if has_body else None), ctx.cancelled)
+        except _Interrupted:
+            return ToolResult(output=f"Error: {op.method} {url} was interrupted", success=False)
         except httpx.TimeoutException:
             return ToolResult(output=f"Error: {op.method} {url} did not answer within "
                                      f"{self.config.timeout_sec:g}s (timeout_sec)", success=False)
@@ -202,6 +205,33 @@ class OpenApiTool:
 
     def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
         return []
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interruptible(send: Callable[[], Any], cancelled: Callable[[], bool]) -> Any:
+    """Run a blocking request on a helper thread so an interrupt is noticed at once (the
+    abandoned request ends by its own timeout)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = send()
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="openapi-call", daemon=True).start()
+    while not done.wait(0.05):
+        if cancelled():
+            raise _Interrupted()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _body_text(response: Any) -> str:
