@@ -88,7 +88,8 @@ class PrettySink:
             style = _STATUS_STYLE.get(item.status, "")
             args = item.arguments if isinstance(item.arguments, dict) else {}
             target = next((str(v) for v in args.values() if v), "")
-            c.print(f"[{style}]• {item.tool} {escape(target)}[/{style}]")
+            label = item.tool if item.server == "baseagent" else f"{item.server}.{item.tool}"
+            c.print(f"[{style}]• {escape(label)} {escape(target)}[/{style}]")
             if item.error:
                 c.print(f"[red]  {escape(item.error.message)}[/red]")
         elif isinstance(item, ev.TodoListItem) and done:
