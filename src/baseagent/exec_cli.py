@@ -54,7 +54,8 @@ Options:
   --add-dir DIR                 extra writable directory (repeatable)
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
                                 sandbox_mode, model_context_window,
-                                model_max_output_tokens, or any baseagent setting name
+                                model_max_output_tokens, mcp_servers.NAME.KEY,
+                                or any baseagent setting name
   --output-schema FILE          JSON Schema the final answer must match
   -i, --image FILE[,FILE]       attach image(s) to the prompt (repeatable)
   -o, --output-last-message FILE  write the final answer to FILE
