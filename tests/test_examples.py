@@ -38,3 +38,15 @@ def test_parallel(tmp_path):
     out = run_example("library_parallel.py", tmp_path)
     assert out.splitlines() == [f"task {n}: completed: Task {n} done. (square of {n} is {n * n})"
                                 for n in range(1, 5)]
+
+
+def test_tools(tmp_path):
+    out = run_example("library_tools.py", tmp_path)
+    assert out.splitlines() == [
+        "offered: shell, read_file, grep_files, list_dir, lookup_ticket, estimate",
+        "  lookup_ticket {'ticket': 'ENG-12'}: completed: The login test is flaky on CI.",
+        "  lookup_ticket {'ticket': 'ENG-99'}: failed: Error: no ticket ENG-99",
+        "  estimate {'hours': 12.0, 'people': 2}: completed: {",
+        '  "days": 0.75',
+        "}",
+        "answer: ENG-12 is a flaky login test; about 0.75 days for two people."]
