@@ -110,11 +110,17 @@ def test_a_broken_document_and_an_unreachable_service(scripted_server, workspace
     broken.write_text("openapi: 3.0.0\npaths: [unclosed\n")
     down = tmp_path / "down.json"
     down.write_text(json.dumps(document(f"http://127.0.0.1:{closed}/v1")))
+    dangling = tmp_path / "dangling.json"
+    doc = document("http://127.0.0.1:1/v1")
+    doc["paths"]["/pets"]["post"]["requestBody"] = {"$ref": "#/components/requestBodies/Gone"}
+    dangling.write_text(json.dumps(doc))
     config = write_config(tmp_path / "config.toml", {"openapi": {
         "broken": {"spec": str(broken)},
         "gone": {"spec": f"http://127.0.0.1:{closed}/openapi.json", "timeout_sec": 5},
         "down": {"spec": str(down), "include": ["getPet"], "timeout_sec": 5},
         "secret": {"spec": str(down), "auth": {"env": "UNSET_PETS_TOKEN"}},
+        "dangling": {"spec": str(dangling)},
+        "empty": {"spec": str(down), "include": ["no-such-operation"]},
     }})
     model = scripted_server([{"tool_calls": [call("getPet", petId=1)]},
                              {"content": "the service is down"}])
@@ -122,7 +128,7 @@ def test_a_broken_document_and_an_unreachable_service(scripted_server, workspace
                     cwd=workspace, home=home, api_base=model.api_base, timeout=150)
     assert run.returncode == 0, run.stderr
     notices = [e["message"] for e in run.of_type("error")]
-    assert len(notices) == 3, notices
+    assert len(notices) == 5, notices
     assert notices[0].startswith(f"OpenAPI document 'broken' is unusable: {broken} is neither "
                                  "JSON nor YAML:") and notices[0].endswith(
         "; continuing without its tools")
@@ -130,6 +136,11 @@ def test_a_broken_document_and_an_unreachable_service(scripted_server, workspace
                                  f"http://127.0.0.1:{closed}/openapi.json: ConnectError")
     assert notices[2] == ("OpenAPI document 'secret' is unusable: the auth variable "
                           "UNSET_PETS_TOKEN is not set; continuing without its tools")
+    assert notices[3] == ("OpenAPI document 'dangling' is unusable: $ref "
+                          "#/components/requestBodies/Gone points to nothing; continuing "
+                          "without its tools")
+    assert notices[4] == ("OpenAPI document 'empty' is unusable: no operation matches "
+                          "include/exclude; continuing without its tools")
     assert list(specs(model.requests[0])) == BUILTINS + ["getPet"]
     item = run.completed_items("mcp_tool_call")[0]
     assert (item["server"], item["status"]) == ("down", "failed")

@@ -119,6 +119,13 @@ class OpenApiSource:
             self._doc, self._spec_url = load(self.config.spec, timeout=self.config.timeout_sec,
                                              headers=self._auth_headers)
             self._base = base_url(self._doc, self.config.base_url, self._spec_url)
+            # Build the operations once here, so a bad `$ref` is this document's notice
+            # rather than an error when the run's tools are fixed.
+            found = operations(self._doc, source=self.name, include=self.config.include,
+                               exclude=self.config.exclude, taken=set())
+            if not found:
+                self._problem = "no operation matches include/exclude" \
+                    if self.config.include or self.config.exclude else "it has no operations"
         except OpenApiError as exc:
             self._problem = str(exc)
         except Exception as exc:  # noqa: BLE001 - a bad document must not end the run
