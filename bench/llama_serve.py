@@ -95,8 +95,12 @@ array ::= "[" space ( value ("," space value)* )? space "]"
 """
 
 
-def tool_call_grammar(tools: list[dict[str, Any]]) -> str:
+def tool_call_grammar(tools: list[dict[str, Any]], choice: Any = "auto") -> str:
     """GBNF for an answer that is either prose or Qwen-format tool calls to offered tools.
+
+    `choice` is the request's tool_choice, honoured as llama-server honours it: "required"
+    leaves out the prose branch (the answer must be calls), a named function also narrows
+    the names to that one; "auto" (or absent) allows both.
 
     As llama-server does when it is given tools, the shape of a call is constrained (the
     tag, a JSON object, a tool name from the request) while the model chooses whether to
@@ -106,9 +110,12 @@ def tool_call_grammar(tools: list[dict[str, Any]]) -> str:
     fenced calls to tools it made up; constrained, it called shell and write_file).
     """
     names = [t["function"]["name"] for t in tools if isinstance(t.get("function"), dict)]
+    forced = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    if forced in names:
+        names = [forced]
     name_rule = " | ".join('"\\"' + n + '\\""' for n in names)
     lines = [
-        r'root ::= calls | prose',
+        'root ::= calls' if choice == "required" or forced else r'root ::= calls | prose',
         r'calls ::= call ("\n" call)*',
         r'call ::= "<tool_call>\n{\"name\": " name ", \"arguments\": " object "}\n</tool_call>"',
         f"name ::= {name_rule}",
@@ -132,10 +139,11 @@ class Engine:
 
     def chat(self, body: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
         """(text pieces, usage and timings) for one request."""
-        messages = to_chat(body.get("messages") or [], body.get("tools"))
+        choice = body.get("tool_choice", "auto")
+        tools = (body.get("tools") or []) if choice != "none" else []
+        messages = to_chat(body.get("messages") or [], tools)
         stats: dict[str, Any] = {}
-        tools = body.get("tools") or []
-        grammar = tool_call_grammar(tools) if tools and self.constrain_tools else None
+        grammar = tool_call_grammar(tools, choice) if tools and self.constrain_tools else None
         with self.lock:
             started = time.perf_counter()
             pieces = list(self.llm.create_chat_completion(

@@ -287,7 +287,7 @@ def run_task(api_base: str, workspace: Path, home: Path, iterations: int,
     proc = subprocess.run(
         [sys.executable, str(REPO / "agent.py"), "--model", "openai/local", "--api-base",
          api_base, "--context-window", str(n_ctx), "--max-iterations", str(iterations),
-         "--json", "--instruction", TASK],
+         "--tool-choice", "required", "--json", "--instruction", TASK],
         cwd=workspace, env=env, capture_output=True, text=True, timeout=timeout)
     wall = time.monotonic() - started
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]

@@ -102,7 +102,9 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2:].split()[0] not in (b"Z", b"X")
 
 
-def processes_running(needle: str) -> list[int]:
+def processes_running(needle: str, exact: bool = False) -> list[int]:
+    """Pids whose command line holds `needle` (or, exact, is it: one per command run, not
+    also the shell or sandbox wrapper that has it among its arguments)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -111,7 +113,7 @@ def processes_running(needle: str) -> list[int]:
             cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if needle.encode() in cmdline:
+        if (cmdline.rstrip() == needle.encode()) if exact else (needle.encode() in cmdline):
             found.append(int(name))
     return found
 

@@ -178,7 +178,8 @@ def test_sigint_cancels_running_tasks_records_them_interrupted_and_starts_no_mor
     proc = start_batch(write_tasks(tmp_path / "tasks.jsonl", tasks), out, server.api_base,
                        "--workers", "2", "--json", home=home, cwd=tmp_path)
     try:
-        wait_for(lambda: len(processes_running("sleep 301")) >= 2, 180, "both long commands")
+        wait_for(lambda: len(processes_running("sleep 301", exact=True)) >= 2, 180,
+                 "both long commands")
         os.kill(proc.pid, signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
     finally:

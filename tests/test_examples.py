@@ -53,3 +53,15 @@ def test_external_tools_delegation_and_agentb(tmp_path):
         "completed: Pack an umbrella and boots."]
     types = third.splitlines()
     assert types[0] == "agent.run.created" and types[-1] == "thread.run.completed"
+
+
+def test_tools(tmp_path):
+    out = run_example("library_tools.py", tmp_path)
+    assert out.splitlines() == [
+        "offered: shell, read_file, grep_files, list_dir, update_plan, lookup_ticket, estimate",
+        "  lookup_ticket {'ticket': 'ENG-12'}: completed: The login test is flaky on CI.",
+        "  lookup_ticket {'ticket': 'ENG-99'}: failed: Error: no ticket ENG-99",
+        "  estimate {'hours': 12.0, 'people': 2}: completed: {",
+        '  "days": 0.75',
+        "}",
+        "answer: ENG-12 is a flaky login test; about 0.75 days for two people."]

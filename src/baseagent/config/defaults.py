@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from baseagent.config.sources import McpServerConfig, OpenApiConfig, check_source_name
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS
 from baseagent.sandbox import SandboxMode
 
@@ -71,6 +72,24 @@ class Settings(BaseModel):
         None, gt=0, description="USD one sub-agent may spend (the thread's cost_limit "
                                 "counts it too)")
 
+    # tools and prompt (docs/TOOLS.md). Toolsets name built-in tools or the groups of
+    # tools/toolsets.py; config files also take them as `tools` / `disabled_tools`.
+    enabled_toolsets: list[str] | None = Field(
+        None, description="Only these built-in tools or groups (read, edit, shell, plan); None: all")
+    disabled_toolsets: list[str] = Field(
+        default_factory=list, description="Built-in tools or groups to leave out")
+    tool_choice: str | None = Field(
+        None, description="auto | required | none | a tool name; None sends nothing")
+    system_prompt: str | None = Field(None, description="Replaces the built-in system prompt")
+    system_prompt_file: Path | None = Field(
+        None, description="A file whose text replaces the built-in system prompt")
+    append_system_prompt: str | None = Field(
+        None, description="Text (or @FILE) added after the system prompt")
+    mcp_servers: dict[str, McpServerConfig] = Field(
+        default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
+    openapi: dict[str, OpenApiConfig] = Field(
+        default_factory=dict, description="OpenAPI documents whose operations become tools")
+
     # context management
     context_window: int | None = Field(None, ge=1024)
     compaction_threshold: float = Field(0.85, gt=0.1, le=1.0)
@@ -97,6 +116,33 @@ class Settings(BaseModel):
     @classmethod
     def _absolute(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
+    @classmethod
+    def _known_toolsets(cls, value: list[str] | None) -> list[str] | None:
+        from baseagent.tools.toolsets import check_toolsets
+
+        return None if value is None else check_toolsets(value)
+
+    @field_validator("tool_choice", mode="after")
+    @classmethod
+    def _tool_choice_shape(cls, value: str | None) -> str | None:
+        from baseagent.tools.toolsets import check_tool_choice
+
+        return None if value is None else check_tool_choice(value)
+
+    @field_validator("mcp_servers", "openapi", mode="after")
+    @classmethod
+    def _source_names(cls, value: dict) -> dict:
+        for name in value:
+            check_source_name(name)
+        return value
+
+    @model_validator(mode="after")
+    def _one_system_prompt(self) -> "Settings":
+        if self.system_prompt is not None and self.system_prompt_file is not None:
+            raise ValueError("give system_prompt or system_prompt_file, not both")
+        return self
 
     @field_validator("model")
     @classmethod

@@ -4,6 +4,7 @@ Kept apart from the Settings model so the model stays a plain description of the
 """
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -16,20 +17,47 @@ from baseagent.errors import ConfigError
 
 ENV_PREFIX = "BASEAGENT_"
 DEFAULT_CONFIG_PATH = Path("~/.baseagent/config.toml")
+# Config-file (and BASEAGENT_*) names that read better than the Settings field they set.
+ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
+# Tables of named entries: a later layer adds entries and overrides single keys of an
+# entry (`--config mcp_servers.docs.enabled=false`), as Codex merges them.
+TABLE_KEYS = ("mcp_servers", "openapi")
 
 
 __all__ = ["ConfigError", "load_settings", "settings_from_options"]
 
 
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
-    """BASEAGENT_<FIELD> for every settings field; list fields take comma-separated values."""
+    """BASEAGENT_<FIELD> for every settings field (and alias); list fields take
+    comma-separated values, table fields (mcp_servers, openapi) JSON."""
     layer: dict[str, Any] = {}
-    for name, field in Settings.model_fields.items():
-        raw = env.get(ENV_PREFIX + name.upper())
+    names = [(name, name) for name in Settings.model_fields]
+    names += [(alias, target) for alias, target in ALIASES.items()]
+    for env_name, name in names:
+        raw = env.get(ENV_PREFIX + env_name.upper())
         if raw is None or raw == "":
             continue
-        layer[name] = raw.split(",") if field.annotation == list[str] else raw
+        kind = str(Settings.model_fields[name].annotation)
+        if kind.startswith("list[str]"):
+            layer[name] = [part.strip() for part in raw.split(",") if part.strip()]
+        elif kind.startswith("dict["):
+            try:
+                layer[name] = json.loads(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{ENV_PREFIX}{env_name.upper()} is not JSON: {exc}") from None
+        else:
+            layer[name] = raw
     return layer
+
+
+def _apply_aliases(data: dict[str, Any], where: str) -> dict[str, Any]:
+    out = dict(data)
+    for alias, target in ALIASES.items():
+        if alias in out:
+            if target in out:
+                raise ConfigError(f"{where}: give `{alias}` or `{target}`, not both")
+            out[target] = out.pop(alias)
+    return out
 
 
 def _toml_layer(path: Path | None, explicit: bool) -> dict[str, Any]:
@@ -44,17 +72,28 @@ def _toml_layer(path: Path | None, explicit: bool) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    unknown = sorted(set(data) - set(Settings.model_fields))
+    unknown = sorted(set(data) - set(Settings.model_fields) - set(ALIASES))
     if unknown:
         raise ConfigError(f"unknown key(s) in {path}: {', '.join(unknown)}")
-    return data
+    return _apply_aliases(data, str(path))
 
 
 def _describe(exc: ValidationError) -> str:
+    """One line naming each bad key. Whole tables (an MCP server's, which may hold secrets
+    in `env`) are never echoed back: only scalar inputs are quoted."""
     parts = []
+    shown_as = {target: f"{target} ({alias})" for alias, target in ALIASES.items()}
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "settings"
-        parts.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
+        where = shown_as.get(where, where)
+        if err["type"] == "extra_forbidden":
+            parts.append(f"{where}: unknown key")
+            continue
+        message = err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        shown = "" if isinstance(value, (dict, list, tuple)) or err["type"] == "value_error" \
+            else f" (got {value!r})"
+        parts.append(f"{where}: {message}{shown}")
     return "invalid configuration: " + "; ".join(parts)
 
 
@@ -67,15 +106,26 @@ def load_settings(
     env = os.environ if env is None else env
     explicit = config_file is not None
     layers: dict[str, Any] = {}
-    layers.update(_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit))
-    layers.update(_env_layer(env))
-    layers.update({k: v for k, v in flags.items() if v is not None})
+    for layer in (_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit), _env_layer(env),
+                  {k: v for k, v in flags.items() if v is not None}):
+        _merge(layers, layer)
     return settings_from_options(layers)
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    for key, value in layer.items():
+        old = into.get(key)
+        if key in TABLE_KEYS and isinstance(old, dict) and isinstance(value, Mapping):
+            into[key] = {**old, **{name: {**old.get(name, {}), **table}
+                                   if isinstance(table, Mapping) else table
+                                   for name, table in value.items()}}
+        else:
+            into[key] = value
 
 
 def settings_from_options(options: Mapping[str, Any]) -> Settings:
     """Validate explicit options (the library's keyword arguments) with no other layer."""
     try:
-        return Settings.model_validate(dict(options))
+        return Settings.model_validate(_apply_aliases(dict(options), "options"))
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None

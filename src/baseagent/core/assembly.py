@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,6 +33,7 @@ from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
 from baseagent.tools.registry import ToolRegistry, builtin_tools
+from baseagent.tools.sources import ToolSources
 from baseagent.tools.tool import Tool
 
 
@@ -49,6 +50,13 @@ class Prepared:
     redactor: Redactor
     child_env: dict[str, str]
     shell: str
+    # The run's fixed tools (built-ins left by the toolsets, then the caller's), and the
+    # long-lived sources (MCP servers, OpenAPI documents) whose tools follow once they are
+    # up: `registry` holds the fixed ones until settle_tools() adds the rest.
+    tools: list[Tool] = field(default_factory=list)
+    sources: ToolSources = field(default_factory=ToolSources)
+    system_prompt: str = ""
+    tool_choice: str | None = None
 
 
 @dataclass
@@ -59,61 +67,176 @@ class Connected:
     tool_context: ToolContext
     session: SessionRecorder | None
     loop: Loop
+    # One-line notices from starting the tool sources (a server that failed to start).
+    notices: list[str] = field(default_factory=list)
 
 
 def prepare(settings: Settings, *, env: Mapping[str, str],
             resume: LoadedSession | None = None, thread_id: str | None = None,
-            external_tools: Sequence[ExternalTool] = ()) -> Prepared:
+            tools: Sequence[Any] = (), external_tools: Sequence[ExternalTool] = ()) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
     `thread_id` names a new thread (an entry point that showed it before building the
     run); a resumed thread keeps its own. `env` is the environment the run was started in
     (the entry point's to read): commands
     get it minus its secrets, and the values of those secrets are redacted everywhere.
-    `external_tools` are the caller's tools (tools/external.py): declared to the model
-    after the built-in ones, run by the caller.
+    `tools` are the caller's own tools (Python functions or Tool objects) and
+    `external_tools` the tools the caller runs (tools/external.py): both declared to the
+    model after the built-in ones (and `delegate`, when enabled).
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
+    fixed = select_tools(settings, tools)
+    taken = {t.name for t in fixed}
+    for tool in external_tools:  # a bad declaration is the caller's input, not a setting
+        if tool.name in taken:
+            raise InputError(f"external tools: two tools are named {tool.name!r}")
+        taken.add(tool.name)
+        fixed.append(tool)
+    sources, secrets = tool_sources(settings, env)
+    choice = settings.tool_choice
+    if choice is not None and not _is_mode(choice) and not sources \
+            and choice not in {t.name for t in fixed}:
+        raise ConfigError(f"tool_choice {choice!r} is not a tool of this run (tools: "
+                          f"{', '.join(t.name for t in fixed) or 'none'})")
     return Prepared(
         settings=settings,
         thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
-        resumed=resume, registry=_registry(settings, external_tools),
+        resumed=resume, registry=ToolRegistry(fixed),
         history=list(resume.history) if resume is not None else [],
-        redactor=Redactor.from_environment(env, settings.env_strip, [settings.api_key]),
-        child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash")
+        redactor=Redactor.from_environment(env, settings.env_strip,
+                                           [settings.api_key, *secrets]),
+        child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
+        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed),
+        tool_choice=choice)
 
 
-def _registry(settings: Settings, external_tools: Sequence[ExternalTool]) -> ToolRegistry:
-    """The built-in tools, then `delegate` when enabled, then the caller's tools."""
-    tools: list[Tool] = builtin_tools()
+def select_tools(settings: Settings, extra: Sequence[Any] = ()) -> list[Tool]:
+    """The run's fixed tools, in their stable order (the tool list is part of the cached
+    prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
+    when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
+    such as caller-run or delegate tools, are taken as they are). The one place a new kind
+    of fixed tool joins the run; long-lived sources add theirs in settle_tools()."""
+    from baseagent.tools.python_tool import as_tool
+    from baseagent.tools.toolsets import builtin_names
+
+    chosen = builtin_tools(builtin_names(settings.enabled_toolsets, settings.disabled_toolsets))
     if settings.delegate:
         from baseagent.core.delegation import delegate_tool
 
-        unknown = sorted(set(settings.delegate_tools) - {t.name for t in tools})
+        unknown = sorted(set(settings.delegate_tools) - {t.name for t in builtin_tools()})
         if unknown:
             raise ConfigError(f"delegate_tools: unknown tool(s) {', '.join(unknown)}")
-        tools.append(delegate_tool())
-    tools.extend(external_tools)
+        chosen.append(delegate_tool())
     try:
-        return ToolRegistry(tools)
-    except ValueError as exc:  # an external tool named like a built-in one
-        raise InputError(f"external tools: {exc}") from None
+        chosen += [as_tool(obj) for obj in extra]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    seen: set[str] = set()
+    for tool in chosen:
+        if tool.name in seen:
+            raise ConfigError(f"two tools are named {tool.name!r}: rename one "
+                              "(or leave the built-in one out with disabled_toolsets)")
+        seen.add(tool.name)
+    return chosen
+
+
+def tool_sources(settings: Settings, env: Mapping[str, str]) -> tuple[ToolSources, list[str]]:
+    """The long-lived tool sources of the settings (not started yet) and the secret values
+    their configuration holds (to redact)."""
+    sources: list[Any] = []
+    secrets: list[str] = []
+    servers = {n: c for n, c in settings.mcp_servers.items() if c.enabled}
+    if servers:
+        from baseagent.mcp.launch import secret_values
+        from baseagent.mcp.servers import McpServers
+
+        sources.append(McpServers(servers, env=env, cwd=settings.cwd))
+        for config in servers.values():
+            secrets += secret_values(config, env)
+    for name, document in settings.openapi.items():
+        if document.enabled:
+            from baseagent.openapi.source import OpenApiSource
+
+            source = OpenApiSource(name, document, env)
+            sources.append(source)
+            secrets += source.secrets
+    return ToolSources(sources), secrets
+
+
+def start_sources(prepared: Prepared) -> None:
+    """Start the tool sources in the background (MCP servers launch, documents load) so they
+    come up while litellm imports."""
+    prepared.sources.start()
+
+
+def settle_tools(prepared: Prepared, cancelled: Callable[[], bool]) -> list[str]:
+    """Wait for the tool sources and fix the run's tools for good (the registry every
+    request sends). Returns one-line notices: sources that failed, a tool_choice that names
+    no tool."""
+    if not prepared.sources:
+        return []
+    notices = prepared.sources.wait(cancelled)
+    taken = {t.name for t in prepared.tools}
+    prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)])
+    choice = prepared.tool_choice
+    if choice is not None and not _is_mode(choice) and \
+            choice not in {t.name for t in prepared.registry.tools()}:
+        notices.append(f"tool_choice {choice!r} is not a tool of this run; the model chooses "
+                       "freely (auto)")
+        prepared.tool_choice = None
+    return notices
+
+
+def _is_mode(choice: str) -> bool:
+    from baseagent.tools.toolsets import TOOL_CHOICE_MODES
+
+    return choice in TOOL_CHOICE_MODES
+
+
+def system_prompt(settings: Settings, tools: Sequence[Tool]) -> str:
+    """The system prompt: the built-in one (or system_prompt / system_prompt_file), then
+    append_system_prompt (text, or @FILE). Read once, here, so every request of the thread
+    sends the same bytes; an unreadable file is a ConfigError before anything runs."""
+    from baseagent.prompts.system import SYSTEM_PROMPT, compose_system_prompt
+    from baseagent.tools.registry import DEFAULT_TOOLS
+
+    base = settings.system_prompt
+    if settings.system_prompt_file is not None:
+        base = _read_prompt_file(settings.system_prompt_file, "system_prompt_file")
+    append = settings.append_system_prompt
+    if append is not None and append.startswith("@"):
+        append = _read_prompt_file(Path(append[1:]), "append_system_prompt")
+    builtins = [t.name for t in tools if t.name in DEFAULT_TOOLS]
+    restricted = None if base is not None or builtins == list(DEFAULT_TOOLS) else builtins
+    return compose_system_prompt(SYSTEM_PROMPT if base is None else base, append, restricted)
+
+
+def _read_prompt_file(path: Path, key: str) -> str:
+    path = path.expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"{key}: cannot read {path}: {reason}") from None
 
 
 def open_history(prepared: Prepared) -> None:
-    """A new thread's opening messages, taken when the first turn starts."""
+    """A new thread's opening messages: the system prompt (fixed for the thread) and the
+    environment context (git status, a listing, AGENTS.md), taken when the first turn
+    starts."""
     if not prepared.history:
-        prepared.history.extend(opening_messages(prepared.settings.cwd, prepared.shell))
+        prepared.history.extend(opening_messages(prepared.settings.cwd, prepared.shell,
+                                                 prepared.system_prompt))
 
 
-def opening_messages(cwd: Path, shell: str) -> list[dict[str, Any]]:
-    """The fixed system prompt and the environment context (git status, a listing,
-    AGENTS.md)."""
+def opening_messages(cwd: Path, shell: str, system: str | None = None) -> list[dict[str, Any]]:
+    """The system prompt (default: the built-in one) and the environment context."""
     from baseagent.prompts.context import environment_context
+
     from baseagent.prompts.system import SYSTEM_PROMPT
 
-    return [{"role": "system", "content": SYSTEM_PROMPT},
+    return [{"role": "system", "content": system or SYSTEM_PROMPT},
             {"role": "user", "content": environment_context(cwd, shell)}]
 
 
@@ -141,7 +264,8 @@ def check_model(settings: Settings) -> None:
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: Callable[[], bool], cancel_reason: Callable[[], str],
-            model_client: ModelClientProtocol | None = None) -> Connected:
+            model_client: ModelClientProtocol | None = None,
+            notices: Sequence[str] = ()) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -176,8 +300,10 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 max_iterations=settings.max_iterations, verify=settings.verify,
                 session=session, context=context, cancelled=cancelled,
                 cancel_reason=cancel_reason, thread_id=prepared.thread_id,
-                paused=prepared.resumed.paused if prepared.resumed is not None else None)
-    return Connected(client=client, tool_context=tool_context, session=session, loop=loop)
+                paused=prepared.resumed.paused if prepared.resumed is not None else None,
+                tool_choice=prepared.tool_choice)
+    return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
+                     notices=list(notices))
 
 
 def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool) -> Any:

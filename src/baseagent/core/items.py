@@ -78,11 +78,17 @@ def completed_item(started: ev.ThreadItem, result: ToolResult, interrupted: bool
         fields["status"] = "completed" if result.success else "failed"
         return type(started).model_validate({**started.model_dump(), **fields})
     if isinstance(started, ev.McpToolCallItem):
+        # A tool that has content blocks of its own (an MCP server's) shows those; the
+        # others show their text as one block. A failed call carries the error message,
+        # and its blocks when the tool returned some (an MCP result with isError).
+        blocks = result.item.get("content")
+        content = ev.McpToolCallResult(
+            content=blocks if blocks is not None else [{"type": "text", "text": result.output}],
+            structured_content=result.item.get("structured_content"))
         if result.success:
-            return started.model_copy(update={
-                "result": ev.McpToolCallResult(content=[{"type": "text", "text": result.output}]),
-                "status": "completed"})
+            return started.model_copy(update={"result": content, "status": "completed"})
         return started.model_copy(update={
+            "result": content if blocks else None,
             "error": ev.McpToolCallError(message=result.output), "status": "failed"})
     return started
 

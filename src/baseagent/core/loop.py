@@ -151,7 +151,8 @@ class Loop:
                  context: ContextPolicy | None = None, session: HistorySink | None = None,
                  cancelled: Callable[[], bool] = lambda: False,
                  cancel_reason: Callable[[], str] = lambda: "interrupted",
-                 thread_id: str = "", paused: Paused | None = None) -> None:
+                 thread_id: str = "", paused: Paused | None = None,
+                 tool_choice: str | None = None) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -169,6 +170,8 @@ class Loop:
         self._budget = CallBudget(max_iterations)
         self._state: _TurnState | None = None
         self._turn_items = _TurnItems(emitter)
+        self.tool_choice = tool_choice
+        self._tool_called = False
 
     @property
     def calls_made(self) -> int:
@@ -188,6 +191,7 @@ class Loop:
         self._open(continued=False)
         self._append({"role": "user", "content": turn.message_content})
         self._budget = CallBudget(self.max_iterations)
+        self._tool_called = False
         return self._close(self._work)
 
     def continue_turn(self, outputs: Mapping[str, str]) -> TurnOutcome:
@@ -206,6 +210,7 @@ class Loop:
             self.emitter.reserve_item_id(call.item_id)
         self._open(continued=True)
         self._budget = CallBudget(paused.calls_left)
+        self._tool_called = True  # the paused turn had called tools
         for call in paused.calls:
             self._take_output(call, outputs[call.id] or "(no output)")
         self.paused = None
@@ -328,7 +333,8 @@ class Loop:
                 messages, estimate = self.context.prepare(self.history)
                 try:
                     turn = self.client.complete(messages, self.registry.specs(),
-                                                stream.progress, estimated_input_tokens=estimate)
+                                                stream.progress, estimated_input_tokens=estimate,
+                                                **self._choice())
                     break
                 except ContextOverflowError:
                     if attempt == MAX_OVERFLOW_RECOVERIES:
@@ -348,10 +354,27 @@ class Loop:
         self._append(_history_message(turn))
         return turn
 
+    def _choice(self) -> dict[str, Any]:
+        """The `tool_choice` of the next call, as a keyword (none at all when unset, so any
+        model client works). `required` or a tool's name holds until the model has called a
+        tool in this turn, then the model chooses freely: forcing every call would never let
+        it answer (the OpenAI Agents SDK resets it the same way)."""
+        choice = self.tool_choice
+        if choice is None or not self.registry.specs():
+            return {}
+        if choice in ("auto", "none"):
+            return {"tool_choice": choice}
+        if self._tool_called:
+            return {"tool_choice": "auto"}
+        if choice == "required":
+            return {"tool_choice": "required"}
+        return {"tool_choice": {"type": "function", "function": {"name": choice}}}
+
     def _act(self, calls: list[ToolCall]) -> None:
         """Run each tool call in order; every call gets exactly one tool message back. Calls
         to tools the caller runs wait until the others have run, then pause the turn."""
         handed_over: list[tuple[ToolCall, PreparedCall]] = []
+        self._tool_called = True
         for index, call in enumerate(calls):
             if self.cancelled():
                 self._not_run([c for c, _ in handed_over] + calls[index:])

@@ -223,7 +223,7 @@ class ModelClient:
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
                  on_progress: ProgressFn = lambda _t, _r: None,
-                 estimated_input_tokens: int = 0) -> ModelTurn:
+                 estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
         """One model call with retries; usage is added to the totals only on success.
 
         A retried call sends the same request again and its text replaces (never extends)
@@ -235,7 +235,8 @@ class ModelClient:
             if self.cancelled():
                 raise ModelInterrupted("interrupted")
             try:
-                turn = self._call_once(messages, tools, on_progress, estimated_input_tokens)
+                turn = self._call_once(messages, tools, on_progress, estimated_input_tokens,
+                                       tool_choice)
             except ModelError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below; nothing escapes raw
@@ -307,7 +308,8 @@ class ModelClient:
             return 0.0
         return float(prompt_cost)
 
-    def _request_params(self, messages: list[dict], tools: list[dict] | None) -> dict[str, Any]:
+    def _request_params(self, messages: list[dict], tools: list[dict] | None,
+                        tool_choice: Any = None) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": scrub_messages(wire_messages(messages, self.model)),
@@ -320,6 +322,8 @@ class ModelClient:
         }
         if tools:
             params["tools"] = tools
+            if tool_choice is not None:
+                params["tool_choice"] = tool_choice
         if self.api_base:
             params["api_base"] = self.api_base
         if self._api_key:
@@ -335,11 +339,12 @@ class ModelClient:
         return params
 
     def _call_once(self, messages: list[dict], tools: list[dict] | None,
-                   on_progress: ProgressFn, estimated_input_tokens: int = 0) -> ModelTurn:
+                   on_progress: ProgressFn, estimated_input_tokens: int = 0,
+                   tool_choice: Any = None) -> ModelTurn:
         """One streamed attempt. The network is read on a worker thread so this thread stays
         free to notice an interrupt or a stall at once, whatever the socket is doing."""
         litellm = load_litellm()
-        params = self._request_params(messages, tools)
+        params = self._request_params(messages, tools, tool_choice)
         pump = _StreamPump(lambda: litellm.completion(**params))
         pump.start()
         started = last_seen = time.monotonic()

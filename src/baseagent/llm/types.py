@@ -123,5 +123,7 @@ class ModelClientProtocol(Protocol):
     totals: UsageTotals
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 on_progress: ProgressFn = ..., estimated_input_tokens: int = 0) -> ModelTurn:
-        """One model call (with the client's own retries); adds its usage to `totals`."""
+                 on_progress: ProgressFn = ..., estimated_input_tokens: int = 0,
+                 **options: Any) -> ModelTurn:
+        """One model call (with the client's own retries); adds its usage to `totals`.
+        `options` carries `tool_choice` when the run sets one (only then)."""

@@ -270,7 +270,8 @@ class PrettySink:
             style = _STATUS_STYLE.get(item.status, "")
             args = item.arguments if isinstance(item.arguments, dict) else {}
             target = next((str(v) for v in args.values() if v), "")
-            self._print(Text(f"• {item.tool} {target}".rstrip(), style=style))
+            label = item.tool if item.server == "baseagent" else f"{item.server}.{item.tool}"
+            self._print(Text(f"• {label} {target}".rstrip(), style=style))
             if item.error:
                 self._reason(item.error.message)
             self._status("thinking")

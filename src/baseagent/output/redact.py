@@ -27,8 +27,10 @@ MIN_SECRET_LENGTH = 8
 # pieces (split across lines, two prints with a sleep between) or cut by a truncation.
 MIN_FRAGMENT = 12
 # At the very start or end of a text a shorter piece is masked too (down to this): that is
-# where a value being streamed (growing prefixes) or a cut output shows one.
-MIN_EDGE_FRAGMENT = 4
+# where a value being streamed (growing prefixes) or a cut output shows one. Not shorter:
+# the first few characters of a key are often its public vendor prefix (`github_pat_`,
+# `sk-proj-`), and names equal to one (an MCP server called `github`) must stay readable.
+MIN_EDGE_FRAGMENT = 8
 # Length of the anchors used to find fragments fast (str.find), every (MIN_FRAGMENT -
 # _ANCHOR + 1) characters of a secret: every fragment of MIN_FRAGMENT holds one of them.
 _ANCHOR = 6

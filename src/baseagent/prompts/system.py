@@ -91,3 +91,22 @@ any tool.
 {task}
 </task>
 """
+
+def compose_system_prompt(base: str, append: str | None,
+                          builtins: list[str] | None = None) -> str:
+    """The thread's system prompt, from fixed inputs only (so it is byte-stable): `base`,
+    then a line naming the built-in tools when the toolsets left out some of those the
+    built-in prompt mentions (`builtins`; None when all are there or the prompt is the
+    user's), then `append`."""
+    text = base
+    if builtins is not None:
+        if builtins:
+            note = (f"In this run only these of the tools named above are available: "
+                    f"{', '.join(builtins)}. Do not call the others.")
+        else:
+            note = ("In this run none of the tools named above is available; use only the "
+                    "tools you are given.")
+        text = text.rstrip("\n") + "\n\n" + note + "\n"
+    if append:
+        text = text.rstrip("\n") + "\n\n" + append.strip("\n") + "\n"
+    return text

@@ -42,6 +42,7 @@ class DeterministicClient:
         self.totals = UsageTotals()
         self.requests: list[list[dict[str, Any]]] = []
         self.tools_seen: list[list[dict[str, Any]] | None] = []
+        self.tool_choices: list[Any] = []  # per request; None when the run sent none
         self.cancelled: Callable[[], bool] = lambda: False
 
     def bind_cancel(self, cancelled: Callable[[], bool]) -> None:
@@ -58,10 +59,11 @@ class DeterministicClient:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = lambda _t, _r: None,
-                 estimated_input_tokens: int = 0) -> ModelTurn:
+                 estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
         with self._lock:
             self.requests.append(copy.deepcopy(messages))
             self.tools_seen.append(tools)
+            self.tool_choices.append(tool_choice)
             if self._next >= len(self._steps):
                 raise ModelError(f"deterministic client: script exhausted after "
                                  f"{len(self._steps)} steps")

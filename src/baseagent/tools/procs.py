@@ -188,3 +188,30 @@ def signal_all(pids: list[int], signum: int) -> None:
             os.kill(pid, signum)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def children_with_env(name: str, value: str) -> list[int]:
+    """Direct children of this process whose environment holds NAME=VALUE: how the agent
+    finds the processes an SDK started for it without being told their pids. Reads only
+    /proc (Linux); elsewhere it finds nothing."""
+    needle = f"{name}={value}".encode()
+    found = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    pids: set[int] = set()
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                pids.update(int(p) for p in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
+    return found

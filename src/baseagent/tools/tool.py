@@ -65,6 +65,27 @@ def describe_validation_error(name: str, exc: ValidationError) -> str:
     return f"invalid arguments for {name}: {problems}"
 
 
+def check_json_arguments(name: str, schema: dict[str, Any],
+                         data: dict[str, Any]) -> dict[str, Any]:
+    """Arguments checked against a JSON schema that did not come from a pydantic model (an
+    MCP tool's inputSchema, an OpenAPI operation's parameters): the data, or
+    ToolArgumentsError saying what to fix. A schema jsonschema cannot use checks nothing
+    (the other side will say)."""
+    import jsonschema
+
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError:
+        return data
+    errors = sorted(validator_class(schema).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors[:5])
+        raise ToolArgumentsError(f"invalid arguments for {name}: {problems}")
+    return data
+
+
 class ModelTool:
     """A tool whose arguments are a pydantic model (built-in modules, Python functions)."""
 

@@ -1,0 +1,256 @@
+"""One `[openapi.NAME]` document as a tool source: loaded in the background when the agent
+is made, its operations offered as tools, each call sent with httpx.
+
+A call's result for the model is the HTTP status, a few useful response headers and the
+body (JSON pretty-printed), cut in the middle like shell output. An HTTP error is such a
+result (the item is failed, the run goes on), and so is a service that cannot be reached.
+The auth value (from an environment variable) is added to every request and to the fetch of
+the document; it is removed from everything the model, the events and the session record
+could see (response bodies that echo it, error messages that quote a URL).
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from baseagent.config.sources import OpenApiConfig
+from baseagent.openapi.document import OpenApiError, base_url, load
+from baseagent.openapi.operations import Operation, operations
+from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.tools.tool import check_json_arguments
+
+# What the model reads of a response, cut in the middle beyond this (shell's limit).
+MODEL_OUTPUT_MAX_CHARS = 10_000
+# Response headers worth the model's attention.
+SHOWN_HEADERS = ("content-type", "location", "retry-after", "www-authenticate", "etag",
+                 "link", "x-request-id", "x-ratelimit-remaining")
+# Time to load a document before the first turn stops waiting (on top of timeout_sec).
+LOAD_GRACE_SECONDS = 5.0
+REDACTED = "[REDACTED]"
+
+
+class OpenApiSource:
+    """A ToolSource (tools/sources.py) for one document."""
+
+    def __init__(self, name: str, config: OpenApiConfig, env: Mapping[str, str]) -> None:
+        self.name = name
+        self.config = config
+        self._secret = ""
+        self._auth_headers: dict[str, str] = {}
+        self._auth_query: dict[str, str] = {}
+        self._problem = ""
+        auth = config.auth
+        if auth is not None:
+            value = env.get(auth.env, "")
+            if not value:
+                self._problem = f"the auth variable {auth.env} is not set"
+            else:
+                self._secret = value
+                if auth.query is not None:
+                    self._auth_query[auth.query] = value
+                else:
+                    header = auth.header_name or "Authorization"
+                    self._auth_headers[header] = f"Bearer {value}" if auth.type == "bearer" \
+                        else value
+        self._thread: threading.Thread | None = None
+        self._loaded = threading.Event()
+        self._operations: list[Operation] = []
+        self._doc: dict[str, Any] | None = None
+        self._spec_url: str | None = None
+        self._base = ""
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self._secret] if self._secret else []
+
+    # -- ToolSource ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, name=f"openapi-{self.name}",
+                                            daemon=True)
+            self._thread.start()
+
+    def wait(self, cancelled: Callable[[], bool]) -> list[str]:
+        self.start()
+        limit = self.config.timeout_sec + LOAD_GRACE_SECONDS
+        waited = 0.0
+        while not self._loaded.wait(0.05):
+            waited += 0.05
+            if cancelled():
+                return []
+            if waited > limit:
+                self._problem = self._problem or f"loading took longer than {limit:g}s"
+                break
+        if self._problem:
+            return [f"OpenAPI document '{self.name}' is unusable: {self._clean(self._problem)}; "
+                    "continuing without its tools"]
+        return []
+
+    def tools(self, taken: set[str]) -> list["OpenApiTool"]:
+        if self._problem or self._doc is None:
+            return []
+        ops = operations(self._doc, source=self.name, include=self.config.include,
+                         exclude=self.config.exclude, taken=taken,
+                         reserved_headers=set(self._auth_headers))
+        return [OpenApiTool(self, op) for op in ops]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def kill(self) -> None:
+        """Nothing to kill: no process of its own."""
+
+    # -- loading, on its own thread ------------------------------------------------------
+
+    def _load(self) -> None:
+        try:
+            if self._problem:
+                return
+            self._doc, self._spec_url = load(self.config.spec, timeout=self.config.timeout_sec,
+                                             headers=self._auth_headers)
+            self._base = base_url(self._doc, self.config.base_url, self._spec_url)
+            # Build the operations once here, so a bad `$ref` is this document's notice
+            # rather than an error when the run's tools are fixed.
+            found = operations(self._doc, source=self.name, include=self.config.include,
+                               exclude=self.config.exclude, taken=set())
+            if not found:
+                self._problem = "no operation matches include/exclude" \
+                    if self.config.include or self.config.exclude else "it has no operations"
+        except OpenApiError as exc:
+            self._problem = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a bad document must not end the run
+            self._problem = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._loaded.set()
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def send(self, op: Operation, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx
+
+        path, query, headers, body = op.request(args)
+        url = self._base + path
+        query.update(self._auth_query)
+        headers = {**headers, **self._auth_headers, "Accept": "application/json, */*;q=0.5"}
+        has_body = any(a.location == "body" and a.prop in args for a in op.arguments)
+        try:
+            client = self._http()
+            response = _interruptible(
+                lambda: client.request(op.method, url, params=query, headers=headers,
+                                       json=body if has_body else None), ctx.cancelled)
+        except _Interrupted:
+            return ToolResult(output=f"Error: {op.method} {url} was interrupted", success=False)
+        except httpx.TimeoutException:
+            return ToolResult(output=f"Error: {op.method} {url} did not answer within "
+                                     f"{self.config.timeout_sec:g}s (timeout_sec)", success=False)
+        except (httpx.HTTPError, RuntimeError) as exc:
+            return ToolResult(output=self._clean(f"Error: cannot reach {op.method} {url}: "
+                                                 f"{type(exc).__name__}: {exc}"), success=False)
+        return self._result(op, response)
+
+    def _http(self) -> Any:
+        import httpx
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the agent is closed")
+            if self._client is None:
+                self._client = httpx.Client(timeout=self.config.timeout_sec,
+                                            follow_redirects=True)
+            return self._client
+
+    def _result(self, op: Operation, response: Any) -> ToolResult:
+        lines = [f"HTTP {response.status_code} {response.reason_phrase}".rstrip()]
+        lines += [f"{h}: {response.headers[h]}" for h in SHOWN_HEADERS if h in response.headers]
+        text = self._clean("\n".join(lines) + "\n\n" + _body_text(response))
+        if len(text) > MODEL_OUTPUT_MAX_CHARS:
+            from baseagent.tools.output_buffer import truncate_middle
+
+            text = truncate_middle(text, MODEL_OUTPUT_MAX_CHARS)
+        return ToolResult(output=text, success=response.status_code < 400,
+                          item={"content": [{"type": "text", "text": text}]})
+
+    def _clean(self, text: str) -> str:
+        """The auth value never leaves: not to the model, not to an event."""
+        return text.replace(self._secret, REDACTED) if self._secret else text
+
+
+class OpenApiTool:
+    """One operation, as the registry sees it."""
+
+    item_type = "mcp_tool_call"
+
+    def __init__(self, source: OpenApiSource, op: Operation) -> None:
+        self._source = source
+        self.op = op
+        self.name = op.name
+        self.server = source.name
+        self.description = op.description
+
+    @property
+    def tool_name(self) -> str:
+        return self.op.operation_id
+
+    def parameters(self) -> dict[str, Any]:
+        return self.op.schema
+
+    def parse(self, data: dict[str, Any]) -> dict[str, Any]:
+        return check_json_arguments(self.name, self.op.schema, data)
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return self._source.send(self.op, args, ctx)
+
+    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
+        return []
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interruptible(send: Callable[[], Any], cancelled: Callable[[], bool]) -> Any:
+    """Run a blocking request on a helper thread so an interrupt is noticed at once (the
+    abandoned request ends by its own timeout)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = send()
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="openapi-call", daemon=True).start()
+    while not done.wait(0.05):
+        if cancelled():
+            raise _Interrupted()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _body_text(response: Any) -> str:
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not response.content:
+        return "(empty body)"
+    if kind == "application/json" or kind.endswith("+json"):
+        try:
+            return json.dumps(response.json(), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    if kind.startswith("text/") or kind in ("", "application/xml", "application/yaml") \
+            or "json" in kind or "xml" in kind:
+        return response.text
+    return f"({len(response.content)} bytes of {kind})"

@@ -1,0 +1,67 @@
+"""Toolsets: which built-in tools a run offers, by tool name or by group.
+
+`--tools read,shell` keeps only those; `--disable-tools edit` leaves those out (the
+enabled set first, then the disabled one removed, as Codex does for a server's tools).
+Names are checked when the settings are validated, so a typo is one clear error before
+anything runs. Tools added from outside (Python functions, MCP servers, OpenAPI documents,
+tools the caller runs) are not toolsets: they are offered because they were added.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from baseagent.tools.registry import DEFAULT_TOOLS
+
+# Named groups of built-in tools (hermes-style toolsets).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "read": ("read_file", "grep_files", "list_dir"),
+    "edit": ("write_file", "apply_patch"),
+    "shell": ("shell",),
+    "plan": ("update_plan",),
+}
+# An explicit empty selection (`--tools none`): no built-in tool at all.
+NONE = "none"
+TOOL_CHOICE_MODES = ("auto", "required", "none")
+
+
+def vocabulary() -> list[str]:
+    """Every name a toolset list may use: the groups, then each built-in tool."""
+    return [*GROUPS, *(name for name in DEFAULT_TOOLS if name not in GROUPS), NONE]
+
+
+def check_toolsets(names: Iterable[str]) -> list[str]:
+    """The names, trimmed; ValueError naming the first unknown one."""
+    cleaned = [n.strip() for n in names if n and n.strip()]
+    known = set(vocabulary())
+    for name in cleaned:
+        if name not in known:
+            raise ValueError(f"unknown tool or toolset {name!r} (choose from "
+                             f"{', '.join(vocabulary())})")
+    return cleaned
+
+
+def expand(names: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for name in names:
+        out.update(GROUPS.get(name, (name,)) if name != NONE else ())
+    return out
+
+
+def builtin_names(enabled: Iterable[str] | None, disabled: Iterable[str] = ()) -> list[str]:
+    """The built-in tools a run offers, in the registry's fixed order."""
+    chosen = set(DEFAULT_TOOLS) if enabled is None else expand(enabled)
+    chosen -= expand(disabled)
+    return [name for name in DEFAULT_TOOLS if name in chosen]
+
+
+def check_tool_choice(value: str) -> str:
+    """auto | required | none, or a tool's name (checked against the tools once they are
+    known); anything else is a ValueError."""
+    value = value.strip()
+    if not value:
+        raise ValueError("tool_choice is empty (use auto, required, none or a tool name)")
+    if value in TOOL_CHOICE_MODES:
+        return value
+    if not all(c.isalnum() or c in "_-." for c in value):
+        raise ValueError(f"tool_choice {value!r} is neither auto, required, none nor a tool name")
+    return value
