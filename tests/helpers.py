@@ -78,3 +78,37 @@ def run_agent(args: list[str], *, cwd: Path, home: Path, api_base: str | None = 
     if parse:
         run.events = parse_jsonl(proc.stdout)
     return run
+
+
+def run_on_pty(args: list[str], cwd: Path, home: Path, columns: int = 120,
+               lines: int | None = None, term: str | None = None,
+               timeout: float = 90) -> tuple[int, str]:
+    """The agent CLI on a pseudo-terminal, as a person runs it: (exit code, everything the
+    terminal received, escape codes included)."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the agent, its stdout a terminal
+        env = agent_env(home)
+        env["COLUMNS"] = str(columns)
+        env.update({"LINES": str(lines)} if lines else {})
+        env.update({"TERM": term} if term else {})
+        os.chdir(cwd)
+        os.execve(sys.executable, [sys.executable, str(AGENT), *args], env)
+    chunks = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")

@@ -2,15 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import time
 
-from helpers import AGENT, agent_env, run_agent
+from helpers import AGENT, agent_env, run_agent, run_on_pty
 
 
 def tool(name: str, **arguments) -> dict:
@@ -222,28 +219,10 @@ def test_tty_rendering(scripted_server, workspace, home):
                                                        content="tty-diff-line\n")]},
         {"content": "All good."}, {"content": "All good, verified."},
     ])
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the agent on a pseudo-terminal
-        env = agent_env(home)
-        env["COLUMNS"] = "120"
-        os.chdir(workspace)
-        os.execve(sys.executable, [sys.executable, str(AGENT), "-i", "go", "--model",
-                                   "openai/scripted", "--api-base", server.api_base], env)
-    chunks = []
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1)
-        if ready:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    _, status = os.waitpid(pid, 0)
-    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-    assert os.waitstatus_to_exitcode(status) == 0, screen
+    code, raw = run_on_pty(["-i", "go", "--model", "openai/scripted", "--api-base",
+                            server.api_base], workspace, home, timeout=60)
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    assert code == 0, screen
     assert "{\"type\"" not in screen  # a person gets a rendering, not JSONL
     assert "$ echo from-the-shell" in screen
     assert "from-the-shell" in screen and "exit 0" in screen

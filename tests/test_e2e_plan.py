@@ -5,11 +5,6 @@ the session record and its export, and the checklist a person sees on a terminal
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +12,7 @@ import pyte
 
 from baseagent.core.plan import is_plan_message, latest_plan, parse_plan
 from baseagent.prompts.system import SUMMARY_PROMPT
-from helpers import AGENT, agent_env, run_agent
+from helpers import run_agent, run_on_pty
 
 READ, FIX, TEST = "read the failing test", "fix parse_date", "run the test suite"
 
@@ -187,29 +182,10 @@ def test_a_session_that_compacts_keeps_the_latest_plan(scripted_server, workspac
 def test_a_person_sees_the_plan_as_a_checklist_updated_in_place(
         scripted_server, workspace, home):
     server = scripted_server(PLAN_SCRIPT)
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the agent on a pseudo-terminal
-        env = agent_env(home)
-        env.update(COLUMNS="100", LINES="60", TERM="xterm-256color")
-        os.chdir(workspace)
-        os.execve(sys.executable, [sys.executable, str(AGENT), "-i", "fix the date parser",
-                                   "--model", "openai/scripted", "--api-base",
-                                   server.api_base], env)
-    chunks = []
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1)
-        if ready:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    _, status = os.waitpid(pid, 0)
-    raw = b"".join(chunks).decode("utf-8", "replace")
-    assert os.waitstatus_to_exitcode(status) == 0, raw
+    code, raw = run_on_pty(["-i", "fix the date parser", "--model", "openai/scripted",
+                            "--api-base", server.api_base], workspace, home, columns=100,
+                           lines=60, term="xterm-256color", timeout=60)
+    assert code == 0, raw
     screen = pyte.Screen(100, 60)
     pyte.Stream(screen).feed(raw)
     lines = [line.rstrip() for line in screen.display]

@@ -4,17 +4,12 @@ session record, terminal), a provider that cannot be reached is named with the c
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import socket
-import sys
-import time
 
 import pytest
 
-from helpers import AGENT, agent_env, run_agent
+from helpers import run_agent, run_on_pty
 
 NO_RETRY = {"BASEAGENT_MAX_RETRIES": "0"}
 
@@ -45,7 +40,7 @@ def test_a_refused_write_names_its_path_and_reason(scripted_server, workspace, h
 
 def test_a_refused_write_on_the_terminal(scripted_server, workspace, home):
     server = scripted_server(refused_write_script())
-    screen = run_on_pty(["-i", "write notes", "--sandbox", "read-only", "--model",
+    screen = screen_of(["-i", "write notes", "--sandbox", "read-only", "--model",
                          "openai/scripted", "--api-base", server.api_base], workspace, home)
     assert "A not written: notes.txt" in screen
     assert "  sandbox is read-only: refusing to write notes.txt" in screen
@@ -89,26 +84,7 @@ def test_unreachable_providers_are_named_with_the_cause(kind, scripted_server, w
     assert json.loads(as_json.stdout.splitlines()[0])["last_error"] == message
 
 
-def run_on_pty(args: list[str], cwd, home) -> str:
+def screen_of(args: list[str], cwd, home) -> str:
     """The agent on a pseudo-terminal; what the terminal received, without escape codes."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        env = agent_env(home)
-        env["COLUMNS"] = "120"
-        os.chdir(cwd)
-        os.execve(sys.executable, [sys.executable, str(AGENT), *args], env)
-    chunks = []
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1)
-        if ready:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    os.waitpid(pid, 0)
-    text = b"".join(chunks).decode("utf-8", "replace")
+    _, text = run_on_pty(args, cwd, home)
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", text)

@@ -61,18 +61,19 @@ def prompt_parts(body: dict) -> list[str]:
 
 def cache_marks(body: dict) -> list[bool]:
     """Which prompt parts end at a cache_control breakpoint (parallel to prompt_parts)."""
-    marks = [_has_cache_control(body["tools"])] if body.get("tools") else []
+    marks = [has_cache_control(body["tools"])] if body.get("tools") else []
     if body.get("system"):
-        marks.append(_has_cache_control(body["system"]))
-    marks.extend(_has_cache_control(m) for m in body.get("messages") or [])
+        marks.append(has_cache_control(body["system"]))
+    marks.extend(has_cache_control(m) for m in body.get("messages") or [])
     return marks
 
 
-def _has_cache_control(obj: Any) -> bool:
+def has_cache_control(obj: Any) -> bool:
+    """Whether a cache_control marker is anywhere inside (both wires mark blocks this way)."""
     if isinstance(obj, dict):
-        return "cache_control" in obj or any(_has_cache_control(v) for v in obj.values())
+        return "cache_control" in obj or any(has_cache_control(v) for v in obj.values())
     if isinstance(obj, list):
-        return any(_has_cache_control(v) for v in obj)
+        return any(has_cache_control(v) for v in obj)
     return False
 
 

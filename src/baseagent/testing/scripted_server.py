@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Sequence
 
 from baseagent.testing import anthropic_wire
-from baseagent.testing.anthropic_wire import ANTHROPIC_WIRE
+from baseagent.testing.anthropic_wire import ANTHROPIC_WIRE, has_cache_control
 from baseagent.testing.script import (EXHAUSTED_TEXT, FAULTS, OPENAI_WIRE, ErrorReply,
                                       RequestInfo, ScriptError, Wire, WirePlan,
                                       context_length_reply, error_body,
@@ -94,18 +94,10 @@ class PrefixCache:
         return cached, written
 
 
-def _has_cache_control(obj: Any) -> bool:
-    if isinstance(obj, dict):
-        return "cache_control" in obj or any(_has_cache_control(v) for v in obj.values())
-    if isinstance(obj, list):
-        return any(_has_cache_control(v) for v in obj)
-    return False
-
-
 def _cache_marks(body: dict) -> list[bool]:
     """Which prompt parts (see prompt_parts) end at a cache_control breakpoint."""
-    marks = [_has_cache_control(body["tools"])] if body.get("tools") else []
-    marks.extend(_has_cache_control(m) for m in body.get("messages") or [])
+    marks = [has_cache_control(body["tools"])] if body.get("tools") else []
+    marks.extend(has_cache_control(m) for m in body.get("messages") or [])
     return marks
 
 
