@@ -231,3 +231,29 @@ def test_run_flags_are_checked_like_a_single_runs_and_count_before_batch_too(
         assert proc.stderr.startswith("baseagent: error: invalid configuration: "
                                       "max_iterations:"), proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_toolset_tool_choice_and_prompt_flags_reach_every_task(
+        tmp_path: Path, scripted_server, home: Path) -> None:
+    """The run flags added since batch landed apply to batch tasks too (given after or
+    before `batch`), and a bad toolset name is the single run's one-line error."""
+    server = scripted_server(responder({"t1": [{"content": "one"}], "t2": [{"content": "two"}]}))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "a", "instruction": "t1"},
+                                                   {"id": "b", "instruction": "t2"}])
+    proc = run_batch(tasks, tmp_path / "out", server.api_base, "--tools", "read",
+                     "--disable-tools", "list_dir", "--tool-choice", "none",
+                     "--append-system-prompt", "Answer in one word.", "--json",
+                     home=home, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert {r["id"]: r["status"] for r in results(tmp_path / "out")} == \
+        {"a": "passed", "b": "passed"}  # no check: a completed run passes
+    assert len(server.requests) == 2
+    for body in server.requests:
+        assert [t["function"]["name"] for t in body["tools"]] == ["read_file", "grep_files"]
+        assert body["tool_choice"] == "none"
+        assert body["messages"][0]["content"].endswith("\n\nAnswer in one word.\n")
+    bad = run_batch(tasks, tmp_path / "out2", server.api_base, "--tools", "reed",
+                    home=home, cwd=tmp_path)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert "unknown tool or toolset 'reed'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -77,6 +77,13 @@ _CONTEXT_WINDOW = typer.Option(None, "--context-window", help="Override the mode
 _SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only")
 _NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
 _CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
+_REASONING_EFFORT = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models.")
+_SANDBOX_NETWORK = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default).")
+_TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool).")
+_DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups.")
+_TOOL_CHOICE = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool.")
+_SYSTEM_PROMPT_FILE = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text.")
+_APPEND_SYSTEM_PROMPT = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt.")
 
 
 def _settings(config: Optional[Path], **flags: object) -> "Settings":
@@ -123,8 +130,8 @@ def main_command(
     max_tokens: Optional[int] = _MAX_TOKENS,
     context_window: Optional[int] = _CONTEXT_WINDOW,
     sandbox: Optional[str] = _SANDBOX,
-    reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models."),
-    sandbox_network: bool = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default)."),
+    reasoning_effort: Optional[str] = _REASONING_EFFORT,
+    sandbox_network: bool = _SANDBOX_NETWORK,
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
     no_verify: bool = _NO_VERIFY,
@@ -136,11 +143,11 @@ def main_command(
     tool_outputs: Optional[Path] = typer.Option(None, "--tool-outputs", metavar="FILE", help="With --resume: JSON object {call_id: output} for a paused run's pending calls ('-': stdin); continues that run."),
     event_format: Optional[str] = typer.Option(None, "--event-format", help="codex (default) | agentb: AgentB's event vocabulary, as JSONL."),
     delegate: bool = typer.Option(False, "--delegate", help="Offer the model the delegate tool (sub-agents)."),
-    tools: Optional[str] = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool)."),
-    disable_tools: Optional[str] = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups."),
-    tool_choice: Optional[str] = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool."),
-    system_prompt_file: Optional[Path] = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text."),
-    append_system_prompt: Optional[str] = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt."),
+    tools: Optional[str] = _TOOLS,
+    disable_tools: Optional[str] = _DISABLE_TOOLS,
+    tool_choice: Optional[str] = _TOOL_CHOICE,
+    system_prompt_file: Optional[Path] = _SYSTEM_PROMPT_FILE,
+    append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -472,6 +479,13 @@ def batch_command(
     max_tokens: Optional[int] = _MAX_TOKENS,
     context_window: Optional[int] = _CONTEXT_WINDOW,
     sandbox: Optional[str] = _SANDBOX,
+    sandbox_network: bool = _SANDBOX_NETWORK,
+    reasoning_effort: Optional[str] = _REASONING_EFFORT,
+    tools: Optional[str] = _TOOLS,
+    disable_tools: Optional[str] = _DISABLE_TOOLS,
+    tool_choice: Optional[str] = _TOOL_CHOICE,
+    system_prompt_file: Optional[Path] = _SYSTEM_PROMPT_FILE,
+    append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     no_verify: bool = _NO_VERIFY,
     config: Optional[Path] = _CONFIG,
 ) -> None:
@@ -480,10 +494,17 @@ def batch_command(
     root = ctx.find_root().params
     flags = {"model": model, "api_base": api_base, "max_iterations": max_iterations,
              "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
-             "context_window": context_window, "sandbox": sandbox, "config": config}
+             "context_window": context_window, "sandbox": sandbox, "config": config,
+             "reasoning_effort": reasoning_effort, "tools": tools,
+             "disable_tools": disable_tools, "tool_choice": tool_choice,
+             "system_prompt_file": system_prompt_file,
+             "append_system_prompt": append_system_prompt}
     flags = {k: root.get(k) if v is None else v for k, v in flags.items()}
+    network = True if sandbox_network or root.get("sandbox_network") else None
     verify = False if no_verify or root.get("no_verify") else None
-    settings = _settings(flags.pop("config"), **flags, verify=verify)
+    tools, disabled = _names(flags.pop("tools")), _names(flags.pop("disable_tools"))
+    settings = _settings(flags.pop("config"), **flags, sandbox_network=network, verify=verify,
+                         enabled_toolsets=tools, disabled_toolsets=disabled)
     from baseagent.batch import BatchError, BatchOptions
     from baseagent.batch.command import run as run_batch
     from baseagent.errors import BaseAgentError
