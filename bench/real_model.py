@@ -106,7 +106,8 @@ MODELS = {
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 TASK = ("numbers.txt holds one number per line. Use the shell tool to count its lines "
         "(wc -l numbers.txt), then write that count to count.txt.")
-TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call")
+# Items a tool call that ran leaves (todo_list: update_plan, which a forced first call may be).
+TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "todo_list")
 # Model calls the CI smoke allows the agent: enough for a call, its result and an answer;
 # each later call reuses the prompt prefix, so most of the time is the first prefill.
 SMOKE_ITERATIONS = 6

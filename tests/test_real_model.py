@@ -28,9 +28,11 @@ def test_tool_calls_from_a_real_model_run_through_the_agent() -> None:
     assert run.events[0]["type"] == "thread.started"
     ran = run.tool_items()
     assert ran, f"no tool call from the model ran\n{transcript}"
-    # each ran as a real tool: a command with an exit code, a file change, or a result
+    # each ran as a real tool: a command with an exit code, a file change, a result, a plan
     for item in ran:
         if item["type"] == "command_execution":
             assert item["exit_code"] is not None
         elif item["type"] == "mcp_tool_call":
             assert item["result"] is not None or item["error"] is not None
+        elif item["type"] == "todo_list":
+            assert item["items"] and all(step["text"] for step in item["items"])
