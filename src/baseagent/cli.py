@@ -6,6 +6,7 @@ never import litellm. Usage errors are one line on stderr and exit code 2, never
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -109,6 +110,24 @@ def read_instruction(instruction: Optional[str]) -> str:
     return text
 
 
+# Run options that the main command and `batch` share, passed to Settings under their names.
+_SHARED_RUN_OPTIONS = ("model", "api_base", "max_iterations", "cost_limit", "temperature",
+                       "max_tokens", "context_window", "sandbox", "reasoning_effort",
+                       "tool_choice", "system_prompt_file", "append_system_prompt")
+
+
+def _run_flags(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The Settings overrides of the shared run options, from a command's parsed parameters.
+    A flag not given is None, so the environment, the config file or the default applies."""
+    return {
+        **{name: params.get(name) for name in _SHARED_RUN_OPTIONS},
+        "sandbox_network": True if params.get("sandbox_network") else None,
+        "verify": False if params.get("no_verify") else None,
+        "enabled_toolsets": _names(params.get("tools")),
+        "disabled_toolsets": _names(params.get("disable_tools")),
+    }
+
+
 def _names(value: Optional[str]) -> Optional[list[str]]:
     """A comma-separated flag value as a list (None when the flag is absent)."""
     if value is None:
@@ -156,20 +175,12 @@ def main_command(
     elif ctx.invoked_subcommand is not None:
         return
     flags = {
-        "model": model, "api_base": api_base, "cwd": cwd, "max_iterations": max_iterations,
-        "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
-        "context_window": context_window, "sandbox": sandbox,
-        "reasoning_effort": reasoning_effort,
-        "sandbox_network": True if sandbox_network else None,
+        **_run_flags(ctx.params), "cwd": cwd,
         "json_output": True if json_output else None,
         "output_last_message": output_last_message,
-        "verify": False if no_verify else None,
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
-        "enabled_toolsets": _names(tools), "disabled_toolsets": _names(disable_tools),
-        "tool_choice": tool_choice, "system_prompt_file": system_prompt_file,
-        "append_system_prompt": append_system_prompt,
     }
     from baseagent.config.load import ConfigError, load_settings
 
@@ -491,20 +502,9 @@ def batch_command(
 ) -> None:
     """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
     # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
-    root = ctx.find_root().params
-    flags = {"model": model, "api_base": api_base, "max_iterations": max_iterations,
-             "cost_limit": cost_limit, "temperature": temperature, "max_tokens": max_tokens,
-             "context_window": context_window, "sandbox": sandbox, "config": config,
-             "reasoning_effort": reasoning_effort, "tools": tools,
-             "disable_tools": disable_tools, "tool_choice": tool_choice,
-             "system_prompt_file": system_prompt_file,
-             "append_system_prompt": append_system_prompt}
-    flags = {k: root.get(k) if v is None else v for k, v in flags.items()}
-    network = True if sandbox_network or root.get("sandbox_network") else None
-    verify = False if no_verify or root.get("no_verify") else None
-    tools, disabled = _names(flags.pop("tools")), _names(flags.pop("disable_tools"))
-    settings = _settings(flags.pop("config"), **flags, sandbox_network=network, verify=verify,
-                         enabled_toolsets=tools, disabled_toolsets=disabled)
+    given = {k: v for k, v in ctx.params.items() if v is not None and v is not False}
+    params = {**ctx.find_root().params, **given}
+    settings = _settings(params.get("config"), **_run_flags(params))
     from baseagent.batch import BatchError, BatchOptions
     from baseagent.batch.command import run as run_batch
     from baseagent.errors import BaseAgentError
