@@ -9,15 +9,12 @@ disk, the workers notice their driver is gone and stop).
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from typing import Any
 
 from baseagent.batch.driver import BatchOptions, StopFlag, run_batch
 from baseagent.config.defaults import Settings
 from baseagent.exit_codes import EXIT_OK, exit_code_for_signal
-
-HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from baseagent.signals import SignalGuard
 
 
 def run(settings: Settings, options: BatchOptions, *, json_summary: bool) -> int:
@@ -39,7 +36,7 @@ def run(settings: Settings, options: BatchOptions, *, json_summary: bool) -> int
         os.environ.setdefault(AUTH_MODE_VARIABLE, "disabled")
     stdout = claim_stdout()
     stop = StopFlag()
-    guard = _StopOnSignal(stop).install()
+    guard = SignalGuard(_StopOnSignal(stop)).install()
     try:
         summary = run_batch(settings, options, env=os.environ, stop=stop,
                             progress=make_progress())
@@ -56,30 +53,20 @@ def run(settings: Settings, options: BatchOptions, *, json_summary: bool) -> int
 
 
 class _StopOnSignal:
+    """The batch as the signal guard's target (signals.SignalGuard, which a single run uses
+    too): the first signal sets the stop flag, a second one exits at once."""
+
     def __init__(self, stop: StopFlag) -> None:
         self._stop = stop
-        self._previous: dict[int, Any] = {}
-        self.signal_number: int | None = None
 
-    def install(self) -> "_StopOnSignal":
-        for signum in HANDLED_SIGNALS:
-            if signum == signal.SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
-                continue  # nohup
-            self._previous[signum] = signal.signal(signum, self._handle)
-        return self
+    @property
+    def cancel_requested(self) -> bool:
+        return self._stop.is_set()
 
-    def _handle(self, signum: int, _frame: Any) -> None:
-        if self._stop.is_set():
-            os._exit(exit_code_for_signal(signum))  # second signal: no more waiting
-        self.signal_number = signum
-        self._stop.set(f"received {signal.Signals(signum).name}")
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
+        self._stop.set(reason)
         print("baseagent batch: stopping: cancelling the running tasks (again to quit now)",
               file=sys.stderr, flush=True)
 
-    def close(self) -> None:
-        for signum, previous in self._previous.items():
-            try:
-                signal.signal(signum, previous)
-            except (TypeError, ValueError):
-                pass
-        self._previous.clear()
+    def kill_processes(self, grace: float = 0) -> list[int]:
+        return []  # nothing here to kill: the workers notice their driver is gone and stop
