@@ -94,14 +94,6 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] not in (b"Z", b"X")
-
-
 def processes_running(needle: str, exact: bool = False) -> list[int]:
     """Pids whose command line holds `needle` (or, exact, is it: one per command run, not
     also the shell or sandbox wrapper that has it among its arguments)."""

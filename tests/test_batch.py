@@ -9,9 +9,10 @@ import signal
 from pathlib import Path
 
 from baseagent.output.events import parse_event
-from batch_helpers import (alive, children_of, processes_running, requests_per_instruction,
+from batch_helpers import (children_of, processes_running, requests_per_instruction,
                            responder, results, run_batch, start_batch, tree_snapshot,
                            wait_for, write_task, write_tasks)
+from reliability import is_alive
 
 
 def make_template(tmp_path: Path) -> Path:
@@ -121,7 +122,7 @@ def test_a_sigkilled_batch_resumes_losing_no_finished_task_and_rerunning_none(
     finished_before = {r["id"] for r in results(out)}
     assert finished_before and len(finished_before) < 6
     # Workers notice their driver is gone and stop (they get EOF on its pipe).
-    wait_for(lambda: not any(alive(pid) for pid in workers), 30, "orphaned workers to exit")
+    wait_for(lambda: not any(is_alive(pid) for pid in workers), 30, "orphaned workers to exit")
     asked = requests_per_instruction(server)
 
     rerun = run_batch(task_file, out, server.api_base, "--workers", "2", home=home, cwd=tmp_path)
