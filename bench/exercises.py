@@ -1,0 +1,647 @@
+"""Public exercises with a real local model: baseagent beside the model alone and a peer.
+
+    python bench/exercises.py run                       # every row, the dev set, local model
+    python bench/exercises.py run --rows agent --only hamming,anagram
+    python bench/exercises.py run --model openai/x --api-base http://host:port/v1
+    python bench/exercises.py convert --out DIR          # task lines for `baseagent batch`
+    python bench/exercises.py report                     # rewrite EXERCISES_RESULTS.md
+
+The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
+see its README). Each task is Aider's benchmark task: implement the stub so that the
+exercise's own tests pass. The workspace holds the stub, the test file and INSTRUCTIONS.md;
+the check copies the pristine test file back over the workspace's and runs pytest, so
+editing the tests never passes.
+
+Rows, all against the same server, model and temperature (0):
+- `agent`: `baseagent batch` over the task lines (one worker: one model server slot);
+- `alone`: the model with no agent, Aider's way: the instructions and the stub in one
+  message, the whole file asked for in one fenced block, written and tested; on failure the
+  last 50 lines of test output go back once. Two answers at most. The floor to clear;
+- `mini-tool`, `mini-text`: mini-swe-agent 2.4.6 (bench/.peer-venv) with its `mini.yaml`
+  (tool calls) and `mini_textbased.yaml` (`litellm_textbased`), the same step limit.
+
+Without --api-base the local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, fetched by
+bench/real_model.py) is served by llama.cpp's llama-server (bench/local_server.py), started
+and stopped here. Each run is kept in bench/exercises_runs.jsonl (results as data) and
+EXERCISES_RESULTS.md is rendered from that file; transcripts stay in the --work directory.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+EXERCISES = BENCH / "exercises"
+RUNS = BENCH / "exercises_runs.jsonl"
+RESULTS = BENCH / "EXERCISES_RESULTS.md"
+sys.path.insert(0, str(BENCH))
+
+ROWS = ("agent", "alone", "mini-tool", "mini-text")
+DEFAULT_MODEL_FILE = "qwen2.5-coder-1.5b"
+CONTEXT = 32768
+# Model calls per task for the agents (baseagent's --max-iterations, mini's step_limit).
+STEP_LIMIT = 30
+TASK_TIMEOUT_S = 900
+# pytest on the exercise: a solution stuck in a loop must not hold the run.
+CHECK_TIMEOUT_S = 120
+# Output cap of the model-alone answers (the server would otherwise generate until the
+# context is full when the model falls into a repetition loop).
+ALONE_MAX_TOKENS = 4096
+TEST_OUTPUT_LINES = 50
+
+# Aider's benchmark wording (benchmark/prompts.py), so the task is the one it measures.
+ADDENDUM = """
+####
+
+Use the above instructions to modify the supplied files: {files}
+Don't change the names of existing functions or classes, as they may be referenced from other code like unit tests, etc.
+Only use standard python libraries, don't suggest installing any packages.
+"""
+AGENT_TAIL = """
+The tests are in {tests}; they are correct, don't change them. Run them with: {command}
+"""
+TEST_FAILURES = """
+####
+
+See the testing errors above.
+The tests are correct, don't try and change them.
+Fix the code in {files} to resolve the errors.
+"""
+ALONE_SYSTEM = """\
+Act as an expert software developer. You are given files and a request to change them.
+Reply with the complete new content of each file you change, in this form:
+
+path/to/file.py
+```python
+the entire content of the file
+```
+
+Always send the whole file, never a part of it or a diff."""
+
+
+# -- the exercises -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    root: Path
+    solution: tuple[str, ...]
+    tests: tuple[str, ...]
+
+    @property
+    def instructions(self) -> str:
+        docs = self.root / ".docs"
+        parts = [(docs / n).read_text(encoding="utf-8")
+                 for n in ("instructions.md", "instructions.append.md") if (docs / n).is_file()]
+        return "\n".join(p.strip("\n") + "\n" for p in parts)
+
+    def test_command(self) -> str:
+        return f"python -m pytest -q {' '.join(self.tests)}"
+
+
+def load_exercises(root: Path, only: list[str] | None = None) -> list[Exercise]:
+    """Exercism practice exercises under `root` (each with .meta/config.json)."""
+    found = []
+    for meta in sorted(root.glob("*/.meta/config.json")):
+        files = json.loads(meta.read_text(encoding="utf-8"))["files"]
+        found.append(Exercise(meta.parent.parent.name, meta.parent.parent,
+                              tuple(files["solution"]), tuple(files["test"])))
+    if only:
+        missing = sorted(set(only) - {e.name for e in found})
+        if missing:
+            raise SystemExit(f"no such exercise under {root}: {', '.join(missing)}")
+        found = [e for e in found if e.name in only]
+    if not found:
+        raise SystemExit(f"no exercises under {root}")
+    return found
+
+
+def task_instruction(ex: Exercise) -> str:
+    """The exercise text, Aider's addendum naming the files to change, and the test
+    command."""
+    return (ex.instructions + ADDENDUM.format(files=" ".join(ex.solution))
+            + AGENT_TAIL.format(tests=" ".join(ex.tests), command=ex.test_command()))
+
+
+def make_workspace(ex: Exercise, dest: Path) -> Path:
+    """The stub, the test file and INSTRUCTIONS.md (the exercise text)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ex.solution + ex.tests:
+        shutil.copyfile(ex.root / name, dest / name)
+    (dest / "INSTRUCTIONS.md").write_text(ex.instructions, encoding="utf-8")
+    return dest
+
+
+def check_command(ex: Exercise) -> str:
+    """Put the pristine tests back, then run them (pytest's exit code is the verdict)."""
+    restore = " && ".join(f"cp -f {shlex.quote(str(ex.root / t))} {shlex.quote(t)}"
+                          for t in ex.tests)
+    return (f"{restore} && timeout {CHECK_TIMEOUT_S} {shlex.quote(sys.executable)} -m pytest "
+            f"-q -p no:cacheprovider {' '.join(shlex.quote(t) for t in ex.tests)}")
+
+
+def run_check(ex: Exercise, workspace: Path) -> tuple[bool, str]:
+    proc = subprocess.run(["bash", "-c", check_command(ex)], cwd=workspace,
+                          capture_output=True, text=True)
+    return proc.returncode == 0, (proc.stdout + proc.stderr)
+
+
+def pytest_summary(output: str) -> str:
+    """pytest's last line ("3 failed, 5 passed in 0.1s"), without the timing."""
+    for line in reversed(output.strip().splitlines()):
+        if re.search(r"\b(passed|failed|error|errors|no tests ran)\b", line):
+            return re.sub(r"\s+in [\d.]+s.*$", "", line.strip("= ").strip())
+    return (output.strip().splitlines() or ["no output"])[-1][:80]
+
+
+def convert(exercises: list[Exercise], out: Path) -> Path:
+    """Workspaces and a `baseagent batch` task file under `out`; returns the task file."""
+    lines = []
+    for ex in exercises:
+        ws = make_workspace(ex, out / "workspaces" / ex.name)
+        lines.append(json.dumps({"id": ex.name, "instruction": task_instruction(ex),
+                                 "workspace": str(ws), "check": check_command(ex),
+                                 "metadata": {"solution": list(ex.solution),
+                                              "tests": list(ex.tests)}}))
+    tasks = out / "tasks.jsonl"
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tasks
+
+
+# -- what each row records per task ------------------------------------------------------------
+
+@dataclass
+class TaskResult:
+    name: str
+    solved: bool
+    status: str  # passed / failed / error / timeout
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    wall_s: float = 0.0
+    why: str = ""  # why it failed, one phrase ("" when solved)
+    tests: str = ""  # pytest's summary line of the check
+
+
+def _environment(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("BASEAGENT_", "MSWEA_", "OPENAI_", "LITELLM_"))}
+    env.update(HOME=str(home), OPENAI_API_KEY="local-no-key",
+               LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+# -- row: baseagent ----------------------------------------------------------------------------
+
+def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
+              extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
+    out = work / "agent"
+    tasks = convert(exercises, out / "input")
+    home = out / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks), "--out",
+               str(out / "batch"), "--workers", "1", "--model", model, "--api-base", api_base,
+               "--temperature", "0", "--context-window", str(CONTEXT),
+               "--max-iterations", str(STEP_LIMIT), "--task-timeout", str(TASK_TIMEOUT_S),
+               "--json", *extra]
+    log("agent: " + shlex.join(command))
+    proc = subprocess.run(command, env=_environment(home), capture_output=True, text=True)
+    (out / "batch.stderr").write_text(proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"baseagent batch exited {proc.returncode}: {proc.stderr[-2000:]}")
+    results = {}
+    for line in (out / "batch" / "results.jsonl").read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            results[str(row["id"])] = row
+    return [_agent_result(ex, results.get(ex.name)) for ex in exercises]
+
+
+def _agent_result(ex: Exercise, row: dict[str, Any] | None) -> TaskResult:
+    if row is None:
+        return TaskResult(ex.name, False, "error", why="no result")
+    usage = row.get("usage") or {}
+    check = row.get("check") or {}
+    output = check.get("output") or ""
+    calls, edited_tests, edited_solution = _agent_transcript(row, ex)
+    solved = row["status"] == "passed"
+    result = TaskResult(ex.name, solved, row["status"], calls,
+                        int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                        round(float(row.get("duration_s") or 0), 1),
+                        tests=pytest_summary(output) if output else "")
+    if not solved:
+        result.why = _agent_why(row, edited_tests, edited_solution, result.tests)
+    return result
+
+
+def _agent_transcript(row: dict[str, Any], ex: Exercise) -> tuple[int, bool, bool]:
+    """(model calls, tests edited, solution edited) from the task's session record, its
+    events and its workspace copy (where the check has put the pristine tests back)."""
+    calls = 0
+    session = Path(row.get("session") or "")
+    for record in _json_lines(session):
+        if record.get("kind") == "message" and \
+                (record.get("message") or {}).get("role") == "assistant":
+            calls += 1
+    edited_tests = False
+    for event in _json_lines(Path(row.get("task_dir") or "") / "events.jsonl"):
+        item = event.get("item") or {}
+        if event.get("type") == "item.completed" and item.get("type") == "file_change" \
+                and item.get("status") == "completed":
+            edited_tests |= any(Path(c.get("path", "")).name in ex.tests
+                                for c in item.get("changes") or [])
+    workspace = Path(row.get("workspace") or "")
+    edited_solution = any((workspace / s).is_file() and
+                          (workspace / s).read_bytes() != (ex.root / s).read_bytes()
+                          for s in ex.solution)
+    return calls, edited_tests, edited_solution
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records
+
+
+def _agent_why(row: dict[str, Any], edited_tests: bool, edited_solution: bool,
+               tests: str) -> str:
+    error = (row.get("error") or "").strip()
+    agent_status = row.get("agent_status")
+    if row["status"] == "error":
+        return _short(error or "error")
+    if not edited_solution:
+        lead = "solution never edited"
+    else:
+        lead = f"tests fail ({tests})" if tests else "tests fail"
+    if agent_status == "completed":
+        return f"{lead}; answered as done" + ("; edited the tests" if edited_tests else "")
+    return f"{lead}; {_short(error) or agent_status}"
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# -- row: the model alone (Aider's whole-file method) ------------------------------------------
+
+def _chat(api_base: str, model: str, messages: list[dict[str, str]], timeout: float
+          ) -> tuple[str, int, int]:
+    """One non-streamed chat completion: (text, prompt tokens, completion tokens)."""
+    body = json.dumps({"model": model.split("/", 1)[-1], "messages": messages,
+                       "temperature": 0, "max_tokens": ALONE_MAX_TOKENS}).encode()
+    request = urllib.request.Request(f"{api_base.rstrip('/')}/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": "Bearer local-no-key"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data = json.loads(response.read())
+    usage = data.get("usage") or {}
+    text = data["choices"][0]["message"].get("content") or ""
+    return text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+_FENCE = re.compile(r"^(?P<before>.*?)```[^\n`]*\n(?P<code>.*?)^\s*```", re.DOTALL | re.MULTILINE)
+
+
+def whole_file(answer: str, filename: str) -> str | None:
+    """The file's new content from a whole-file answer: the fenced block under a line that
+    names the file, else the longest fenced block; None without one."""
+    blocks = []
+    rest = answer
+    while (match := _FENCE.search(rest)) is not None:
+        before = match.group("before").strip().splitlines()
+        named = bool(before) and Path(before[-1].strip("`*: ")).name == filename
+        blocks.append((named, match.group("code")))
+        rest = rest[match.end():]
+    if not blocks:
+        return None
+    named = [code for is_named, code in blocks if is_named]
+    return (named[0] if named else max((c for _, c in blocks), key=len))
+
+
+def run_alone(exercises: list[Exercise], model: str, api_base: str, work: Path,
+              log: Callable[[str], None]) -> list[TaskResult]:
+    results = []
+    for ex in exercises:
+        ws = make_workspace(ex, work / "alone" / ex.name)
+        started = time.monotonic()
+        result = TaskResult(ex.name, False, "failed")
+        files = " ".join(ex.solution)
+        listing = "".join(f"{n}\n```python\n{(ws / n).read_text()}```\n\n" for n in ex.solution)
+        messages = [{"role": "system", "content": ALONE_SYSTEM},
+                    {"role": "user", "content": ex.instructions + ADDENDUM.format(files=files)
+                     + "\n" + listing}]
+        transcript: list[dict[str, str]] = []
+        output = ""
+        for attempt in (1, 2):
+            try:
+                text, prompt, completion = _chat(api_base, model, messages, TASK_TIMEOUT_S)
+            except OSError as exc:
+                result.status, result.why = "error", _short(f"request failed: {exc}")
+                break
+            result.model_calls += 1
+            result.input_tokens += prompt
+            result.output_tokens += completion
+            messages.append({"role": "assistant", "content": text})
+            wrote = False
+            for name in ex.solution:
+                content = whole_file(text, name)
+                if content is not None:
+                    (ws / name).write_text(content if content.endswith("\n") else content + "\n")
+                    wrote = True
+            passed, output = run_check(ex, ws)
+            result.tests = pytest_summary(output)
+            if passed:
+                result.solved, result.status, result.why = True, "passed", ""
+                break
+            result.why = (f"tests fail ({result.tests})" if wrote
+                          else "no fenced file in the answer") + f" after answer {attempt}"
+            tail = "\n".join(output.strip().splitlines()[-TEST_OUTPUT_LINES:])
+            messages.append({"role": "user", "content": tail + "\n" + TEST_FAILURES.format(
+                files=files)})
+        result.wall_s = round(time.monotonic() - started, 1)
+        transcript = messages
+        (ws.parent / f"{ex.name}.transcript.json").write_text(json.dumps(transcript, indent=1))
+        log(f"alone: {ex.name}: {result.status} ({result.tests}) {result.wall_s}s")
+        results.append(result)
+    return results
+
+
+# -- rows: mini-swe-agent ----------------------------------------------------------------------
+
+def run_mini(mode: str, exercises: list[Exercise], model: str, api_base: str, work: Path,
+             log: Callable[[str], None]) -> list[TaskResult]:
+    from agents import PEER_VENV, ensure_peer
+
+    ensure_peer(log)
+    mini = PEER_VENV / "bin" / "mini"
+    config = ["-c", "mini.yaml"] if mode == "mini-tool" else \
+        ["-c", "mini_textbased.yaml", "--model-class", "litellm_textbased"]
+    results = []
+    for ex in exercises:
+        ws = make_workspace(ex, work / mode / ex.name / "ws")
+        home = work / mode / ex.name / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        traj = work / mode / ex.name / "traj.json"
+        command = [str(mini), "-y", "--exit-immediately", "-m", model, "-t",
+                   task_instruction(ex), *config,
+                   "-c", f"model.model_kwargs.api_base={api_base}",
+                   "-c", "model.model_kwargs.temperature=0",
+                   "-c", f"agent.step_limit={STEP_LIMIT}", "-c", "agent.cost_limit=0",
+                   "-o", str(traj)]
+        env = {**_environment(home), "MSWEA_CONFIGURED": "true",
+               "MSWEA_COST_TRACKING": "ignore_errors"}
+        started = time.monotonic()
+        status, why = "failed", ""
+        try:
+            proc = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True,
+                                  timeout=TASK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            (ws.parent / "mini.log").write_text(proc.stdout[-200_000:] + proc.stderr[-50_000:])
+        except subprocess.TimeoutExpired:
+            status, why = "timeout", f"timed out after {TASK_TIMEOUT_S}s"
+        wall = round(time.monotonic() - started, 1)
+        calls, exit_status, tokens = _mini_trajectory(traj)
+        passed, output = run_check(ex, ws)
+        result = TaskResult(ex.name, passed, "passed" if passed else status, calls,
+                            tokens[0], tokens[1], wall, tests=pytest_summary(output))
+        if not passed:
+            result.why = why or f"tests fail ({result.tests}); exit: {exit_status or '?'}"
+        log(f"{mode}: {ex.name}: {result.status} ({result.tests}) {wall}s")
+        results.append(result)
+    return results
+
+
+def _mini_trajectory(path: Path) -> tuple[int, str, tuple[int, int]]:
+    """(model calls, exit status, (prompt, completion) tokens) from mini's trajectory."""
+    if not path.is_file():
+        return 0, "no trajectory", (0, 0)
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return 0, "unreadable trajectory", (0, 0)
+    messages = data.get("messages") or []
+    calls = prompt = completion = 0
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        calls += 1
+        usage = ((message.get("extra") or {}).get("response") or {}).get("usage") or {}
+        prompt += int(usage.get("prompt_tokens") or 0)
+        completion += int(usage.get("completion_tokens") or 0)
+    info = data.get("info") or {}
+    return calls, str(info.get("exit_status") or ""), (prompt, completion)
+
+
+# -- runs, kept as data, and the report ---------------------------------------------------------
+
+@dataclass
+class Run:
+    started: str
+    commit: str
+    model: str
+    server: str
+    load: str
+    note: str
+    extra: list[str]
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    exercises: str = "dev"
+
+
+def _commit() -> str:
+    proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def append_run(run: Run, path: Path = RUNS) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(asdict(run)) + "\n")
+
+
+def load_runs(path: Path = RUNS) -> list[Run]:
+    if not path.is_file():
+        return []
+    return [Run(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _solved(rows: list[dict[str, Any]]) -> str:
+    return f"{sum(1 for r in rows if r['solved'])}/{len(rows)}"
+
+
+def render(runs: list[Run]) -> str:
+    """EXERCISES_RESULTS.md: the latest run with every row in detail, then every run."""
+    lines = ["# Exercises with a real local model", "",
+             "Rendered by `python bench/exercises.py report` from `bench/exercises_runs.jsonl` "
+             "(each `run` appends one line). Method: bench/exercises.py's docstring; the dev "
+             "set: bench/exercises/ (Exercism, MIT).", ""]
+    full = [r for r in runs if set(ROWS) <= set(r.rows) and r.exercises == "dev"]
+    if full:
+        run = full[-1]
+        lines += [f"## Latest run with every row ({run.started}, commit {run.commit})", "",
+                  f"Model `{run.model}` served by {run.server}; temperature 0; load average at "
+                  f"start {run.load}. Agent flags beyond the defaults: "
+                  f"`{shlex.join(run.extra) or '(none)'}`. {run.note}", "",
+                  "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
+                  "~3-4 hours on 2 cores).", "",
+                  "| row | solved | model calls | input tokens | output tokens | wall s |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for name in ROWS:
+            rows = run.rows[name]
+            lines.append(f"| {name} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} | "
+                         f"{sum(r['input_tokens'] for r in rows)} | "
+                         f"{sum(r['output_tokens'] for r in rows)} | "
+                         f"{sum(r['wall_s'] for r in rows):.0f} |")
+        lines += ["", "### baseagent, per task", "",
+                  "| exercise | status | model calls | tokens in / out | wall s | tests | why it failed |",
+                  "|---|---|---:|---|---:|---|---|"]
+        for r in run.rows["agent"]:
+            lines.append(f"| {r['name']} | {r['status']} | {r['model_calls']} | "
+                         f"{r['input_tokens']} / {r['output_tokens']} | {r['wall_s']} | "
+                         f"{r['tests']} | {r['why']} |")
+        lines += ["", "### Every row, per task", "",
+                  "| exercise | " + " | ".join(ROWS) + " |", "|---|" + "---|" * len(ROWS)]
+        by_name = {name: {r["name"]: r for r in run.rows[name]} for name in ROWS}
+        for r in run.rows["agent"]:
+            cells = []
+            for name in ROWS:
+                other = by_name[name].get(r["name"])
+                cells.append("-" if other is None else
+                             ("solved" if other["solved"] else f"✗ {other['why']}"))
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Every run", "",
+              "Rows measured in that run; `-` where a row was not run. Earlier runs measured "
+              "the loop before a change, later ones after it (the note says which).", "",
+              "| started (UTC) | commit | set | " + " | ".join(ROWS) + " | note |",
+              "|---|---|---|" + "---:|" * len(ROWS) + "---|"]
+    for run in runs:
+        cells = [_solved(run.rows[n]) if n in run.rows else "-" for n in ROWS]
+        lines.append(f"| {run.started} | {run.commit} | {run.exercises} | "
+                     + " | ".join(cells) + f" | {run.note} |")
+    return "\n".join(lines) + "\n"
+
+
+# -- main --------------------------------------------------------------------------------------
+
+def _local_model_path(name: str) -> Path:
+    from real_model import fetch
+
+    return fetch(name).model
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_p = sub.add_parser("run", help="run rows on the exercises and record the results")
+    run_p.add_argument("--rows", default=",".join(ROWS),
+                       help=f"comma-separated, of {', '.join(ROWS)}")
+    run_p.add_argument("--only", default="", help="comma-separated exercise names")
+    run_p.add_argument("--exercises-dir", type=Path, default=EXERCISES,
+                       help="a directory of Exercism practice exercises (default: the dev set)")
+    run_p.add_argument("--model", default="openai/local",
+                       help="litellm model string (default: the served local model)")
+    run_p.add_argument("--api-base", default=None,
+                       help="an OpenAI-compatible server; default: serve the local model here")
+    run_p.add_argument("--local-model", default=DEFAULT_MODEL_FILE,
+                       help="which fetched GGUF to serve (bench/real_model.py MODELS)")
+    run_p.add_argument("--work", type=Path, default=None,
+                       help="where workspaces and transcripts go (default: a new temp dir)")
+    run_p.add_argument("--note", default="", help="a note kept with the run")
+    run_p.add_argument("--no-record", action="store_true",
+                       help="do not append the run to bench/exercises_runs.jsonl")
+    run_p.add_argument("agent_flags", nargs="*",
+                       help="extra baseagent flags, after `--` (e.g. -- --prompt-profile full)")
+    conv = sub.add_parser("convert", help="write workspaces and a batch task file")
+    conv.add_argument("--out", type=Path, required=True)
+    conv.add_argument("--exercises-dir", type=Path, default=EXERCISES)
+    conv.add_argument("--only", default="")
+    sub.add_parser("report", help="rewrite EXERCISES_RESULTS.md from the recorded runs")
+    args = parser.parse_args(argv)
+
+    if args.command == "report":
+        RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        return 0
+    only = [n for n in args.only.split(",") if n]
+    exercises = load_exercises(args.exercises_dir, only)
+    if args.command == "convert":
+        print(convert(exercises, args.out))
+        return 0
+
+    rows = [r for r in args.rows.split(",") if r]
+    unknown = sorted(set(rows) - set(ROWS))
+    if unknown:
+        parser.error(f"unknown rows: {', '.join(unknown)}")
+    work = args.work or Path(tempfile.mkdtemp(prefix="baseagent-exercises-"))
+    work.mkdir(parents=True, exist_ok=True)
+
+    def log(message: str) -> None:
+        print(f"[{_dt.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+    log(f"work directory: {work}")
+    run = Run(started=f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M}", commit=_commit(),
+              model=args.model, server="", load=_load(), note=args.note,
+              extra=list(args.agent_flags),
+              exercises="dev" if args.exercises_dir.resolve() == EXERCISES.resolve()
+              else str(args.exercises_dir))
+    if only:
+        run.exercises += f" ({len(exercises)} of them)"
+
+    def measure(api_base: str) -> None:
+        for row in rows:
+            started = time.monotonic()
+            if row == "agent":
+                results = run_agent(exercises, args.model, api_base, work, run.extra, log)
+            elif row == "alone":
+                results = run_alone(exercises, args.model, api_base, work, log)
+            else:
+                results = run_mini(row, exercises, args.model, api_base, work, log)
+            run.rows[row] = [asdict(r) for r in results]
+            log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
+
+    if args.api_base:
+        run.server = args.api_base
+        measure(args.api_base)
+    else:
+        from local_server import WHEEL, serve
+
+        gguf = _local_model_path(args.local_model)
+        run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {CONTEXT} -np 1) "
+                      f"with {gguf.name}")
+        with serve(gguf, work / "server.log", CONTEXT) as api_base:
+            measure(api_base)
+    if not args.no_record:
+        append_run(run)
+        RESULTS.write_text(render(load_runs()), encoding="utf-8")
+    print(json.dumps({row: _solved(results) for row, results in run.rows.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

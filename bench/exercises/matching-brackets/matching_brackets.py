@@ -1,0 +1,2 @@
+def is_paired(input_string):
+    pass

@@ -1,0 +1,10 @@
+def equilateral(sides):
+    pass
+
+
+def isosceles(sides):
+    pass
+
+
+def scalene(sides):
+    pass
