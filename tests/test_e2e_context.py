@@ -60,7 +60,9 @@ def worker(steps: int, summary_step: Callable[[int], dict] | None = None, chatte
             return {"content": text}
         if state["work"] < steps:
             state["work"] += 1
-            return {"content": ("Looking at the next chunk. " * chatter)[:chatter],
+            # varied, as a model's text is (a sentence repeated would be cut as a runaway)
+            text = "".join(f"Looking at chunk {state['work']}.{i}. " for i in range(chatter))
+            return {"content": text[:chatter],
                     "tool_calls": [{"name": "shell",
                                     "arguments": {"command": chunk_command(state["work"])}}]}
         return {"content": f"Done: surveyed {state['work']} chunks."}

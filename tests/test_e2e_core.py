@@ -250,8 +250,10 @@ def test_usage_is_estimated_when_the_provider_reports_none(scripted_server, work
 
 
 def test_an_answer_cut_off_by_the_provider_is_not_a_success(scripted_server, workspace, home):
-    """finish_reason "length" (the output token limit) fails the turn; exit 1, not 0."""
-    server = scripted_server([{"content": "Here is the fix: first change", "finish_reason": "length"}])
+    """finish_reason "length" (the output token limit) is not an answer: the model is told
+    and answers again; cut off three times in a row, the turn fails (exit 1, not 0)."""
+    cut = {"content": "Here is the fix: first change", "finish_reason": "length"}
+    server = scripted_server([cut, cut, cut])
     run = run_agent(["--instruction", "fix it"], cwd=workspace, home=home,
                     api_base=server.api_base)
     assert run.returncode == 1, run.stderr
@@ -259,3 +261,4 @@ def test_an_answer_cut_off_by_the_provider_is_not_a_success(scripted_server, wor
     assert len(failed) == 1 and "cut off at the output token limit" in failed[0]["error"]["message"]
     assert not run.of_type("turn.completed")
     assert run.completed_items("agent_message")[0]["text"] == "Here is the fix: first change"
+    assert "cut off at the output limit" in server.requests[1]["messages"][-1]["content"]

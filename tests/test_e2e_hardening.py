@@ -2,6 +2,8 @@
 arguments, unusable session directories, torn records, runaway output."""
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from helpers import run_agent
@@ -38,7 +40,9 @@ def test_oversized_tool_arguments_are_refused_and_not_resent(scripted_server, wo
                                                             home):
     from baseagent.tools.registry import MAX_ARGUMENT_CHARS
 
-    big = "x" * (MAX_ARGUMENT_CHARS + 10)
+    # varied text (one character repeated would be cut as a runaway reply, llm/repetition.py)
+    big = "".join(hashlib.sha256(str(i).encode()).hexdigest()
+                  for i in range(MAX_ARGUMENT_CHARS // 64 + 1))
     server = scripted_server([{"tool_calls": [write("big.txt", big)]},
                               {"content": "done"}, {"content": "verified"}])
     run = run_agent(["-i", "write a big file"], cwd=workspace, home=home,

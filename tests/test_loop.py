@@ -164,15 +164,29 @@ def test_streamed_items_are_closed_when_the_call_fails(tmp_path):
     assert isinstance(rec.events[-1], ev.TurnFailed)
 
 
-@pytest.mark.parametrize("reason,status,words", [
-    ("length", "limit", "cut off at the output token limit"),
-    ("content_filter", "failed", "content filter"),
-])
-def test_a_cut_off_answer_is_not_a_success(tmp_path, reason, status, words):
-    loop, _, rec = make_loop(tmp_path, [{"content": "Half an ans", "finish_reason": reason}])
+def test_a_filtered_answer_ends_the_turn(tmp_path):
+    loop, _, rec = make_loop(tmp_path, [{"content": "Half an ans",
+                                         "finish_reason": "content_filter"}])
     outcome = loop.run_turn("x")
-    assert outcome.status == status and words in outcome.error
+    assert outcome.status == "failed" and "content filter" in outcome.error
     assert isinstance(rec.events[-1], ev.TurnFailed)
+
+
+def test_a_cut_off_answer_gets_a_note_then_the_turn_goes_on(tmp_path):
+    loop, client, _ = make_loop(tmp_path, [{"content": "Half an ans", "finish_reason": "length"},
+                                           {"content": "Short answer."}], verify=False)
+    outcome = loop.run_turn("x")
+    assert outcome.status == "completed" and outcome.final_message == "Short answer."
+    assert "cut off at the output limit" in client.requests[1][-1]["content"]
+    assert client.requests[1][-2] == {"role": "assistant", "content": "Half an ans"}
+
+
+def test_answers_cut_off_again_and_again_end_the_turn_at_the_limit(tmp_path):
+    loop, client, rec = make_loop(tmp_path, [{"content": "Half", "finish_reason": "length"}] * 3)
+    outcome = loop.run_turn("x")
+    assert outcome.status == "limit" and "cut off at the output token limit 3 times" \
+        in outcome.error
+    assert len(client.requests) == 3 and isinstance(rec.events[-1], ev.TurnFailed)
 
 
 def test_final_check_gets_one_correction_round(tmp_path):

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from baseagent.llm.errors import ContextOverflowError, ModelError, ModelInterrupted
-from baseagent.llm.retry import (MAX_HINT_SECONDS, EmptyResponse, StreamBroken, Verdict,
+from baseagent.llm.retry import (MAX_HINT_SECONDS, StreamBroken, Verdict,
                                  backoff_delay, classify, describe, failure_message,
                                  provider_message, retry_hint)
 from baseagent.testing.script import MALFORMED_PAYLOAD, WIRE_FAULT_TEXT, ScriptError
@@ -197,7 +197,6 @@ def test_messages_are_one_clean_line(litellm, scripted_server):
     ({"fault": "malformed"}, "stream error: "),
     ({"fault": "empty"}, "stream ended early"),
     ({"fault": "empty", "shape": "done"}, "stream ended early"),
-    ({"fault": "empty", "shape": "no_content"}, "empty response"),
     # no headers within the idle timeout: litellm says "408 Timeout", a status nobody sent
     ({"content": "late", "delay": 3}, "no answer from http://127.0.0.1:"),
     ({"fault": "status", "status": 503}, "503 ServiceUnavailableError"),
@@ -217,6 +216,17 @@ def test_client_retries_fault_then_succeeds(scripted_server, fault, reason):
     # the retried stream restarted its text: no attempt's text was appended to another's
     assert progress[-1] == ANSWER and all(ANSWER.startswith(p) for p in progress if p)
     assert client.totals.output_tokens > 0  # usage of the successful attempt only
+
+
+def test_empty_answer_with_a_finish_reason_is_the_models_not_retried(scripted_server):
+    """A stream that finished (finish_reason stop) with nothing in it is the model's answer:
+    resending the same request at temperature 0 would get the same nothing, so the client
+    hands the empty turn to the loop (which tells the model what is expected)."""
+    server = scripted_server([{"fault": "empty", "shape": "no_content"}, {"content": ANSWER}])
+    client = make_client(server)
+    turn = client.complete(USER)
+    assert turn.text == "" and turn.tool_calls == [] and turn.finish_reason == "stop"
+    assert len(server.requests) == 1 and client.notices == []
 
 
 def test_partial_text_is_replaced_not_duplicated(scripted_server):
@@ -331,7 +341,6 @@ def test_client_gives_up_on_a_stall_the_transport_misses(scripted_server, monkey
 
 def test_stream_errors_are_retryable_types():
     assert classify(StreamBroken("x")) is Verdict.RETRY
-    assert classify(EmptyResponse("x")) is Verdict.RETRY
 
 
 # -- the fault modes on the wire --------------------------------------------------------------

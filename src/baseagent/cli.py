@@ -85,6 +85,8 @@ _DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help=
 _TOOL_CHOICE = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool.")
 _SYSTEM_PROMPT_FILE = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text.")
 _APPEND_SYSTEM_PROMPT = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt.")
+_OSS = typer.Option(False, "--oss", help="Use a local model server: Ollama at http://localhost:11434 unless --api-base names another (LM Studio, llama-server); model openai/<oss_model> [qwen2.5-coder:7b] unless --model.")
+_PROMPT_PROFILE = typer.Option(None, "--prompt-profile", metavar="auto|full|compact", help="full: the whole prompt and every tool; compact: short prompt, shell/read_file/write_file, whole-file edits; auto (default): compact for local models.")
 
 
 def _settings(config: Optional[Path], **flags: object) -> "Settings":
@@ -113,7 +115,8 @@ def read_instruction(instruction: Optional[str]) -> str:
 # Run options that the main command and `batch` share, passed to Settings under their names.
 _SHARED_RUN_OPTIONS = ("model", "api_base", "max_iterations", "cost_limit", "temperature",
                        "max_tokens", "context_window", "sandbox", "reasoning_effort",
-                       "tool_choice", "system_prompt_file", "append_system_prompt")
+                       "tool_choice", "system_prompt_file", "append_system_prompt",
+                       "prompt_profile")
 
 
 def _run_flags(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,6 +126,7 @@ def _run_flags(params: Mapping[str, Any]) -> dict[str, Any]:
         **{name: params.get(name) for name in _SHARED_RUN_OPTIONS},
         "sandbox_network": True if params.get("sandbox_network") else None,
         "verify": False if params.get("no_verify") else None,
+        "oss": True if params.get("oss") else None,
         "enabled_toolsets": _names(params.get("tools")),
         "disabled_toolsets": _names(params.get("disable_tools")),
     }
@@ -167,6 +171,8 @@ def main_command(
     tool_choice: Optional[str] = _TOOL_CHOICE,
     system_prompt_file: Optional[Path] = _SYSTEM_PROMPT_FILE,
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
+    oss: bool = _OSS,
+    prompt_profile: Optional[str] = _PROMPT_PROFILE,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -497,6 +503,8 @@ def batch_command(
     tool_choice: Optional[str] = _TOOL_CHOICE,
     system_prompt_file: Optional[Path] = _SYSTEM_PROMPT_FILE,
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
+    oss: bool = _OSS,
+    prompt_profile: Optional[str] = _PROMPT_PROFILE,
     no_verify: bool = _NO_VERIFY,
     config: Optional[Path] = _CONFIG,
 ) -> None:

@@ -68,6 +68,8 @@ Options:
   --dangerously-bypass-approvals-and-sandbox  sandbox danger-full-access
   --ephemeral                   do not write a session record
   --no-verify                   skip the self-verification step
+  --oss                         a local model server (Ollama at localhost:11434 unless
+                                -c openai_base_url=...); see `baseagent --help`
   -h, --help                    show this help
 """
 
@@ -205,6 +207,7 @@ OPTIONS: dict[str, tuple[bool, Callable[[ExecRequest, str | None], None]]] = {
     "--yolo": (False, _set("sandbox", "danger-full-access")),
     "--ephemeral": (False, _set("record_session", False)),
     "--no-verify": (False, _set("verify", False)),
+    "--oss": (False, _set("oss", True)),
     "--last": (False, _last),
     "--color": (True, _nothing),  # output style follows the terminal check
     # Sent by the SDK for thread options baseagent has no use for: accepted, noted.

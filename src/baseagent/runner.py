@@ -51,7 +51,7 @@ def check_model_string(settings: Settings) -> None:
     from baseagent.errors import ConfigError
     from baseagent.llm.preflight import preflight
 
-    problem = preflight(settings.model, settings.api_key, os.environ)
+    problem = preflight(settings.model, settings.request_api_key(), os.environ)
     if problem is not None:
         raise ConfigError(problem)
 

@@ -19,6 +19,12 @@ DEFAULT_MODEL = "openai/gpt-4.1"
 # that compaction starts before most real models would overflow.
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_OUTPUT_TOKENS = 8_192
+# --oss: a local OpenAI-compatible server (Ollama's, by default) and the model asked of it.
+OSS_API_BASE = "http://localhost:11434/v1"
+DEFAULT_OSS_MODEL = "qwen2.5-coder:7b"
+# What --oss sends as the API key when none is set: local servers ignore it, and the OpenAI
+# client refuses to send a request without one. Not a secret (never redacted).
+OSS_PLACEHOLDER_KEY = "local-server-no-key"
 # Names of environment variables that shell commands do not inherit: the shell tool's own
 # list (fnmatch, case-insensitive), so there is one definition of what a secret looks like.
 DEFAULT_ENV_STRIP = list(DEFAULT_STRIP_PATTERNS)
@@ -55,6 +61,14 @@ class Settings(BaseModel):
     reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = Field(
         None, description="Reasoning effort asked of reasoning models (litellm maps it per "
                           "provider: OpenAI's reasoning_effort, Anthropic's thinking budget)")
+    oss: bool = Field(False, description="Use a local model server (Ollama by default; "
+                                         "LM Studio or llama-server with api_base)")
+    oss_model: str = Field(DEFAULT_OSS_MODEL, description="The model --oss asks for when "
+                                                          "no model is given")
+    prompt_profile: Literal["auto", "full", "compact"] = Field(
+        "auto", description="full: the whole prompt and every tool; compact: a short prompt, "
+                            "three tools, whole-file edits (small local models); auto: "
+                            "compact for local models")
     tool_call_parser: Literal["auto", "native", "text"] = Field(
         "auto", description="Where tool calls come from: native = the provider's tool calls "
                             "only; text = also calls written in the answer's text (local "
@@ -112,6 +126,10 @@ class Settings(BaseModel):
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
     record_session: bool = True
 
+    def request_api_key(self) -> str | None:
+        """The key requests carry: api_key, or with --oss and none set, a placeholder."""
+        return self.api_key or (OSS_PLACEHOLDER_KEY if self.oss else None)
+
     @field_validator("cwd", "session_dir", mode="after")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
@@ -137,6 +155,18 @@ class Settings(BaseModel):
         for name in value:
             check_source_name(name)
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _oss_defaults(cls, data: object) -> object:
+        """--oss fills in what was not given: the local server's API base and the local
+        model (`openai/` + oss_model: the server speaks OpenAI's chat completions)."""
+        if not isinstance(data, dict) or str(data.get("oss")).lower() not in ("true", "1"):
+            return data
+        filled = dict(data)
+        filled.setdefault("api_base", OSS_API_BASE)
+        filled.setdefault("model", "openai/" + str(filled.get("oss_model") or DEFAULT_OSS_MODEL))
+        return filled
 
     @model_validator(mode="after")
     def _one_system_prompt(self) -> "Settings":

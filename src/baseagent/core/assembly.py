@@ -29,6 +29,7 @@ from baseagent.errors import ConfigError, InputError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
+from baseagent.prompts.profiles import PromptProfile, choose
 from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
@@ -57,6 +58,7 @@ class Prepared:
     sources: ToolSources = field(default_factory=ToolSources)
     system_prompt: str = ""
     tool_choice: str | None = None
+    profile: PromptProfile = field(default_factory=lambda: choose("full", ""))
 
 
 @dataclass
@@ -86,7 +88,8 @@ def prepare(settings: Settings, *, env: Mapping[str, str],
     """
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
-    fixed = select_tools(settings, tools)
+    profile = profile_of(settings)
+    fixed = select_tools(settings, tools, profile)
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
         if tool.name in taken:
@@ -102,16 +105,23 @@ def prepare(settings: Settings, *, env: Mapping[str, str],
     return Prepared(
         settings=settings,
         thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
-        resumed=resume, registry=ToolRegistry(fixed),
+        resumed=resume, registry=ToolRegistry(fixed, shape=profile.shape),
         history=list(resume.history) if resume is not None else [],
         redactor=Redactor.from_environment(env, settings.env_strip,
                                            [settings.api_key, *secrets]),
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
-        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed),
-        tool_choice=choice)
+        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile),
+        tool_choice=choice, profile=profile)
 
 
-def select_tools(settings: Settings, extra: Sequence[Any] = ()) -> list[Tool]:
+def profile_of(settings: Settings) -> PromptProfile:
+    """The run's prompt profile (prompts/profiles.py): the setting, or, on auto, compact for
+    a model served on this machine."""
+    return choose(settings.prompt_profile, settings.model, settings.oss)
+
+
+def select_tools(settings: Settings, extra: Sequence[Any] = (),
+                 profile: PromptProfile | None = None) -> list[Tool]:
     """The run's fixed tools, in their stable order (the tool list is part of the cached
     prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
@@ -120,7 +130,10 @@ def select_tools(settings: Settings, extra: Sequence[Any] = ()) -> list[Tool]:
     from baseagent.tools.python_tool import as_tool
     from baseagent.tools.toolsets import builtin_names
 
-    chosen = builtin_tools(builtin_names(settings.enabled_toolsets, settings.disabled_toolsets))
+    enabled = settings.enabled_toolsets
+    if enabled is None and profile is not None and profile.tools is not None:
+        enabled = list(profile.tools)  # the profile's tools, unless the user named some
+    chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets))
     if settings.delegate:
         from baseagent.core.delegation import delegate_tool
 
@@ -178,7 +191,8 @@ def settle_tools(prepared: Prepared, cancelled: Callable[[], bool]) -> list[str]
         return []
     notices = prepared.sources.wait(cancelled)
     taken = {t.name for t in prepared.tools}
-    prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)])
+    prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)],
+                                     shape=prepared.profile.shape)
     choice = prepared.tool_choice
     if choice is not None and not _is_mode(choice) and \
             choice not in {t.name for t in prepared.registry.tools()}:
@@ -194,12 +208,15 @@ def _is_mode(choice: str) -> bool:
     return choice in TOOL_CHOICE_MODES
 
 
-def system_prompt(settings: Settings, tools: Sequence[Tool]) -> str:
+def system_prompt(settings: Settings, tools: Sequence[Tool],
+                  profile: PromptProfile | None = None) -> str:
     """The system prompt: the built-in one (or system_prompt / system_prompt_file), then
     append_system_prompt (text, or @FILE). Read once, here, so every request of the thread
     sends the same bytes; an unreadable file is a ConfigError before anything runs."""
-    from baseagent.prompts.system import SYSTEM_PROMPT, compose_system_prompt
+    from baseagent.prompts.system import compose_system_prompt
     from baseagent.tools.registry import DEFAULT_TOOLS
+
+    profile = profile or profile_of(settings)
 
     base = settings.system_prompt
     if settings.system_prompt_file is not None:
@@ -208,8 +225,10 @@ def system_prompt(settings: Settings, tools: Sequence[Tool]) -> str:
     if append is not None and append.startswith("@"):
         append = _read_prompt_file(Path(append[1:]), "append_system_prompt")
     builtins = [t.name for t in tools if t.name in DEFAULT_TOOLS]
-    restricted = None if base is not None or builtins == list(DEFAULT_TOOLS) else builtins
-    return compose_system_prompt(SYSTEM_PROMPT if base is None else base, append, restricted)
+    expected = list(profile.tools or DEFAULT_TOOLS)
+    restricted = None if base is not None or builtins == expected else builtins
+    return compose_system_prompt(profile.system_prompt if base is None else base, append,
+                                 restricted)
 
 
 def _read_prompt_file(path: Path, key: str) -> str:
@@ -245,7 +264,7 @@ def preflight(settings: Settings, env: Mapping[str, str]) -> None:
     a ConfigError at once, before the slow import starts (llm/preflight.py)."""
     from baseagent.llm.preflight import preflight as check
 
-    problem = check(settings.model, settings.api_key, env)
+    problem = check(settings.model, settings.request_api_key(), env)
     if problem is not None:
         raise ConfigError(problem)
 
@@ -257,7 +276,11 @@ def check_model(settings: Settings) -> None:
     from baseagent.llm.errors import ConfigurationError
 
     try:
-        llm.check_model(settings.model, settings.api_base, settings.api_key)
+        llm.check_model(settings.model, settings.api_base, settings.request_api_key())
+        if settings.oss and settings.api_base:
+            from baseagent.llm.local_server import check_local_server
+
+            check_local_server(settings.api_base, settings.model)
     except ConfigurationError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -278,7 +301,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         if callable(bind):
             bind(cancelled)
     else:
-        client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled)
+        client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled,
+                               settings.max_tokens or limits(settings, litellm_limits=True)[1])
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     litellm_limits = model_client is None
@@ -301,7 +325,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 session=session, context=context, cancelled=cancelled,
                 cancel_reason=cancel_reason, thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice)
+                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
 
@@ -328,7 +352,7 @@ def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequen
     iteration limit; the parent's client, workspace, sandbox and cancellation (through
     `tool_context`), with compaction for the same model. No verification round (the parent
     judges the answer) and no session record of its own (its items are in the parent's)."""
-    registry = ToolRegistry(tools)
+    registry = ToolRegistry(tools, shape=profile_of(settings).shape)
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
                 history=opening_messages(tool_context.cwd, shell),
                 max_iterations=max_iterations, verify=False,
@@ -366,14 +390,28 @@ def record_usage(session: SessionRecorder, totals: UsageTotals) -> None:
     session.usage(**totals.as_record())
 
 
+def limits(settings: Settings, litellm_limits: bool) -> tuple[int, int]:
+    """(context window, output cap) of the run's model: the settings, else what litellm
+    knows of the model (`litellm_limits`), else the documented defaults."""
+    if litellm_limits:
+        from baseagent.llm.client import model_limits
+
+        return model_limits(settings.model, settings.context_window, settings.max_tokens,
+                            DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS)
+    window = settings.context_window or DEFAULT_CONTEXT_WINDOW
+    return window, min(settings.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS, window // 4)
+
+
 def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], None],
-                  cancelled: Callable[[], bool]) -> ModelClientProtocol:
+                  cancelled: Callable[[], bool], max_tokens: int) -> ModelClientProtocol:
+    """The litellm client. Every request carries `max_tokens`, the run's output cap: a
+    model stuck in a loop stops there instead of writing until the task's timeout."""
     from baseagent.core.caching import prompt_cache_params
     from baseagent.llm.client import ModelClient
 
     return ModelClient(
-        model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
-        temperature=settings.temperature, max_tokens=settings.max_tokens,
+        model=settings.model, api_base=settings.api_base, api_key=settings.request_api_key(),
+        temperature=settings.temperature, max_tokens=max_tokens,
         max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
         retry_max_delay=settings.retry_max_delay,
         retry_backoff_factor=settings.retry_backoff_factor,
@@ -392,15 +430,7 @@ def _compactor(settings: Settings, client: ModelClientProtocol, registry: ToolRe
     from baseagent.core.compaction import Budget, Compactor
     from baseagent.core.tokens import TokenCounter
 
-    if litellm_limits:
-        from baseagent.llm.client import model_limits
-
-        window, max_output = model_limits(settings.model, settings.context_window,
-                                          settings.max_tokens, DEFAULT_CONTEXT_WINDOW,
-                                          DEFAULT_MAX_OUTPUT_TOKENS)
-    else:
-        window = settings.context_window or DEFAULT_CONTEXT_WINDOW
-        max_output = min(settings.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS, window // 4)
+    window, max_output = limits(settings, litellm_limits)
     budget = Budget(window=window, max_output=max_output,
                     threshold=settings.compaction_threshold,
                     protect=settings.prune_protect_tokens, minimum=settings.prune_minimum_tokens)

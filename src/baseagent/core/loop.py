@@ -24,31 +24,48 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from baseagent.core.evidence import Evidence
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
+from baseagent.core.prose_code import file_blocks, without_blocks
+from baseagent.core.repeats import RepeatedFailures
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
 from baseagent.output import notes
 from baseagent.output.emitter import Emitter
+from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
+                                      STUMBLE_PROMPTS)
 from baseagent.tools.base import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
 
 # Streaming text updates are throttled: consumers need liveness, not one event per token.
 STREAM_UPDATE_INTERVAL_S = 0.05
+# Each item.updated carries the whole text so far, so an update goes out only once the
+# text has grown by this factor since the last one: the bytes one message puts in the JSONL
+# (and the record) stay under ~6x its length instead of growing with its square.
+STREAM_TEXT_GROWTH = 1.25
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3
-# Finish reasons that mean the answer is not the model's whole answer.
-CUT_OFF_REASONS = {
-    "length": "the model's answer was cut off at the output token limit (finish_reason "
-              "'length'); raise --max-tokens or ask for a shorter answer",
-    "content_filter": "the provider's content filter stopped the model's answer "
-                      "(finish_reason 'content_filter')",
+# A finish reason that ends the turn: the provider refused to go on.
+FILTERED = ("the provider's content filter stopped the model's answer "
+            "(finish_reason 'content_filter')")
+# Replies that are not answers (empty, cut off, repeating, an unreadable call) in a row
+# that each get a note telling the model what is expected; one more ends the turn.
+MAX_STUMBLES = 2
+STUMBLE_ENDINGS = {
+    "empty": "the model returned empty replies (no text, no tool call) {n} times in a row",
+    "repetition": "the model's replies kept repeating themselves ({n} times in a row)",
+    "length": "the model's replies were cut off at the output token limit {n} times in a "
+              "row (finish_reason 'length'); raise --max-tokens or ask for shorter answers",
+    "malformed": "the model wrote tool calls that could not be read {n} times in a row",
 }
+# What an answer with code for a file and no tool call leads to (core/prose_code.py).
+ProseCode = Literal["apply", "tell", "off"]
 
 Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
 
@@ -142,6 +159,13 @@ class _TurnState:
     correcting: bool = False
     steps: int = 0
     cost_before: float = 0.0  # the thread's cost when the turn (or its continuation) began
+    # What the answer can rest on (edits, commands after them), and whether the one extra
+    # round asking for it was spent.
+    evidence: Evidence = field(default_factory=Evidence)
+    evidence_asked: bool = False
+    stumbles: int = 0  # replies in a row that were not answers
+    told_prose_code: bool = False
+    repeats: RepeatedFailures = field(default_factory=RepeatedFailures)
 
 
 class Loop:
@@ -152,7 +176,7 @@ class Loop:
                  cancelled: Callable[[], bool] = lambda: False,
                  cancel_reason: Callable[[], str] = lambda: "interrupted",
                  thread_id: str = "", paused: Paused | None = None,
-                 tool_choice: str | None = None) -> None:
+                 tool_choice: str | None = None, prose_code: ProseCode = "apply") -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -171,6 +195,7 @@ class Loop:
         self._state: _TurnState | None = None
         self._turn_items = _TurnItems(emitter)
         self.tool_choice = tool_choice
+        self.prose_code = prose_code
         self._tool_called = False
 
     @property
@@ -187,7 +212,9 @@ class Loop:
             turn = TurnInput(turn)
         if self.paused is not None:
             raise RuntimeError("the turn is waiting for tool outputs: continue_turn() first")
-        self._state = _TurnState(turn, turn_id=str(uuid.uuid4()), verified=not self.verify)
+        self._state = _TurnState(turn, turn_id=str(uuid.uuid4()), verified=not self.verify,
+                                 evidence=Evidence.for_turn(turn.text, self._repository_notes()),
+                                 evidence_asked=not self.verify)
         self._open(continued=False)
         self._append({"role": "user", "content": turn.message_content})
         self._budget = CallBudget(self.max_iterations)
@@ -204,7 +231,10 @@ class Loop:
         state = self._state
         if state is None or state.turn_id != paused.turn_id:  # paused in another process
             state = _TurnState(TurnInput(paused.instruction), paused.turn_id, paused.verified,
-                               steps=paused.steps)
+                               steps=paused.steps,
+                               evidence=Evidence.for_turn(paused.instruction,
+                                                          self._repository_notes()),
+                               evidence_asked=not self.verify)
             self._state = state
         for call in paused.calls:
             self.emitter.reserve_item_id(call.item_id)
@@ -216,6 +246,16 @@ class Loop:
         self.paused = None
         self._record_paused(None)
         return self._close(self._work)
+
+    def _repository_notes(self) -> str:
+        """What the repository says about itself to the model (AGENTS.md, in the opening
+        environment context), where a test command may be named."""
+        for message in self.history[:3]:
+            content = message.get("content")
+            if message.get("role") == "user" and isinstance(content, str) \
+                    and "<INSTRUCTIONS>" in content:
+                return content
+        return ""
 
     def _open(self, continued: bool) -> None:
         state = self._state
@@ -246,8 +286,10 @@ class Loop:
             return self._fail("failed", str(exc))
         self.emitter.note(notes.TurnClosing(status="completed"))
         state = self._state
-        self.emitter.turn_completed(self.client.totals,
-                                    state.cost_before if state is not None else 0.0)
+        self.emitter.turn_completed(
+            self.client.totals, state.cost_before if state is not None else 0.0,
+            verification=state.evidence.summary() if state is not None and self.verify
+            else None)
         return TurnOutcome("completed", final_message=final)
 
     def _fail(self, status: Status, message: str) -> TurnOutcome:
@@ -283,25 +325,72 @@ class Loop:
 
     def _until_answer(self) -> str:
         """Step until the model answers without tool calls (after one verification round
-        unless the turn is already verified); returns that answer."""
+        unless the turn is already verified, and one more when the answer lacks evidence);
+        returns that answer. A reply that is not an answer (empty, cut off, repeating, an
+        unreadable call, code left in the text) is met with a note saying what is expected,
+        never taken as the answer and never resent as it was."""
         state = self._state
         assert state is not None
         while True:
             turn = self._step()
             if turn.tool_calls:
+                state.stumbles = 0
                 continue
-            if turn.finish_reason in CUT_OFF_REASONS:
-                raise TurnEnded("limit" if turn.finish_reason == "length" else "failed",
-                                CUT_OFF_REASONS[turn.finish_reason])
+            if turn.finish_reason == "content_filter":
+                raise TurnEnded("failed", FILTERED)
+            stumble = _stumble(turn)
+            if stumble is not None:
+                self._recover(stumble, turn)
+                continue
+            state.stumbles = 0
+            if self._tell_prose_code(turn):
+                continue
             if not state.verified:
                 state.verified = True
                 # The plan is checked when it is this turn's: an older turn's plan may be
                 # about another task.
                 plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
-                reminder = verification_reminder(state.input.text, plan)
+                reminder = verification_reminder(state.input.text, plan,
+                                                 state.evidence.missing())
                 self._append({"role": "user", "content": reminder})
                 continue
-            return turn.text
+            missing = state.evidence.missing()
+            if missing is not None and not state.evidence_asked:
+                state.evidence_asked = True
+                self._append({"role": "user",
+                              "content": EVIDENCE_PROMPT.format(missing=missing)})
+                continue
+            note = state.evidence.tests_note()
+            return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
+
+    def _recover(self, stumble: str, turn: ModelTurn) -> None:
+        """A reply that was not an answer: a note to the model, or the end of the turn when
+        it keeps happening."""
+        state = self._state
+        assert state is not None
+        state.stumbles += 1
+        if state.stumbles > MAX_STUMBLES:
+            raise TurnEnded("limit" if stumble == "length" else "failed",
+                            STUMBLE_ENDINGS[stumble].format(n=state.stumbles))
+        details = "; ".join(turn.malformed_calls)
+        self._append({"role": "user",
+                      "content": STUMBLE_PROMPTS[stumble].format(details=details)})
+
+    def _tell_prose_code(self, turn: ModelTurn) -> bool:
+        """An answer holding code for a file that no tool wrote, when the run tells the
+        model rather than writing it (prose_code "tell"): once a turn."""
+        state = self._state
+        assert state is not None
+        if self.prose_code != "tell" or state.told_prose_code:
+            return False
+        blocks = [b for b in file_blocks(turn.text, self.tool_context.cwd, state.input.text)
+                  if _differs(self.tool_context.cwd / b.path, b.content)]
+        if not blocks:
+            return False
+        state.told_prose_code = True
+        self._append({"role": "user", "content": PROSE_CODE_TELL.format(
+            paths=", ".join(b.path for b in blocks))})
+        return True
 
     def _step(self) -> ModelTurn:
         """One observe → think → act round; returns what the model said."""
@@ -327,7 +416,7 @@ class Loop:
 
     def _think(self) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives."""
-        stream = _StreamItems(self.emitter)
+        stream = _StreamItems(self.emitter, hold_calls=bool(self.registry.specs()))
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
                 messages, estimate = self.context.prepare(self.history)
@@ -343,6 +432,8 @@ class Loop:
         except BaseException:
             stream.abandon()
             raise
+        self._repair_arguments(turn)
+        self._apply_prose_code(turn)
         stream.finish(turn.text, turn.reasoning)
         for call in turn.tool_calls:
             if not call.id:
@@ -351,8 +442,37 @@ class Loop:
             text=turn.text, finish_reason=turn.finish_reason,
             tool_calls=[notes.NoteToolCall(id=c.id, name=c.name, arguments=c.arguments)
                         for c in turn.tool_calls]))
-        self._append(_history_message(turn))
+        if _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
+            self._append(_history_message(turn))
         return turn
+
+    def _repair_arguments(self, turn: ModelTurn) -> None:
+        """Arguments that are not valid JSON but can be read with the tool's schema are
+        replaced by the strict form (in the history too), and the result says so."""
+        for call in turn.tool_calls:
+            repaired = self.registry.repair(call.name, call.arguments)
+            if repaired is not None:
+                call.arguments, call.note = repaired
+
+    def _apply_prose_code(self, turn: ModelTurn) -> None:
+        """An answer with no tool call that holds a file's whole new content in a code block
+        (core/prose_code.py) becomes write_file calls, when the run writes such code
+        (prose_code "apply") and has write_file. Each call's result says what happened."""
+        state = self._state
+        if self.prose_code != "apply" or turn.tool_calls or _stumble(turn) is not None \
+                or state is None or self.registry.get("write_file") is None:
+            return
+        cwd = self.tool_context.cwd
+        blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
+                  if _differs(cwd / b.path, b.content)]
+        if not blocks:
+            return
+        turn.tool_calls = [ToolCall(
+            id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
+            arguments=json.dumps({"file_path": b.path, "content": b.content},
+                                 ensure_ascii=False),
+            note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
+        turn.text = without_blocks(turn.text, blocks)
 
     def _choice(self) -> dict[str, Any]:
         """The `tool_choice` of the next call, as a keyword (none at all when unset, so any
@@ -375,25 +495,61 @@ class Loop:
         to tools the caller runs wait until the others have run, then pause the turn."""
         handed_over: list[tuple[ToolCall, PreparedCall]] = []
         self._tool_called = True
+        state = self._state
+        assert state is not None
         for index, call in enumerate(calls):
             if self.cancelled():
                 self._not_run([c for c, _ in handed_over] + calls[index:])
                 raise RunInterrupted()
+            refusal = state.repeats.refusal(call.name, call.arguments)
+            if refusal is not None:
+                self._refuse(call, refusal)
+                if state.repeats.exhausted():
+                    self._not_run([c for c, _ in handed_over] + calls[index + 1:],
+                                  "the turn ended")
+                    raise TurnEnded("failed", "the model kept repeating calls that had "
+                                              "failed the same way")
+                continue
             prepared = self.registry.prepare(call.name, call.arguments)
             if prepared.error is None and is_external(prepared.tool):
                 handed_over.append((call, prepared))
                 continue
             result = self._run_tool(call, prepared)
-            self._append(_tool_message(call.id, result.output))
+            self._append(_tool_message(call.id, self._observe(call, prepared, result)))
         if self.cancelled():
             self._not_run([c for c, _ in handed_over])
             raise RunInterrupted()
         if handed_over:
             raise ActionRequired([self._hand_over(c, p) for c, p in handed_over])
 
-    def _not_run(self, calls: list[ToolCall]) -> None:
+    def _not_run(self, calls: list[ToolCall], why: str = "the run was interrupted") -> None:
         for call in calls:
-            self._append(_tool_message(call.id, "Error: not run: the run was interrupted"))
+            self._append(_tool_message(call.id, f"Error: not run: {why}"))
+
+    def _refuse(self, call: ToolCall, refusal: str) -> None:
+        """A call that failed identically before is not run again: a failed item, a notice,
+        and the refusal as its result."""
+        prepared = PreparedCall(name=call.name, raw_arguments=call.arguments,
+                                error=refusal.removeprefix("Error: "))
+        self.emitter.notice(f"not running {call.name} again: the same call already failed "
+                            "the same way twice")
+        result = self._run_as_item(call, prepared)
+        self._append(_tool_message(call.id, result.output))
+
+    def _observe(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> str:
+        """Take note of a finished call (evidence, repeated failures) and return the text
+        its tool message carries: the output, and any note for the model."""
+        state = self._state
+        assert state is not None
+        if prepared.error is None:
+            state.evidence.saw(prepared.item_type, result.success, result.item)
+            if result.success and prepared.item_type == "file_change":
+                state.repeats.forget()  # files changed: earlier failures may not repeat
+        repeated = state.repeats.after(call.name, call.arguments, result.success,
+                                       result.output)
+        notes_for_model = [n for n in (repeated, call.note) if n]
+        return result.output + "".join(
+            n if n.startswith("\n") else f"\n\n{n}" for n in notes_for_model)
 
     def _run_tool(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         if prepared.error is None and prepared.item_type in TURN_SCOPED:
@@ -463,16 +619,31 @@ class Loop:
             self.session.message(message)
 
 
+# How a tool call written as text begins (llm/text_tool_calls.py): streamed text that starts
+# like this is not shown as an agent message until the answer is complete and the call
+# taken out of it, so no empty agent_message is left behind by a call.
+_CALL_OPENERS = ("```", "<tool_call>", "{", "[")
+
+
+def _may_be_call(text: str) -> bool:
+    head = text.lstrip()[:len("<tool_call>")]
+    return any(head.startswith(o) or o.startswith(head) for o in _CALL_OPENERS)
+
+
 class _StreamItems:
     """Turns streamed text into reasoning / agent_message item events, throttled.
 
     Every item it starts it also completes, whatever happens to the call: a consumer that
-    saw `item.started` must see `item.completed`, even when the call then fails."""
+    saw `item.started` must see `item.completed`, even when the call then fails. With
+    `hold_calls` (the request offered tools), text that starts like a tool call written as
+    text waits for the end of the answer."""
 
-    def __init__(self, emitter: Emitter) -> None:
+    def __init__(self, emitter: Emitter, hold_calls: bool = False) -> None:
         self.emitter = emitter
+        self.hold_calls = hold_calls
         self.ids: dict[str, str] = {}
         self.latest: dict[str, str] = {}
+        self.sent: dict[str, int] = {}  # length of the text the last event carried
         self.last_sent = 0.0
 
     def progress(self, text: str, reasoning: str) -> None:
@@ -481,11 +652,16 @@ class _StreamItems:
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
             if not value:
                 continue
+            if kind == "agent_message" and self.hold_calls and kind not in self.ids \
+                    and _may_be_call(value):
+                continue
             self.latest[kind] = value
             if kind not in self.ids:
                 self.ids[kind] = self.emitter.new_item_id()
+                self.sent[kind] = len(value)
                 self.emitter.emit(ev.ItemStarted(item=_text_item(kind, self.ids[kind], value)))
-            elif not throttled:
+            elif not throttled and len(value) >= self.sent.get(kind, 0) * STREAM_TEXT_GROWTH:
+                self.sent[kind] = len(value)
                 self.emitter.emit(ev.ItemUpdated(item=_text_item(kind, self.ids[kind], value)))
         if not throttled:
             self.last_sent = now
@@ -532,6 +708,35 @@ class _TurnItems:
         items, self.items = self.items, {}
         for item in items.values():
             self.emitter.emit(ev.ItemCompleted(item=item))
+
+
+def _stumble(turn: ModelTurn) -> str | None:
+    """Why a reply without tool calls is not an answer, or None when it is one."""
+    if turn.tool_calls:
+        return None
+    if turn.finish_reason == "repetition":
+        return "repetition"
+    if turn.malformed_calls:
+        return "malformed"
+    if not turn.text.strip():
+        return "empty"
+    if turn.finish_reason == "length":
+        return "length"
+    return None
+
+
+def _differs(path: Any, content: str) -> bool:
+    """Whether writing `content` would change the file (an answer that shows the file as
+    it already is, as a summary, changes nothing)."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+
+    def norm(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+
+    return norm(current) != norm(content)
 
 
 def _text_item(kind: str, item_id: str, text: str) -> ev.ThreadItem:

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from baseagent.prompts.system import PLAN_CHECK, PLAN_PREFIX, VERIFICATION_PROMPT
+from baseagent.prompts.system import (EVIDENCE_CHECK, PLAN_CHECK, PLAN_PREFIX,
+                                     VERIFICATION_PROMPT)
 from baseagent.tools.update_plan import NAME, RESULT, Args
 
 Message = dict[str, Any]
@@ -85,9 +86,13 @@ def open_steps(plan: Args | None) -> list[str]:
     return [f"- [{s.status}] {s.step}" for s in plan.plan if s.status != "completed"]
 
 
-def verification_reminder(instruction: str, plan: Args | None) -> str:
-    """The verification round's message: the instruction restated, and the plan's open steps
-    when it has any (the reminder is then a check of the plan too)."""
+def verification_reminder(instruction: str, plan: Args | None,
+                          missing: str | None = None) -> str:
+    """The verification round's message: the instruction restated, what the turn's evidence
+    lacks (core/evidence.py) when it lacks something, and the plan's open steps when it has
+    any (the reminder is then a check of the plan too)."""
     text = VERIFICATION_PROMPT.format(instruction=instruction)
+    if missing:
+        text += EVIDENCE_CHECK.format(missing=missing)
     steps = open_steps(plan)
     return text + PLAN_CHECK.format(steps="\n".join(steps)) if steps else text

@@ -221,7 +221,7 @@ class InteractiveSession:
             settings.model = model
         except ValueError as exc:
             raise ConfigError(f"invalid model {model!r}: {exc}") from None
-        problem = preflight(settings.model, settings.api_key, self.env)
+        problem = preflight(settings.model, settings.request_api_key(), self.env)
         if problem is not None:  # checked before the current agent is given up
             raise ConfigError(problem)
         self.open(settings, resume=self._as_resume(current), thread_id=current.thread_id)

@@ -18,11 +18,13 @@ from typing import Any, Callable
 from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, CostLimitError,
                                   ModelError, ModelInterrupted)
-from baseagent.llm.retry import (EmptyResponse, StreamBroken, StreamStalled, Verdict,
+from baseagent.llm.repetition import RepetitionGuard
+from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.reasoning import wire_messages
+from baseagent.llm.lenient_json import strict_form_hint
 from baseagent.llm.text_tool_calls import parse_tool_calls
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
@@ -43,6 +45,8 @@ _UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "alep
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Messages between the stream pump and the caller.
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
+# The finish reason of an answer cut because it repeated itself (llm/repetition.py).
+RUNAWAY_FINISH = "repetition"
 
 # Read by litellm at import time only (checked in 1.105.0): the price map comes from the
 # bundled file, never the network; logging stays quiet; and LITELLM_MODE other than "DEV"
@@ -272,13 +276,16 @@ class ModelClient:
             return turn
         parsed = parse_tool_calls(turn.text, tools)
         if not parsed.calls:
+            turn.malformed_calls = parsed.malformed
             return turn
         if not self._text_calls_noticed:
             self._text_calls_noticed = True
             self.on_notice(f"the model wrote {len(parsed.calls)} tool call(s) as text; running "
                            f"them as tool calls (tool_call_parser={mode}); further ones are "
                            "run without this notice")
-        turn.tool_calls = turn.tool_calls + [ToolCall(id="", name=c.name, arguments=c.arguments)
+        turn.tool_calls = turn.tool_calls + [ToolCall(
+            id="", name=c.name, arguments=c.arguments,
+            note=f"Note: {c.repair}. {strict_form_hint()}." if c.repair else "")
                                              for c in parsed.calls]
         turn.text = parsed.text
         return turn
@@ -355,6 +362,8 @@ class ModelClient:
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_obj: Any = None
+        guards: dict[Any, RepetitionGuard] = {}
+        streamed = 0  # characters of text (or, before any, reasoning) so far
         try:
             while True:
                 try:
@@ -386,11 +395,15 @@ class ModelClient:
                 delta = choice.delta
                 changed = False
                 if getattr(delta, "content", None):
+                    if not text:
+                        streamed = 0
                     text.append(delta.content)
+                    streamed += len(delta.content)
                     changed = True
                 piece = getattr(delta, "reasoning_content", None)
                 if piece:
                     reasoning.append(piece)
+                    streamed += 0 if text else len(piece)
                     changed = True
                 _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
                 for tc in getattr(delta, "tool_calls", None) or []:
@@ -400,14 +413,19 @@ class ModelClient:
                 if changed:
                     on_progress(scrub_surrogates("".join(text)),
                                 scrub_surrogates("".join(reasoning)))
+                if _runaway(guards, text, reasoning, calls, streamed):
+                    finish = RUNAWAY_FINISH  # cut here: the loop tells the model why
+                    usage_obj = None
+                    calls.clear()  # a call cut short must never run
+                    break
         finally:
             pump.abandon()
-        if finish is None or _provider_finish_missing(pump.stream):
+        if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
             raise StreamBroken("the stream ended before the model finished")
         full_text = scrub_surrogates("".join(text))
-        if not full_text.strip() and not calls:
-            raise EmptyResponse(f"the model returned no text and no tool call "
-                                f"(finish_reason={finish})")
+        # Nothing at all with a finish reason is the model's answer, not a transport fault:
+        # it comes back as an empty turn for the loop to answer (core/loop.py), never resent
+        # as it is (at temperature 0 the same request gets the same nothing).
         tool_calls = [ToolCall(id=c["id"] or f"call_{i}", name=c["name"],
                                arguments=scrub_surrogates(c["arguments"]))
                       for i, c in sorted(calls.items())]
@@ -460,6 +478,20 @@ def _cache_and_reasoning_tokens(usage_obj: Any) -> tuple[int, int, int]:
     written = (number(prompt_details, "cache_creation_tokens")
                or number(usage_obj, "cache_creation_input_tokens"))
     return cached, written, number(completion_details, "reasoning_tokens")
+
+
+def _runaway(guards: dict[Any, RepetitionGuard], text: list[str], reasoning: list[str],
+             calls: dict[int, dict[str, str]], streamed: int) -> bool:
+    """Whether the stream so far ends in a loop: in the arguments of the call being
+    written, else the text, else the reasoning (`streamed`: characters of the text, or of
+    the reasoning while there is no text). One guard per stream part."""
+    if calls:
+        index = max(calls)
+        arguments = calls[index]["arguments"]
+        guard = guards.setdefault(index, RepetitionGuard())
+        return guard.runaway(len(arguments), lambda: arguments)
+    guard = guards.setdefault("text" if text else "reasoning", RepetitionGuard())
+    return guard.runaway(streamed, lambda: "".join(text or reasoning))
 
 
 def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:

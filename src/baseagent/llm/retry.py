@@ -58,12 +58,6 @@ class StreamStalled(StreamBroken):
     reason = "stream stalled"
 
 
-class EmptyResponse(StreamBroken):
-    """The provider answered 200 with neither text nor tool calls: retry."""
-
-    reason = "empty response"
-
-
 @dataclass(frozen=True)
 class ConnectionProblem:
     """A request that never got an HTTP answer: where it went and why it failed.

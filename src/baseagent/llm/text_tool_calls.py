@@ -13,7 +13,12 @@ given as a JSON string are decoded):
   list parallel calls); an array runs only if every call in it is valid.
 
 A candidate becomes a call only if its tool is offered in this request and its arguments
-validate against that tool's JSON schema; anything else stays text and never runs.
+validate against that tool's JSON schema; anything else stays text and never runs. JSON
+with the slips small models make (unescaped quotes and newlines in strings, triple-quoted blocks,
+single quotes, trailing commas) is read leniently (llm/lenient_json.py) and the call says
+so in `repair`, for the tool result to tell the model. A candidate that names an offered
+tool but cannot be read at all is reported in `malformed`, so the loop can tell the model
+its call did not run instead of taking it for an answer.
 """
 from __future__ import annotations
 
@@ -31,14 +36,17 @@ _FENCED = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)\n[ \t]*```
 class TextCall:
     name: str
     arguments: str  # JSON text of the arguments object
+    repair: str = ""  # how its JSON was repaired ("" when it was strict JSON)
 
 
 @dataclass
 class ParsedText:
-    """The calls found in a text, and the text that is left once they are taken out."""
+    """The calls found in a text, and the text that is left once they are taken out;
+    `malformed`: one line per would-be call to an offered tool that could not be read."""
 
     calls: list[TextCall] = field(default_factory=list)
     text: str = ""
+    malformed: list[str] = field(default_factory=list)
 
 
 def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None) -> ParsedText:
@@ -47,24 +55,25 @@ def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None) -> ParsedTex
     schemas = _schemas(tools)
     if not text or not schemas:
         return ParsedText(text=text)
+    malformed: list[str] = []
     for pattern in (_TAGGED, _FENCED):
         spans: list[tuple[int, int]] = []
         calls: list[TextCall] = []
         for match in pattern.finditer(text):
-            call = _call(match.group(1), schemas)
+            call = _call(match.group(1), schemas, malformed)
             if call is not None:
                 calls.append(call)
                 spans.append(match.span())
         if calls:
             return ParsedText(calls, _without(text, spans))
     whole = text.strip()  # the whole answer is the call, or a list of calls
-    call = _call(whole, schemas)
+    call = _call(whole, schemas, None if malformed else malformed)
     if call is not None:
         return ParsedText([call], "")
     listed = _call_list(whole, schemas)
     if listed:
         return ParsedText(listed, "")
-    return ParsedText(text=text)
+    return ParsedText(text=text, malformed=list(dict.fromkeys(malformed)))
 
 
 def _call_list(candidate: str, schemas: dict[str, dict[str, Any]]) -> list[TextCall]:
@@ -89,13 +98,15 @@ def _schemas(tools: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
     return schemas
 
 
-def _call(candidate: str, schemas: dict[str, dict[str, Any]]) -> TextCall | None:
+def _call(candidate: str, schemas: dict[str, dict[str, Any]],
+          malformed: list[str] | None = None) -> TextCall | None:
     """The call `candidate` (JSON text) makes, if it is one to an offered tool with
-    arguments that validate; otherwise None."""
+    arguments that validate; otherwise None (and, when it names an offered tool, a line in
+    `malformed` saying why it was not read)."""
     try:
         data = json.loads(candidate)
-    except ValueError:
-        return None
+    except ValueError as exc:
+        return _lenient_call(candidate, schemas, str(exc), malformed)
     if not isinstance(data, dict) or set(data) - {"name", "arguments", "parameters"}:
         return None
     name = data.get("name")
@@ -105,11 +116,51 @@ def _call(candidate: str, schemas: dict[str, dict[str, Any]]) -> TextCall | None
             arguments = json.loads(arguments or "{}")
         except ValueError:
             return None
-    if not isinstance(name, str) or name not in schemas or not isinstance(arguments, dict):
+    if not isinstance(name, str) or name not in schemas:
         return None
-    if not _valid(arguments, schemas[name]):
+    if not isinstance(arguments, dict) or not _valid(arguments, schemas[name]):
+        if malformed is not None:
+            malformed.append(f"{name}: its arguments do not match the tool's parameters")
         return None
     return TextCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+_NAMED = re.compile(r"""^\s*\{\s*["']name["']\s*:\s*["']([\w.-]+)["']\s*,\s*"""
+                    r"""["'](?:arguments|parameters)["']\s*:\s*""")
+
+
+def _lenient_call(candidate: str, schemas: dict[str, dict[str, Any]], error: str,
+                  malformed: list[str] | None) -> TextCall | None:
+    """A call whose JSON is not strict: `{"name": ..., "arguments": {...}}` with the
+    arguments read by the tool's schema (llm/lenient_json.py)."""
+    from baseagent.llm import lenient_json
+
+    head = _NAMED.match(candidate)
+    name = head.group(1) if head is not None else None
+    if name not in schemas:
+        if name is None and malformed is not None and (tool := _named_tool(candidate, schemas)):
+            malformed.append(f"{tool}: the call is not valid JSON ({error})")
+        return None
+    assert head is not None and name is not None
+    body = candidate[head.end():].rstrip()
+    if body.endswith("}") and body.startswith("{"):
+        body = body[:-1]  # the call's own closing brace; the arguments' one stays
+    try:
+        read = lenient_json.loads(body, schemas[name])
+    except ValueError:
+        read = None
+    if read is None or not isinstance(read.value, dict) or not _valid(read.value, schemas[name]):
+        if malformed is not None:
+            malformed.append(f"{name}: its arguments are not valid JSON ({error})")
+        return None
+    return TextCall(name=name, arguments=json.dumps(read.value, ensure_ascii=False),
+                    repair=f"the call was not valid JSON ({error}); {read.repaired}")
+
+
+def _named_tool(candidate: str, schemas: dict[str, dict[str, Any]]) -> str | None:
+    """The offered tool a broken candidate names, if it looks like a call at all."""
+    match = re.search(r"""["']name["']\s*:\s*["']([\w.-]+)["']""", candidate)
+    return match.group(1) if match is not None and match.group(1) in schemas else None
 
 
 def _valid(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:

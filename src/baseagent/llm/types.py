@@ -16,6 +16,10 @@ class ToolCall:
     id: str
     name: str
     arguments: str  # raw JSON text exactly as the model produced it
+    # What the tool result tells the model beside the output: how the arguments were
+    # repaired to be read (a call written as text with slips in its JSON), or that the call
+    # was made from code the answer held (core/prose_code.py). "" when there is nothing.
+    note: str = ""
 
 
 @dataclass
@@ -38,6 +42,9 @@ class ModelTurn:
     # Provider reasoning blocks as litellm gives them (Anthropic thinking / redacted_thinking,
     # with their signatures): sent back verbatim, since Anthropic checks the signatures.
     thinking_blocks: list[dict[str, Any]] = field(default_factory=list)
+    # Calls to offered tools written as text that could not be read (one line each): the
+    # loop tells the model they did not run, rather than taking the text for an answer.
+    malformed_calls: list[str] = field(default_factory=list)
 
     def assistant_message(self) -> dict:
         """The OpenAI-format message to append to the history, with the call's reasoning.

@@ -89,11 +89,15 @@ class Emitter:
     def turn_started(self) -> None:
         self.emit(ev.TurnStarted())
 
-    def turn_completed(self, totals: Any, cost_before: float = 0.0) -> None:
+    def turn_completed(self, totals: Any, cost_before: float = 0.0,
+                       verification: dict[str, Any] | None = None) -> None:
         """`totals`: the thread's cumulative UsageTotals; `cost_before`: its cost_usd when
-        the turn started, so cost_usd reports this turn alone (None when unpriced)."""
+        the turn started, so cost_usd reports this turn alone (None when unpriced);
+        `verification`: how the answer was verified (None when verification is off)."""
         cost = round(totals.cost_usd - cost_before, 10) if totals.cost_known else None
-        self.emit(ev.TurnCompleted(usage=ev.Usage(**totals.tokens()), cost_usd=cost))
+        self.emit(ev.TurnCompleted(
+            usage=ev.Usage(**totals.tokens()), cost_usd=cost,
+            verification=ev.Verification(**verification) if verification else None))
 
     def turn_failed(self, message: str) -> None:
         self.emit(ev.TurnFailed(error=ev.ThreadError(message=message)))

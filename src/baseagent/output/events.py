@@ -176,12 +176,25 @@ class TurnStarted(_Model):
     type: Literal["turn.started"] = "turn.started"
 
 
+class Verification(_Model):
+    """What the turn's answer rests on (core/evidence.py): `evidence`, a command that exited
+    0 after the last edit (`command`, `exit_code`), or only the model's `statement` (with
+    the `reason` no evidence counted)."""
+
+    by: Literal["evidence", "statement"]
+    command: str | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+
+
 class TurnCompleted(_Model):
     type: Literal["turn.completed"] = "turn.completed"
     usage: Usage
     # baseagent's extension (Codex consumers ignore unknown fields): what this turn's model
     # calls cost in USD, from litellm's price map; null when the model is not priced.
     cost_usd: float | None = None
+    # baseagent's extension: how the answer was verified; null when verification is off.
+    verification: Verification | None = None
 
 
 class TurnFailed(_Model):

@@ -110,3 +110,49 @@ def compose_system_prompt(base: str, append: str | None,
     if append:
         text = text.rstrip("\n") + "\n\n" + append.strip("\n") + "\n"
     return text
+
+# -- when an answer cannot be taken as it is (core/loop.py) ----------------------------------
+
+# Added to the verification reminder when the turn lacks evidence (core/evidence.py).
+EVIDENCE_CHECK = """\
+
+What is missing so far: {missing}
+"""
+
+# The one extra round when the answer after the verification round still lacks evidence.
+EVIDENCE_PROMPT = """\
+Your answer says the work is done, but nothing shows it: {missing}
+If no command can check this task, say why in your answer instead.
+"""
+
+# Answers that are not answers: each gets one of these instead of being resent as it was
+# (at temperature 0 the same request gets the same reply).
+STUMBLE_PROMPTS = {
+    "empty": (
+        "Your last reply was empty: no text and no tool call. Continue the task: call a tool "
+        "for the next step (read a file, edit it, run the tests), or, if the task is done and "
+        "verified, reply with a short summary of what you did."),
+    "repetition": (
+        "Your last reply kept repeating the same text and was stopped. Do not repeat "
+        "yourself: take the next step with one tool call, or reply with a short final "
+        "answer."),
+    "length": (
+        "Your last reply was cut off at the output limit before it was complete. Keep "
+        "replies short: one tool call at a time, and write a large file in parts (write_file "
+        "with the first part, then apply_patch to add the rest)."),
+    "malformed": (
+        "Your reply contains a tool call written as text that could not be read, so it did "
+        "not run: {details}. Call the tool again through the tool-calling interface with "
+        "valid JSON arguments (double quotes; inside strings escape \" as \\\" and "
+        "newlines as \\n)."),
+}
+
+# An answer with a file's whole new content in a code block and no tool call.
+PROSE_CODE_APPLIED = (
+    "Note: your reply held the whole new content of {path} in a code block but called no "
+    "tool, so it was written to the file with write_file (whole-file edit). Files change "
+    "only through tool calls; next time call write_file or apply_patch yourself.")
+PROSE_CODE_TELL = (
+    "Your reply holds the new content of {paths} in a code block, but no file was changed: "
+    "a file changes only when you call a tool. Write it with write_file (the whole file) "
+    "or apply_patch, then run the tests.")

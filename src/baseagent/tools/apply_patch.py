@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.patch import AddFile, DeleteFile, commit, parse_patch, plan_patch
+from baseagent.tools.patch import (AddFile, DeleteFile, commit, parse_patch,
+                                   parse_patch_with_notes, plan_patch)
 from baseagent.tools.diff import render_diff
 from baseagent.tools.paths import display_path, event_path, resolve_write
 
@@ -90,7 +91,7 @@ def _absolute(ctx: ToolContext, changes: list[dict[str, str]]) -> list[dict[str,
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     try:
-        hunks = parse_patch(args.input)
+        hunks, repairs = parse_patch_with_notes(args.input)
         plan = plan_patch(hunks, lambda path: resolve_write(ctx, path))
     except ToolError as exc:
         raise ToolError(f"{exc}\n{NOTHING_CHANGED}") from exc
@@ -102,5 +103,6 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         lines.append(f"{letter} {path}")
     diff = "".join(render_diff(display_path(ctx, slot.path), slot.original, slot.data)
                    for slot in plan.slots.values())
+    lines += [f"Note: {repair}." for repair in repairs]
     return ToolResult(output="\n".join(lines) + "\n",
                       item={"changes": _absolute(ctx, plan.changes), "diff": diff})

@@ -11,7 +11,7 @@ import importlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.tool import Tool, ToolArgumentsError, module_tool
@@ -88,22 +88,32 @@ class PreparedCall:
             return self.raw_arguments
 
 
+SpecShape = Callable[[dict[str, Any]], dict[str, Any]]
+
+
 class ToolRegistry:
-    def __init__(self, tools: Iterable[Tool] | None = None) -> None:
+    def __init__(self, tools: Iterable[Tool] | None = None,
+                 shape: SpecShape | None = None) -> None:
+        """`shape` rewrites each spec as the prompt profile sends it (prompts/profiles.py:
+        compact descriptions); the tools themselves are the same."""
         self._tools: dict[str, Tool] = {}
+        self.shape = shape
         for tool in builtin_tools() if tools is None else tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
         self._specs = [
-            {"type": "function",
-             "function": {"name": t.name, "description": t.description,
-                          "parameters": t.parameters()}}
+            (shape or _as_is)({"type": "function",
+                               "function": {"name": t.name, "description": t.description,
+                                            "parameters": t.parameters()}})
             for t in self._tools.values()
         ]
 
     def tools(self) -> list[Tool]:
         return list(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
 
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI function-tool specs, built once so every request sends identical bytes."""
@@ -137,6 +147,35 @@ class ToolRegistry:
             call.error = str(exc)
         return call
 
+    def repair(self, name: str, raw_arguments: str) -> tuple[str, str] | None:
+        """Arguments that are not valid JSON, read the way the model meant them
+        (llm/lenient_json.py) with the tool's schema: (strict JSON text, a note for the
+        tool result saying what was repaired), or None when they are valid JSON already,
+        the tool is unknown, or no reading fits the schema."""
+        tool = self._tools.get(name)
+        if tool is None or len(raw_arguments) > MAX_ARGUMENT_CHARS or not raw_arguments.strip():
+            return None
+        try:
+            json.loads(raw_arguments)
+            return None
+        except ValueError:
+            pass
+        from baseagent.llm import lenient_json
+
+        try:
+            read = lenient_json.loads(raw_arguments, tool.parameters())
+        except ValueError:
+            return None
+        if not isinstance(read.value, dict):
+            return None
+        try:
+            tool.parse(read.value)
+        except ToolArgumentsError:
+            return None
+        return (json.dumps(read.value, ensure_ascii=False),
+                f"Note: the arguments were not valid JSON ({read.error}); {read.repaired}. "
+                f"{lenient_json.strict_form_hint()}.")
+
     def execute(self, call: PreparedCall, ctx: ToolContext) -> ToolResult:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
@@ -154,6 +193,10 @@ class ToolRegistry:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
         result.output = _cap(result.output)
         return result
+
+
+def _as_is(spec: dict[str, Any]) -> dict[str, Any]:
+    return spec
 
 
 def _cap(text: str) -> str:

@@ -14,9 +14,10 @@ from baseagent.tools.patch.parser import (
     PatchError,
     UpdateFile,
     parse_patch,
+    parse_patch_with_notes,
 )
 
 __all__ = [
     "AddFile", "Chunk", "DeleteFile", "Hunk", "PatchError", "Plan", "UpdateFile",
-    "commit", "parse_patch", "plan_patch",
+    "commit", "parse_patch", "parse_patch_with_notes", "plan_patch",
 ]

@@ -79,11 +79,49 @@ Hunk = AddFile | DeleteFile | UpdateFile
 
 def parse_patch(text: str) -> list[Hunk]:
     """Parse either supported syntax; raise PatchError naming the first problem found."""
+    return parse_patch_with_notes(text)[0]
+
+
+def parse_patch_with_notes(text: str) -> tuple[list[Hunk], list[str]]:
+    """Parse either syntax, repairing the slips whose intent is plain (text around the
+    patch, several Begin/End blocks in one input, a missing `*** End Patch`); returns the
+    hunks and one sentence per repair, for the tool result to tell the model."""
     lines, base = _unwrap(text.split("\n"))
     first = lines[0].strip() if lines else ""
     if first != BEGIN_PATCH and _looks_unified(lines):
-        return _UnifiedParser(lines, base).parse()
-    return _parse_codex(lines, base)
+        return _UnifiedParser(lines, base).parse(), []
+    lines, base, notes = _mend_codex(lines, base)
+    return _parse_codex(lines, base), notes
+
+
+def _mend_codex(lines: list[str], base: int) -> tuple[list[str], int, list[str]]:
+    """The Codex-format slips small models make, mended where the intent is plain. Line
+    numbers in later errors still count from the text the model sent (`base`)."""
+    notes: list[str] = []
+    marks = [i for i, line in enumerate(lines) if line.strip() == BEGIN_PATCH]
+    if not marks:
+        return lines, base, notes
+    if marks[0] > 0:
+        notes.append(f"the text before '{BEGIN_PATCH}' was left out")
+        base += marks[0]
+        lines = lines[marks[0]:]
+        marks = [m - marks[0] for m in marks]
+    ends = [i for i, line in enumerate(lines) if line.strip() == END_PATCH]
+    if ends and ends[-1] < len(lines) - 1 and ends[-1] > marks[-1]:
+        tail = [line for line in lines[ends[-1] + 1:] if line.strip()]
+        if tail and not any(line.strip() == BEGIN_PATCH for line in tail):
+            notes.append(f"the text after the last '{END_PATCH}' was left out")
+            lines = lines[:ends[-1] + 1]
+    if len(marks) > 1:
+        inner = set(marks[1:]) | {e for e in ends if e != len(lines) - 1 and
+                                  any(m > e for m in marks[1:])}
+        lines = [line for i, line in enumerate(lines) if i not in inner]
+        notes.append(f"the input held {len(marks)} '{BEGIN_PATCH}' blocks; they were applied "
+                     f"as one patch (send one block with every file in it)")
+    if lines[-1].strip() != END_PATCH:
+        lines = [*lines, END_PATCH]
+        notes.append(f"the patch did not end with '{END_PATCH}'; it was read as if it did")
+    return lines, base, notes
 
 
 # ---------------------------------------------------------------- shared pre-processing

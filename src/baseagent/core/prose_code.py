@@ -1,0 +1,124 @@
+"""Code a model put in its answer instead of in a file.
+
+Small models often answer "Here is the updated file:" with the whole solution in a fenced
+block and no tool call: nothing reaches the disk, and a loop that takes any answer without
+tool calls as final ends the run with the work undone. This module finds, in such an answer,
+the blocks that are the whole new content of one file (Aider's whole-file edit format): the
+loop then writes them with write_file (and says so), or tells the model to.
+
+A block belongs to a file when the file is named just before it (a line such as
+`hamming.py`, `**hamming.py**`, "Here is hamming.py:"), in the fence's info string
+(```` ```python hamming.py ````) or on its first line (`# hamming.py`), and the file exists or
+the task names it. Without a name, a block counts only when the task names exactly one file
+that exists, in the block's language. Either way a block that leaves out a function or class
+the file defines today is a fragment, not the file, and is never written.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
+                    r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
+_TOP_LEVEL = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
+# Languages a fence names, by file extension (only to match an unnamed block to a file).
+_LANGUAGES = {".py": {"python", "py", "python3"}, ".js": {"javascript", "js"},
+              ".ts": {"typescript", "ts"}, ".go": {"go"}, ".rs": {"rust", "rs"},
+              ".java": {"java"}, ".rb": {"ruby", "rb"}, ".c": {"c"}, ".cpp": {"cpp", "c++"},
+              ".sh": {"bash", "sh", "shell"}}
+
+
+@dataclass(frozen=True)
+class FileBlock:
+    path: str  # as the answer or the task names it, relative to the workspace
+    content: str
+    span: tuple[int, int]  # where the fenced block is in the answer
+
+
+def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
+    """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
+    named_in_task = {m.group(0).lstrip("./") for m in _FILE_NAME.finditer(task)}
+    found: dict[str, FileBlock] = {}
+    for match in _FENCE.finditer(answer):
+        code, info = match.group("code"), match.group("info")
+        path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
+            or _only_candidate(info, cwd, named_in_task)
+        if path is None or not _language_fits(info, path):
+            continue
+        code = _without_name_line(code, path)
+        if _is_whole(code, cwd / path):
+            found[path] = FileBlock(path, code if code.endswith("\n") else code + "\n",
+                                    match.span())
+    return list(found.values())
+
+
+def _language_fits(info: str, path: str) -> bool:
+    """A fence that names a language must name the file's (a ```bash block after "run
+    hamming.py" is a command, not the file)."""
+    language = info.strip().split()[0].lower() if info.strip() else ""
+    accepted = _LANGUAGES.get(Path(path).suffix)
+    return not language or accepted is None or language in accepted \
+        or not any(language in names for names in _LANGUAGES.values())
+
+
+def _named(before: str, info: str, code: str, cwd: Path, task_files: set[str]) -> str | None:
+    """The file a block is labelled with, if that file exists or the task names it."""
+    lines = [line for line in before.rstrip().splitlines()[-2:] if line.strip()]
+    first = code.splitlines()[0] if code.strip() else ""
+    sources = [info, *(reversed(lines)), first if first.lstrip().startswith(("#", "//")) else ""]
+    for source in sources:
+        for match in _FILE_NAME.finditer(source or ""):
+            name = match.group(0).lstrip("./")
+            if name in task_files or (cwd / name).is_file():
+                return name
+    return None
+
+
+def _only_candidate(info: str, cwd: Path, task_files: set[str]) -> str | None:
+    """The one existing file the task names, when the block's language fits it."""
+    existing = [name for name in task_files
+                if (cwd / name).is_file() and not _looks_like_test(name)]
+    if len(existing) != 1:
+        return None
+    name = existing[0]
+    language = info.strip().split()[0].lower() if info.strip() else ""
+    accepted = _LANGUAGES.get(Path(name).suffix)
+    return name if accepted is not None and language in accepted else None
+
+
+def _looks_like_test(name: str) -> bool:
+    stem = Path(name).name
+    return stem.startswith("test_") or Path(name).stem.endswith(("_test", ".test", ".spec"))
+
+
+def _without_name_line(code: str, path: str) -> str:
+    """A first line that only names the file (`# hamming.py`) is a label, not content."""
+    lines = code.split("\n", 1)
+    label = lines[0].strip().lstrip("#/ ").strip()
+    if label in (path, Path(path).name) and len(lines) == 2:
+        return lines[1]
+    return code
+
+
+def _is_whole(code: str, target: Path) -> bool:
+    """Whether `code` is a whole file: not empty, and defining every top-level function
+    and class the file defines now (a block that leaves one out is an excerpt)."""
+    if not code.strip():
+        return False
+    try:
+        current = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True  # a new file: whatever the block holds is all of it
+    return set(_TOP_LEVEL.findall(current)) <= set(_TOP_LEVEL.findall(code))
+
+
+def without_blocks(answer: str, blocks: list[FileBlock]) -> str:
+    """The answer's text with these blocks taken out (they became file writes)."""
+    kept, last = [], 0
+    for start, end in sorted(b.span for b in blocks):
+        kept.append(answer[last:start])
+        last = end
+    kept.append(answer[last:])
+    return re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()

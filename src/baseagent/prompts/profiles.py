@@ -1,0 +1,112 @@
+"""Prompt profiles: how much prompt, which tools and which edit format a model gets.
+
+`full` is for hosted models: the whole system prompt, every built-in tool with its full
+description, apply_patch for edits. Its system prompt and tool schemas are ~2,500 tokens,
+a large share of a small local model's context window and attention; such models follow a
+short prompt better, fail at patch formats, and edit best by writing whole files (Aider
+chooses the "whole" edit format for weak models for the same reason).
+
+`compact`: a short system prompt, three tools (shell, read_file, write_file) with one-line
+descriptions and no parameter prose, and whole-file edits; code the model leaves in its
+answer for a file is written with write_file (core/prose_code.py). About 600 tokens.
+
+`auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
+as ollama/ or lm_studio/) and `full` for everything else. An API base on this machine
+alone does not decide it: it may be a proxy to a hosted model, or a large local model that
+does well with the full prompt (`--prompt-profile compact` says so). Toolsets the user
+names (`--tools`) win over the profile's choice of tools.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from baseagent.prompts.system import SYSTEM_PROMPT
+
+ProfileName = Literal["full", "compact"]
+# Providers whose models run on the user's machine.
+LOCAL_PROVIDERS = ("ollama", "ollama_chat", "lm_studio", "llamafile", "local")
+
+COMPACT_SYSTEM_PROMPT = """\
+You are a coding agent working in a terminal on the user's machine. Nobody will answer
+questions: do the task yourself with the tools, step by step.
+- Look before you change: read_file the files you need.
+- Change a file with write_file, giving its whole new content.
+- Run the tests or the program with shell, read the output, and fix what fails.
+- Do not change tests unless asked to.
+When the task is done and checked, reply with a short summary and no tool call.
+"""
+
+# One line each: what the tool does, in the words a small model needs.
+COMPACT_DESCRIPTIONS = {
+    "shell": "Run a bash command in the workspace and return its exit code and output.",
+    "read_file": "Read a text file; returns its lines numbered.",
+    "write_file": "Write the whole content of a file (creates or replaces it).",
+    "list_dir": "List the files of a directory.",
+    "grep_files": "Find files whose content matches a regular expression.",
+    "apply_patch": "Edit files with a patch (*** Begin Patch ... *** End Patch).",
+    "update_plan": "Keep a short plan of steps and their status.",
+}
+COMPACT_TOOLS = ("shell", "read_file", "write_file")
+
+
+@dataclass(frozen=True)
+class PromptProfile:
+    name: ProfileName
+    system_prompt: str
+    # Built-in tools offered when the user names no toolsets (None: all of them).
+    tools: tuple[str, ...] | None
+    # What an answer with a file's code and no tool call leads to (core/loop.py).
+    prose_code: Literal["apply", "tell"]
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def shape(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """A tool spec as this profile sends it: compact ones keep names and types, with a
+        one-line description and no parameter prose or optional-null unions."""
+        if self.name == "full":
+            return spec
+        function = dict(spec["function"])
+        name = function["name"]
+        if name in self.descriptions:
+            function["description"] = self.descriptions[name]
+        function["parameters"] = _plain(function.get("parameters") or {})
+        return {**spec, "function": function}
+
+
+FULL = PromptProfile("full", SYSTEM_PROMPT, None, "tell")
+COMPACT = PromptProfile("compact", COMPACT_SYSTEM_PROMPT, COMPACT_TOOLS, "apply",
+                        COMPACT_DESCRIPTIONS)
+PROFILES = {"full": FULL, "compact": COMPACT}
+
+
+def choose(setting: str, model: str, oss: bool = False) -> PromptProfile:
+    """The profile for `setting` (auto | full | compact)."""
+    if setting in PROFILES:
+        return PROFILES[setting]
+    return COMPACT if oss or model.split("/", 1)[0] in LOCAL_PROVIDERS else FULL
+
+
+def _plain(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema without descriptions, and `anyOf [T, null]` as T."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("description", "title"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _plain(_non_null(prop)) for name, prop in value.items()}
+        elif isinstance(value, dict):
+            out[key] = _plain(value)
+        elif isinstance(value, list):
+            out[key] = [_plain(v) if isinstance(v, dict) else v for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def _non_null(prop: Any) -> Any:
+    if isinstance(prop, dict) and isinstance(prop.get("anyOf"), list):
+        kinds = [k for k in prop["anyOf"] if k != {"type": "null"}]
+        if len(kinds) == 1 and isinstance(kinds[0], dict):
+            rest = {k: v for k, v in prop.items() if k != "anyOf"}
+            return {**kinds[0], **rest}
+    return prop

@@ -1,0 +1,129 @@
+"""End to end: what the agent does for small local models (issue: real tasks with a real
+model), through the CLI and the scripted server: the compact prompt profile, --oss, an
+output cap on every request, runaway replies cut, code left in the answer written, and
+JSONL that stays linear in a long streamed answer.
+"""
+from __future__ import annotations
+
+import json
+import socket
+
+from baseagent.prompts.profiles import COMPACT_SYSTEM_PROMPT
+from helpers import run_agent
+
+STUB = "def distance(strand_a, strand_b):\n    pass\n"
+SOLVED = ("def distance(strand_a, strand_b):\n"
+          "    return sum(a != b for a, b in zip(strand_a, strand_b))\n")
+TASK = "Implement distance in hamming.py (the Hamming distance of two strands)."
+
+
+def tool_names(request: dict) -> list[str]:
+    return [t["function"]["name"] for t in request.get("tools") or []]
+
+
+def test_compact_profile_sends_a_short_prompt_and_three_tools(scripted_server, workspace, home):
+    server = scripted_server([{"content": "Nothing to do."}, {"content": "Checked."}])
+    run = run_agent(["-i", "look", "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    request = server.requests[0]
+    assert tool_names(request) == ["shell", "read_file", "write_file"]
+    assert request["messages"][0] == {"role": "system", "content": COMPACT_SYSTEM_PROMPT}
+    shell = request["tools"][0]["function"]
+    assert "description" not in json.dumps(shell["parameters"])
+    sent = len(json.dumps(request["tools"])) + len(COMPACT_SYSTEM_PROMPT)
+    assert sent < 2_400  # ~600 tokens, against ~9,000 characters for the full profile
+    full = scripted_server([{"content": "x"}, {"content": "y"}])
+    run_agent(["-i", "look"], cwd=workspace, home=home, api_base=full.api_base)
+    assert "apply_patch" in tool_names(full.requests[0])  # full stays the default here
+
+
+def test_code_left_in_the_answer_is_written_with_write_file(scripted_server, workspace, home):
+    (workspace / "hamming.py").write_text(STUB)
+    server = scripted_server([
+        {"content": f"Here is the updated hamming.py:\n```python\n{SOLVED}```"},
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "python3 -c 'import hamming; "
+                                                         "print(hamming.distance(\"AG\", \"AA\"))'"}}]},
+        {"content": "Implemented."}, {"content": "Verified: distance('AG', 'AA') is 1."}])
+    run = run_agent(["-i", TASK, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED
+    change = run.completed_items("file_change")[0]
+    assert change["status"] == "completed" and change["changes"][0]["path"].endswith("hamming.py")
+    note = server.requests[1]["messages"][-1]
+    assert note["role"] == "tool" and "written to the file with write_file" in note["content"]
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_oss_needs_no_key_and_picks_the_compact_profile(scripted_server, workspace, home):
+    server = scripted_server([{"content": "Hi."}, {"content": "Hi, checked."}])
+    env = {"OPENAI_API_KEY": ""}
+    run = run_agent(["-i", "say hi", "--oss", "--api-base", server.api_base,
+                     "--model", "openai/scripted"], cwd=workspace, home=home, env_extra=env)
+    assert run.returncode == 0, run.stderr
+    assert tool_names(server.requests[0]) == ["shell", "read_file", "write_file"]
+
+
+def test_oss_with_nothing_listening_is_one_line(workspace, home):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again: nothing listens there
+    run = run_agent(["-i", "hi", "--oss", "--api-base", f"http://127.0.0.1:{port}/v1"],
+                    cwd=workspace, home=home, parse=False)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no local model server answers at" in lines[0]
+    assert "ollama serve" in lines[0]
+
+
+def test_every_request_carries_an_output_cap(scripted_server, workspace, home):
+    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    run_agent(["-i", "x"], cwd=workspace, home=home, api_base=server.api_base)
+    assert [r.get("max_tokens") or r.get("max_completion_tokens") for r in server.requests] \
+        == [8192, 8192]  # an unknown model: the documented default
+    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    run_agent(["-i", "x", "--max-tokens", "300"], cwd=workspace, home=home,
+              api_base=server.api_base)
+    assert server.requests[0].get("max_tokens") == 300
+    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    run_agent(["-i", "x", "--context-window", "4096"], cwd=workspace, home=home,
+              api_base=server.api_base)
+    assert server.requests[0].get("max_tokens") == 1024  # a quarter of a small window
+
+
+def test_a_reply_that_repeats_itself_is_cut_and_the_model_told(scripted_server, workspace, home):
+    block = "".join(f"    assert check({i}) == {i}  # the same block again\n" for i in range(12))
+    server = scripted_server([{"content": "Tests:\n" + block * 200, "chunk_size": 64},
+                              {"content": "Sorry. Done."}, {"content": "Checked."}])
+    run = run_agent(["-i", "write tests"], cwd=workspace, home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    told = server.requests[1]["messages"][-1]["content"]
+    assert "kept repeating the same text and was stopped" in told
+    cut = run.completed_items("agent_message")[0]["text"]
+    assert len(block) * 3 < len(cut) < len(block) * 20  # stopped early, not 200 copies
+    assert not any(block * 3 in str(m.get("content")) for m in server.requests[1]["messages"])
+
+
+def test_jsonl_stays_linear_in_a_long_streamed_answer(scripted_server, workspace, home):
+    answer = "".join(f"Line {i}: the answer goes on with more words.\n" for i in range(600))
+    server = scripted_server([{"content": answer, "chunk_size": 8, "chunk_delay": 0.0004}])
+    run = run_agent(["-i", "explain", "--no-verify"], cwd=workspace, home=home,
+                    api_base=server.api_base, timeout=120)
+    assert run.returncode == 0, run.stderr
+    message_lines = [line for line in run.stdout.splitlines() if '"agent_message"' in line]
+    assert run.final_message == answer
+    assert sum(len(line) for line in message_lines) < 7 * len(answer)
+
+
+def test_a_call_written_as_text_leaves_no_agent_message(scripted_server, workspace, home):
+    call = json.dumps({"name": "shell", "arguments": {"command": "echo hi"}})
+    server = scripted_server([{"content": f"```json\n{call}\n```", "chunk_size": 3},
+                              {"content": "Done."}, {"content": "Checked."}])
+    run = run_agent(["-i", "say hi"], cwd=workspace, home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    texts = [i["text"] for i in run.completed_items("agent_message")]
+    assert texts == ["Done.", "Checked."]
+    started = [e for e in run.of_type("item.started") if e["item"]["type"] == "agent_message"]
+    assert all(e["item"]["text"].strip() for e in started)
+

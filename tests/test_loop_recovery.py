@@ -1,0 +1,266 @@
+"""How the loop meets a model that stumbles: empty replies, runaway and cut-off replies,
+unreadable calls, calls repeated after they failed, code left in the answer, and answers
+that claim verification without evidence. In-process, with the deterministic client.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
+from baseagent.core.prose_code import file_blocks
+from baseagent.llm.types import ModelTurn
+from baseagent.output import events as ev
+from test_loop import assert_pairs_intact, call, make_loop, tool_results
+
+PATCH_THAT_FAILS = ("*** Begin Patch\n*** Update File: app.py\n@@\n-no such line\n+x\n"
+                    "*** End Patch")
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+TASK = ("Implement distance in hamming.py. The tests are in hamming_test.py; they are correct, "
+        "don't change them. Run them with: python -m pytest -q hamming_test.py")
+
+
+def turn_completed(rec) -> ev.TurnCompleted:
+    return next(e for e in rec.events if isinstance(e, ev.TurnCompleted))
+
+
+# -- replies that are not answers -------------------------------------------------------------
+
+def test_an_empty_reply_gets_a_note_not_the_same_request_again(tmp_path):
+    loop, client, rec = make_loop(tmp_path, [{"content": ""}, {"content": "All done."}],
+                                  verify=False)
+    outcome = loop.run_turn("say hello")
+    assert outcome.status == "completed" and outcome.final_message == "All done."
+    assert client.requests[0] != client.requests[1]  # never resent as it was
+    nudge = client.requests[1][-1]
+    assert nudge["role"] == "user" and nudge["content"].startswith("Your last reply was empty")
+    assert client.requests[1][-2] == client.requests[0][-1]  # no empty assistant message kept
+    assert not rec.completed("agent_message")[:-1]  # no empty agent_message item either
+
+
+def test_empty_replies_three_times_in_a_row_end_the_turn(tmp_path):
+    loop, client, rec = make_loop(tmp_path, [{"content": ""}] * 3 + [{"content": "late"}])
+    outcome = loop.run_turn("say hello")
+    assert outcome.status == "failed"
+    assert outcome.error == ("the model returned empty replies (no text, no tool call) 3 times "
+                             "in a row")
+    assert client.calls == 3 and isinstance(rec.events[-1], ev.TurnFailed)
+
+
+def test_a_reply_that_calls_a_tool_resets_the_count(tmp_path):
+    steps = [{"content": ""}, {"content": ""}, {"tool_calls": [call("list_dir", dir_path=".")]},
+             {"content": ""}, {"content": ""}, {"content": "Listed."}]
+    loop, client, _ = make_loop(tmp_path, steps, verify=False)
+    assert loop.run_turn("list").final_message == "Listed."
+    assert client.calls == 6
+
+
+def test_a_runaway_reply_is_dropped_and_the_model_told(tmp_path):
+    runaway = "x = 1\n" * 2000
+    loop, client, _ = make_loop(tmp_path, [{"content": runaway, "finish_reason": "repetition"},
+                                           {"content": "Stopped repeating."}], verify=False)
+    assert loop.run_turn("x").final_message == "Stopped repeating."
+    sent = client.requests[1]
+    assert "kept repeating the same text" in sent[-1]["content"]
+    assert not any(runaway in str(m.get("content")) for m in sent)
+
+
+def test_an_unreadable_call_is_not_an_answer(tmp_path):
+    broken = ModelTurn(text='```json\n{"name": "write_file", "arguments": {"file_path": "a.py"',
+                       finish_reason="stop",
+                       malformed_calls=["write_file: the call is not valid JSON (x)"])
+    loop, client, _ = make_loop(tmp_path, [broken, {"content": "Gave up."}], verify=False)
+    assert loop.run_turn("write a.py").final_message == "Gave up."
+    told = client.requests[1][-1]["content"]
+    assert "could not be read, so it did not run: write_file: the call is not valid JSON" in told
+
+
+# -- arguments that are almost JSON ------------------------------------------------------------
+
+def test_arguments_with_unescaped_quotes_and_newlines_are_repaired_and_the_model_told(tmp_path):
+    raw = '{"file_path": "a.py", "content": "def f():\n    """Doc "quoted"."""\n    return 1\n"}'
+    loop, client, rec = make_loop(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": raw, "id": "w"}]},
+        {"content": "Written."}], verify=False)
+    assert loop.run_turn("write a.py").status == "completed"
+    assert (tmp_path / "a.py").read_text() == 'def f():\n    """Doc "quoted"."""\n    return 1\n'
+    result = tool_results(loop.history)["w"]
+    assert "Note: the arguments were not valid JSON" in result and "strict JSON" in result
+    stored = next(m for m in loop.history if m["role"] == "assistant")
+    assert json.loads(stored["tool_calls"][0]["function"]["arguments"])["file_path"] == "a.py"
+    assert_pairs_intact(client.requests[1])
+
+
+def test_arguments_cut_off_are_never_completed(tmp_path):
+    cut = '{"file_path": "a.py", "content": "def f():\n    ret'
+    loop, _, _ = make_loop(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": cut, "id": "w"}]},
+        {"content": "ok"}], verify=False)
+    loop.run_turn("write a.py")
+    assert not (tmp_path / "a.py").exists()
+    assert tool_results(loop.history)["w"].startswith("Error: invalid JSON")
+
+
+# -- calls repeated after they failed ----------------------------------------------------------
+
+def test_a_repeated_failing_call_gets_another_way_then_is_not_run(tmp_path):
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    patch = call("apply_patch", input=PATCH_THAT_FAILS)
+    steps = [{"tool_calls": [{**patch, "id": f"p{i}"}]} for i in range(3)]
+    loop, client, rec = make_loop(tmp_path, steps + [{"content": "Stuck."}], verify=False)
+    assert loop.run_turn("edit app.py").final_message == "Stuck."
+    results = tool_results(loop.history)
+    assert "Note:" not in results["p0"]
+    assert "same call that already failed" in results["p1"] and "write_file" in results["p1"]
+    assert results["p2"].startswith("Error: not run: this exact apply_patch call already "
+                                    "failed 2 times")
+    assert (tmp_path / "app.py").read_text() == "print('hi')\n"
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert notices == ["not running apply_patch again: the same call already failed the same "
+                       "way twice"]
+    assert rec.completed("mcp_tool_call")[-1].status == "failed"
+
+
+def test_a_model_that_keeps_sending_refused_calls_ends_the_turn(tmp_path):
+    steps = [{"tool_calls": [call("read_file", file_path="missing.txt")]}] * 8
+    loop, client, rec = make_loop(tmp_path, steps)
+    outcome = loop.run_turn("read it")
+    assert outcome.status == "failed"
+    assert outcome.error == "the model kept repeating calls that had failed the same way"
+    assert client.calls == 5  # two failures, then three refused
+    assert_pairs_intact(loop.history)
+
+
+def test_an_edit_forgets_earlier_failures(tmp_path):
+    (tmp_path / "t.sh").write_text("exit 1\n")
+    run = call("shell", command="bash t.sh")
+    fix = call("write_file", file_path="t.sh", content="exit 0\n")
+    steps = [{"tool_calls": [{**run, "id": "a"}]}, {"tool_calls": [{**run, "id": "b"}]},
+             {"tool_calls": [fix]}, {"tool_calls": [{**run, "id": "c"}]}, {"content": "ok"}]
+    loop, _, _ = make_loop(tmp_path, steps, verify=False)
+    loop.run_turn("make t.sh pass")
+    results = tool_results(loop.history)
+    assert "same call that already failed" in results["b"]
+    assert results["c"].startswith("Exit code: 0")
+
+
+# -- code left in the answer -------------------------------------------------------------------
+
+def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(strand_a, strand_b):\n    pass\n")
+    answer = ("Here is the updated hamming.py:\n\n```python\ndef distance(strand_a, strand_b):\n"
+              "    return sum(a != b for a, b in zip(strand_a, strand_b))\n```")
+    loop, client, rec = make_loop(tmp_path, [{"content": answer}, {"content": "Done."}],
+                                  verify=False)
+    assert loop.run_turn(TASK).final_message == "Done."
+    assert "zip(strand_a, strand_b)" in (tmp_path / "hamming.py").read_text()
+    written = rec.completed("file_change")[0]
+    assert written.status == "completed" and written.changes[0].kind == "update"
+    result = client.requests[1][-1]
+    assert result["role"] == "tool" and "held the whole new content of hamming.py" in \
+        result["content"]
+    assert client.requests[1][-2]["content"] == "Here is the updated hamming.py:"
+
+
+def test_a_fragment_of_a_file_is_never_written(tmp_path):
+    original = "def distance(a, b):\n    pass\n\n\ndef helper():\n    pass\n"
+    (tmp_path / "hamming.py").write_text(original)
+    answer = "Change hamming.py like this:\n```python\ndef distance(a, b):\n    return 0\n```"
+    loop, _, _ = make_loop(tmp_path, [{"content": answer}], verify=False)
+    loop.run_turn(TASK)
+    assert (tmp_path / "hamming.py").read_text() == original
+
+
+def test_prose_code_tell_mode_asks_the_model_to_write_it(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    answer = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
+    loop, client, _ = make_loop(tmp_path, [{"content": answer}, {"content": "ok"}],
+                                verify=False, prose_code="tell")
+    loop.run_turn(TASK)
+    assert "no file was changed" in client.requests[1][-1]["content"]
+    assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    pass\n"
+
+
+def test_file_blocks_need_a_name_or_a_single_candidate(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 1\n")
+    code = "```python\nx = 2\n```"
+    assert file_blocks(code, tmp_path, "change a.py and b.py") == []  # which file? unknown
+    assert [b.path for b in file_blocks(code, tmp_path, "change a.py")] == ["a.py"]
+    assert [b.path for b in file_blocks("a.py:\n" + code, tmp_path, "change a.py and b.py")] \
+        == ["a.py"]
+    assert file_blocks("run a.py:\n```bash\npython a.py\n```", tmp_path, "a.py") == []
+
+
+# -- verification by evidence ------------------------------------------------------------------
+
+def _hamming(tmp_path: Path, solved: bool) -> None:
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    body = "sum(x != y for x, y in zip(a, b))" if solved else "0"
+    (tmp_path / "fix.py").write_text(f"def distance(a, b):\n    return {body}\n")
+    (tmp_path / "hamming_test.py").write_text(
+        "from hamming import distance\n\ndef test_one():\n    assert distance('A', 'G') == 1\n")
+
+
+def test_an_answer_after_failing_tests_gets_one_more_round_and_says_statement(tmp_path):
+    _hamming(tmp_path, solved=False)
+    tests = call("shell", command=f"{PYTEST} hamming_test.py")
+    steps = [{"tool_calls": [call("write_file", file_path="hamming.py",
+                                  content="def distance(a, b):\n    return 0\n")]},
+             {"tool_calls": [tests]}, {"content": "Implemented."},
+             {"content": "I have verified that it works."}, {"content": "It works, trust me."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    outcome = loop.run_turn(TASK)
+    assert outcome.status == "completed" and client.calls == 5
+    reminder = client.requests[3][-1]["content"]
+    assert "after your last edit exited 1: it fails" in reminder
+    extra = client.requests[4][-1]["content"]
+    assert extra.startswith("Your answer says the work is done, but nothing shows it")
+    assert turn_completed(rec).verification.by == "statement"
+
+
+def test_tests_that_pass_after_the_last_edit_are_evidence(tmp_path):
+    _hamming(tmp_path, solved=True)
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Implemented."}, {"content": "Verified: 1 passed."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    assert client.calls == 4
+    verification = turn_completed(rec).verification
+    assert verification.by == "evidence" and verification.exit_code == 0
+    assert "pytest" in verification.command
+
+
+def test_no_edit_and_no_test_command_needs_no_evidence(tmp_path):
+    loop, client, rec = make_loop(tmp_path, [{"content": "4"}, {"content": "4, checked."}])
+    assert loop.run_turn("what is 2 + 2?").final_message == "4, checked."
+    assert client.calls == 2
+    assert turn_completed(rec).verification.by == "statement"
+
+
+def test_changed_tests_the_task_protected_are_named_in_the_final_answer(tmp_path):
+    _hamming(tmp_path, solved=True)
+    steps = [{"tool_calls": [call("write_file", file_path="hamming_test.py", content="x = 1\n")]},
+             {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py || true")]},
+             {"content": "Done."}, {"content": "Verified."}]
+    loop, _, _ = make_loop(tmp_path, steps)
+    outcome = loop.run_turn(TASK)
+    assert outcome.final_message.endswith("Note: this run changed test files that the task "
+                                          "said not to change: hamming_test.py.")
+
+
+def test_evidence_reads_the_task():
+    assert named_test_command(TASK) == "python -m pytest -q hamming_test.py"
+    assert named_test_command("Fix it; `npm test` must pass") == "npm test"
+    assert named_test_command("rename the variable") is None
+    assert forbids_test_changes(TASK) and forbids_test_changes("Do not modify the tests.")
+    assert not forbids_test_changes("Add tests for the parser.")
+    evidence = Evidence.for_turn("make `make test` pass")
+    evidence.saw("command_execution", True, {"command": "sed -i s/a/b/ x.c", "exit_code": 0})
+    assert evidence.missing() is not None  # an editing command is not its own proof
+    evidence.saw("command_execution", True, {"command": "ls", "exit_code": 0})
+    assert evidence.missing() is not None  # not the tests
+    evidence.saw("command_execution", True, {"command": "make test", "exit_code": 0})
+    assert evidence.missing() is None and evidence.summary()["command"] == "make test"
