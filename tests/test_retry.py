@@ -43,14 +43,25 @@ def _litellm_imported() -> None:
     load_litellm()
 
 
-def make_client(server: ScriptedServer, **kw: Any):
+@pytest.fixture(params=["litellm", "direct"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """The client tests run on both paths a call can take: one behaviour either way."""
+    return request.param
+
+
+def make_client(server: ScriptedServer, transport: str = "litellm", **kw: Any):
     from baseagent.llm.client import ModelClient
+    from baseagent.llm.route import choose
 
     notices: list[str] = []
     params = dict(model="openai/scripted", api_base=server.api_base, api_key="sk-test-dummy",
                   max_retries=3, retry_base_delay=0.01, retry_max_delay=0.05,
                   stream_idle_timeout=1.0, on_notice=notices.append)
     params.update(kw)
+    if transport == "direct":
+        params["route"] = choose(params["model"], api_base=params["api_base"],
+                                 api_key=params["api_key"], env={})
+        assert params["route"] is not None
     client = ModelClient(**params)
     client.notices = notices  # type: ignore[attr-defined]
     return client
@@ -202,10 +213,10 @@ def test_messages_are_one_clean_line(litellm, scripted_server):
     ({"fault": "status", "status": 503}, "503 ServiceUnavailableError"),
     ({"fault": "status", "status": 529}, "529 APIError"),
 ])
-def test_client_retries_fault_then_succeeds(scripted_server, fault, reason):
+def test_client_retries_fault_then_succeeds(scripted_server, fault, reason, transport):
     server = scripted_server([{**fault, "content": ANSWER} if fault.get("fault") in (
         "reset", "drop", "stall", "malformed") else fault, {"content": ANSWER}])
-    client = make_client(server)
+    client = make_client(server, transport)
     progress: list[str] = []
     turn = client.complete(USER, on_progress=lambda text, _r: progress.append(text))
     assert turn.text == ANSWER and turn.finish_reason == "stop"
@@ -218,21 +229,21 @@ def test_client_retries_fault_then_succeeds(scripted_server, fault, reason):
     assert client.totals.output_tokens > 0  # usage of the successful attempt only
 
 
-def test_empty_answer_with_a_finish_reason_is_the_models_not_retried(scripted_server):
+def test_empty_answer_with_a_finish_reason_is_the_models_not_retried(scripted_server, transport):
     """A stream that finished (finish_reason stop) with nothing in it is the model's answer:
     resending the same request at temperature 0 would get the same nothing, so the client
     hands the empty turn to the loop (which tells the model what is expected)."""
     server = scripted_server([{"fault": "empty", "shape": "no_content"}, {"content": ANSWER}])
-    client = make_client(server)
+    client = make_client(server, transport)
     turn = client.complete(USER)
     assert turn.text == "" and turn.tool_calls == [] and turn.finish_reason == "stop"
     assert len(server.requests) == 1 and client.notices == []
 
 
-def test_partial_text_is_replaced_not_duplicated(scripted_server):
+def test_partial_text_is_replaced_not_duplicated(scripted_server, transport):
     server = scripted_server([{"fault": "reset", "content": ANSWER, "chunk_size": 5,
                                "after": 6}, {"content": ANSWER, "chunk_size": 5}])
-    client = make_client(server)
+    client = make_client(server, transport)
     seen: list[str] = []
     turn = client.complete(USER, on_progress=lambda text, _r: seen.append(text))
     reset_at = seen.index("")
@@ -240,12 +251,12 @@ def test_partial_text_is_replaced_not_duplicated(scripted_server):
     assert seen[-1] == turn.text == ANSWER
 
 
-def test_retry_after_is_honoured(scripted_server):
+def test_retry_after_is_honoured(scripted_server, transport):
     server = scripted_server([{"fault": "status", "status": 429, "retry_after": 1},
                               {"fault": "status", "status": 503,
                                "message": "Overloaded. Please try again in 0.6s."},
                               {"content": "ok"}])
-    client = make_client(server)
+    client = make_client(server, transport)
     assert client.complete(USER).text == "ok"
     times = server.request_times
     assert times[1] - times[0] >= 0.95 and times[2] - times[1] >= 0.55
@@ -263,26 +274,26 @@ def test_retry_after_is_honoured(scripted_server):
     ({"fault": "status", "status": 429, "code": "insufficient_quota"},
      "model call failed: quota exceeded"),
 ])
-def test_fatal_errors_fail_at_once(scripted_server, step, message):
+def test_fatal_errors_fail_at_once(scripted_server, step, message, transport):
     server = scripted_server([step, {"content": "never"}])
-    client = make_client(server)
+    client = make_client(server, transport)
     with pytest.raises(ModelError) as info:
         client.complete(USER)
     assert str(info.value).startswith(message)
     assert len(server.requests) == 1 and client.notices == []
 
 
-def test_context_window_error_goes_to_compaction_not_retry(scripted_server):
+def test_context_window_error_goes_to_compaction_not_retry(scripted_server, transport):
     server = scripted_server([{"fault": "context_length", "window": 10}, {"content": "x"}])
-    client = make_client(server)
+    client = make_client(server, transport)
     with pytest.raises(ContextOverflowError, match="maximum context length is 10 tokens"):
         client.complete(USER)
     assert len(server.requests) == 1 and client.notices == []
 
 
-def test_retries_run_out_with_a_clear_message(scripted_server):
+def test_retries_run_out_with_a_clear_message(scripted_server, transport):
     server = scripted_server([{"fault": "status", "status": 502}] * 4)
-    client = make_client(server, max_retries=2)
+    client = make_client(server, transport, max_retries=2)
     with pytest.raises(ModelError) as info:
         client.complete(USER)
     assert str(info.value) == ("model call failed after 2 retries: 502 BadGatewayError: "
@@ -290,21 +301,21 @@ def test_retries_run_out_with_a_clear_message(scripted_server):
     assert len(server.requests) == 3 and len(client.notices) == 2
 
 
-def test_truncated_tool_arguments_are_returned_as_sent(scripted_server):
+def test_truncated_tool_arguments_are_returned_as_sent(scripted_server, transport):
     # A complete response whose arguments are not JSON is the model's mistake, not the
     # wire's: it is not retried; the registry tells the model what was wrong.
     call = {"name": "shell", "arguments": {"command": "echo hello"}}
     server = scripted_server([{"fault": "truncated_args", "tool_calls": [call], "keep": 12}])
-    turn = make_client(server).complete(USER)
+    turn = make_client(server, transport).complete(USER)
     assert turn.finish_reason == "tool_calls"
     assert [c.arguments for c in turn.tool_calls] == ['{"command": ']
     assert len(server.requests) == 1
 
 
-def test_interrupt_stops_a_silent_wait_at_once(scripted_server):
+def test_interrupt_stops_a_silent_wait_at_once(scripted_server, transport):
     server = scripted_server([{"content": "late", "delay": 30}])
     flag = threading.Event()
-    client = make_client(server, cancelled=flag.is_set, stream_idle_timeout=60)
+    client = make_client(server, transport, cancelled=flag.is_set, stream_idle_timeout=60)
     threading.Timer(0.3, flag.set).start()
     started = time.monotonic()
     with pytest.raises(ModelInterrupted):
@@ -312,10 +323,10 @@ def test_interrupt_stops_a_silent_wait_at_once(scripted_server):
     assert time.monotonic() - started < 1.5
 
 
-def test_interrupt_during_backoff(scripted_server):
+def test_interrupt_during_backoff(scripted_server, transport):
     server = scripted_server([{"fault": "status", "status": 429, "retry_after": 20}])
     flag = threading.Event()
-    client = make_client(server, cancelled=flag.is_set)
+    client = make_client(server, transport, cancelled=flag.is_set)
     threading.Timer(0.3, flag.set).start()
     started = time.monotonic()
     with pytest.raises(ModelInterrupted):
@@ -323,7 +334,7 @@ def test_interrupt_during_backoff(scripted_server):
     assert time.monotonic() - started < 1.5 and len(server.requests) == 1
 
 
-def test_client_gives_up_on_a_stall_the_transport_misses(scripted_server, monkeypatch):
+def test_client_gives_up_on_a_stall_the_transport_misses(scripted_server, monkeypatch, transport):
     # Without httpx's read timeout (a transport that never times out), the client's own
     # idle clock still ends the attempt.
     from baseagent.llm import client as client_module
@@ -331,7 +342,7 @@ def test_client_gives_up_on_a_stall_the_transport_misses(scripted_server, monkey
     monkeypatch.setattr(client_module, "IDLE_GRACE_SECONDS", 0.0)
     server = scripted_server([{"fault": "stall", "seconds": 5, "content": ANSWER},
                               {"content": ANSWER}])
-    client = make_client(server, stream_idle_timeout=0.5,
+    client = make_client(server, transport, stream_idle_timeout=0.5,
                          extra_params={"timeout": 30})  # transport timeout far away
     started = time.monotonic()
     assert client.complete(USER).text == ANSWER

@@ -206,7 +206,7 @@ class Agent:
         self._finalizer = weakref.finalize(self, self._prepared.sources.close)
         # Overlap the slow import with whatever the caller does before the first turn.
         self._preload = None
-        if model_client is None:
+        if model_client is None and self._prepared.route is None:
             from baseagent.llm.client import preload_in_background
 
             self._preload = preload_in_background()
@@ -425,7 +425,7 @@ class Agent:
         if self._cancellation.is_set():
             return None
         if self._model_client is None:
-            assembly.check_model(self.settings)
+            assembly.check_model(self.settings, self._prepared.route)
         notices = assembly.settle_tools(self._prepared, self._cancellation.is_set)
         if self._cancellation.is_set():
             return None

@@ -113,6 +113,12 @@ class Settings(BaseModel):
         "auto", description="cache_control breakpoints: auto = only for providers that "
                             "take them (Anthropic, Claude on Bedrock/Vertex/OpenRouter)")
 
+    # how model calls travel (llm/route.py): auto = the direct path for the wires it speaks
+    # (OpenAI-compatible servers, Anthropic), litellm for the rest; litellm = always litellm
+    model_transport: Literal["auto", "litellm"] = Field(
+        "auto", description="auto: call OpenAI-compatible servers and Anthropic directly, "
+                            "other providers through litellm; litellm: always litellm")
+
     # reliability (docs/RELIABILITY.md): retry n waits base * factor^(n-1), capped, ±10%
     max_retries: int = Field(5, ge=0, le=50, description="Retries per model call")
     retry_base_delay: float = Field(0.2, ge=0, description="First retry delay, seconds")

@@ -26,6 +26,8 @@ from baseagent.core.records import LoadedSession
 from baseagent.core.session import SessionRecorder
 from baseagent.credentials import child_env
 from baseagent.errors import ConfigError, InputError
+from baseagent.llm.route import Route
+from baseagent.llm.route import choose as choose_route
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
@@ -59,6 +61,8 @@ class Prepared:
     system_prompt: str = ""
     tool_choice: str | None = None
     profile: PromptProfile = field(default_factory=lambda: choose("full", ""))
+    # The direct path for the model's calls (llm/route.py); None: litellm serves them.
+    route: Route | None = None
 
 
 @dataclass
@@ -111,7 +115,22 @@ def prepare(settings: Settings, *, env: Mapping[str, str],
                                            [settings.api_key, *secrets]),
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
         tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile),
-        tool_choice=choice, profile=profile)
+        tool_choice=choice, profile=profile, route=model_route(settings, env, thread_id))
+
+
+def model_route(settings: Settings, env: Mapping[str, str],
+                thread_id: str | None = None) -> Route | None:
+    """The direct path for this run's model calls, if it serves them (llm/route.py): the
+    key and endpoint come from the settings, else the provider's usual variables in `env`."""
+    from baseagent import __version__
+    from baseagent.core.caching import prompt_cache_params
+
+    return choose_route(settings.model, api_base=settings.api_base,
+                        api_key=settings.request_api_key(), env=env,
+                        extra_params=prompt_cache_params(settings.model, settings.api_base,
+                                                         thread_id or "x"),
+                        transport=settings.model_transport,
+                        user_agent=f"baseagent/{__version__}")
 
 
 def profile_of(settings: Settings) -> PromptProfile:
@@ -269,14 +288,16 @@ def preflight(settings: Settings, env: Mapping[str, str]) -> None:
         raise ConfigError(problem)
 
 
-def check_model(settings: Settings) -> None:
+def check_model(settings: Settings, route: Route | None = None) -> None:
     """Unknown provider or missing API key: a ConfigError before anything runs (imports
-    litellm)."""
-    from baseagent.llm import client as llm
+    litellm, unless the run's calls take the direct path `route`)."""
     from baseagent.llm.errors import ConfigurationError
 
     try:
-        llm.check_model(settings.model, settings.api_base, settings.request_api_key())
+        if route is None:  # the direct path has its key and a provider it knows
+            from baseagent.llm import client as llm
+
+            llm.check_model(settings.model, settings.api_base, settings.request_api_key())
         if settings.oss and settings.api_base:
             from baseagent.llm.local_server import check_local_server
 
@@ -302,10 +323,12 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             bind(cancelled)
     else:
         client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled,
-                               settings.max_tokens or limits(settings, litellm_limits=True)[1])
+                               settings.max_tokens or limits(settings, True, prepared.route)[1],
+                               prepared.route)
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     litellm_limits = model_client is None
+    route = prepared.route if litellm_limits else None
     tool_context = ToolContext(
         cwd=settings.cwd, env=prepared.child_env, sandbox=settings.sandbox,
         sandbox_network=settings.sandbox_network,
@@ -313,12 +336,13 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         writable_roots=list(settings.writable_roots), processes=processes,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
         thread_id=prepared.thread_id,
-        delegate=_delegation(prepared, client, litellm_limits) if settings.delegate else None)
+        delegate=_delegation(prepared, client, litellm_limits, route) if settings.delegate
+        else None)
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
     context = _compactor(settings, client, prepared.registry, emitter, session,
-                         litellm_limits=litellm_limits)
+                         litellm_limits=litellm_limits, route=route)
     loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
                 tool_context=tool_context, history=prepared.history,
                 max_iterations=settings.max_iterations, verify=settings.verify,
@@ -330,14 +354,15 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                      notices=list(notices))
 
 
-def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool) -> Any:
+def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool,
+                route: Route | None = None) -> Any:
     """The delegate tool's runner: sub-agents composed by child_loop from this thread's
     parts; they may get any of the thread's own tools but `delegate` and the caller's."""
     from baseagent.core.delegation import NAME, Delegation
 
     settings = prepared.settings
     build = functools.partial(child_loop, settings, shell=prepared.shell,
-                              litellm_limits=litellm_limits)
+                              litellm_limits=litellm_limits, route=route)
     tools = [t for t in prepared.registry.tools() if t.name != NAME and not is_external(t)]
     return Delegation(build=build, client=client, tools=tools,
                       default_tools=settings.delegate_tools,
@@ -347,7 +372,7 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
 
 def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequence[Tool],
                emitter: Emitter, tool_context: ToolContext, max_iterations: int, shell: str,
-               litellm_limits: bool) -> Loop:
+               litellm_limits: bool, route: Route | None = None) -> Loop:
     """A sub-agent's loop (core/delegation.py): a fresh history and its own tools and
     iteration limit; the parent's client, workspace, sandbox and cancellation (through
     `tool_context`), with compaction for the same model. No verification round (the parent
@@ -356,7 +381,8 @@ def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequen
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
                 history=opening_messages(tool_context.cwd, shell),
                 max_iterations=max_iterations, verify=False,
-                context=_compactor(settings, client, registry, emitter, None, litellm_limits),
+                context=_compactor(settings, client, registry, emitter, None, litellm_limits,
+                                   route),
                 cancelled=tool_context.cancelled,
                 cancel_reason=lambda: "the delegating run was interrupted",
                 thread_id=tool_context.thread_id)
@@ -390,9 +416,14 @@ def record_usage(session: SessionRecorder, totals: UsageTotals) -> None:
     session.usage(**totals.as_record())
 
 
-def limits(settings: Settings, litellm_limits: bool) -> tuple[int, int]:
+def limits(settings: Settings, litellm_limits: bool,
+           route: Route | None = None) -> tuple[int, int]:
     """(context window, output cap) of the run's model: the settings, else what litellm
-    knows of the model (`litellm_limits`), else the documented defaults."""
+    knows of the model (`litellm_limits`; its map, read without litellm on the direct
+    `route`), else the documented defaults."""
+    if litellm_limits and route is not None:
+        return route.limits(settings.context_window, settings.max_tokens,
+                            DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS)
     if litellm_limits:
         from baseagent.llm.client import model_limits
 
@@ -403,9 +434,11 @@ def limits(settings: Settings, litellm_limits: bool) -> tuple[int, int]:
 
 
 def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], None],
-                  cancelled: Callable[[], bool], max_tokens: int) -> ModelClientProtocol:
-    """The litellm client. Every request carries `max_tokens`, the run's output cap: a
-    model stuck in a loop stops there instead of writing until the task's timeout."""
+                  cancelled: Callable[[], bool], max_tokens: int,
+                  route: Route | None = None) -> ModelClientProtocol:
+    """The model client (litellm, or the direct path `route`). Every request carries
+    `max_tokens`, the run's output cap: a model stuck in a loop stops there instead of
+    writing until the task's timeout."""
     from baseagent.core.caching import prompt_cache_params
     from baseagent.llm.client import ModelClient
 
@@ -420,17 +453,19 @@ def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], No
         on_notice=notice, cancelled=cancelled,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
+        route=route,
     )
 
 
 def _compactor(settings: Settings, client: ModelClientProtocol, registry: ToolRegistry,
-               emitter: Emitter, session: SessionRecorder | None, litellm_limits: bool) -> Any:
+               emitter: Emitter, session: SessionRecorder | None, litellm_limits: bool,
+               route: Route | None = None) -> Any:
     """Compaction and cache markers for this model (core/compaction.py)."""
     from baseagent.core.caching import wants_cache_markers
     from baseagent.core.compaction import Budget, Compactor
     from baseagent.core.tokens import TokenCounter
 
-    window, max_output = limits(settings, litellm_limits)
+    window, max_output = limits(settings, litellm_limits, route)
     budget = Budget(window=window, max_output=max_output,
                     threshold=settings.compaction_threshold,
                     protect=settings.prune_protect_tokens, minimum=settings.prune_minimum_tokens)

@@ -7,9 +7,7 @@ JSONL), and called with num_retries=0 because the retry policy lives here.
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import re
 import threading
 import time
 import warnings
@@ -23,8 +21,9 @@ from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
-from baseagent.llm.reasoning import wire_messages
+from baseagent.llm.reasoning import kept_reasoning_keys, wire_messages
 from baseagent.llm.lenient_json import strict_form_hint
+from baseagent.llm.surrogates import MessageScrubber, scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
@@ -41,8 +40,6 @@ IDLE_GRACE_SECONDS = 5.0
 # the provider's finish reason: for them the chunk's finish_reason is trusted as is.
 _UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "aleph_alpha",
                                "nlp_cloud", "cached_response"})
-# A Python str decoded from JSON holds a surrogate code point only when it is unpaired.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Messages between the stream pump and the caller.
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
 # The finish reason of an answer cut because it repeated itself (llm/repetition.py).
@@ -81,6 +78,11 @@ def load_litellm() -> Any:
             # prompt (loading a ~40 MB encoding, and O(history) per step); usage comes from
             # the provider and core/tokens.py counts for budgeting, so its counter is off.
             litellm.disable_token_counter = True
+            # litellm fails a stream after 100 identical chunks in a row ("The model is
+            # repeating the same chunk"), which the retry policy would then resend as it
+            # is; llm/repetition.py cuts a looping answer instead and the loop tells the
+            # model, on both paths alike.
+            litellm.REPEATED_STREAMING_CHUNK_LIMIT = 10**9
             from baseagent.llm import openai_fastpath
 
             openai_fastpath.install()
@@ -201,7 +203,10 @@ class ModelClient:
                  tool_call_parser: str = "auto",
                  on_notice: NoticeFn = lambda _m: None,
                  cancelled: Callable[[], bool] = lambda: False,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 route: Any = None) -> None:
+        """`route` (llm/route.Route): serve the calls over the direct path instead of
+        litellm (None: litellm, as the model string says)."""
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -222,6 +227,19 @@ class ModelClient:
         self.cancelled = cancelled
         self._sleep = sleep
         self.totals = UsageTotals()
+        self.route = route
+        self._direct: Any = None
+        if route is not None:
+            from baseagent.llm.direct import DirectTransport, wire_for
+
+            self._direct = DirectTransport(wire_for(route, kept_reasoning_keys(model)),
+                                           route.api_base, route.api_key, route.user_agent)
+        self._scrub = MessageScrubber()
+
+    def close(self) -> None:
+        """Close the direct path's connection (litellm keeps its own)."""
+        if self._direct is not None:
+            self._direct.close()
 
     # -- public ------------------------------------------------------------------------------
 
@@ -309,32 +327,29 @@ class ModelClient:
     def _estimate_input_cost(self, tokens: int) -> float:
         if tokens <= 0:
             return 0.0
-        try:
-            prompt_cost, _ = load_litellm().cost_per_token(model=self.model, prompt_tokens=tokens)
-        except Exception:  # noqa: BLE001 - unpriced model: no estimate
-            return 0.0
-        return float(prompt_cost)
+        return self._price(tokens, 0, None) or 0.0
 
-    def _request_params(self, messages: list[dict], tools: list[dict] | None,
-                        tool_choice: Any = None) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": scrub_messages(wire_messages(messages, self.model)),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "num_retries": 0,
-            # httpx applies this per read (checked: a stream silent mid-response raises after
-            # it), so it bounds silence, not the whole call; request_timeout bounds the call.
-            "timeout": self.stream_idle_timeout,
-        }
-        if tools:
-            params["tools"] = tools
-            if tool_choice is not None:
-                params["tool_choice"] = tool_choice
-        if self.api_base:
-            params["api_base"] = self.api_base
-        if self._api_key:
-            params["api_key"] = self._api_key
+    def _price(self, prompt: int, completion: int, usage_obj: Any) -> float | None:
+        """USD for a call, None when the model is unpriced: the direct route prices from
+        litellm's map (llm/pricing.py), litellm's path asks litellm."""
+        if self.route is not None:
+            from baseagent.llm.pricing import price
+
+            cached, written, reasoning = _cache_and_reasoning_tokens(usage_obj)
+            return price(self.route.info, prompt, completion, cached, written, reasoning)
+        try:
+            p_cost, c_cost = load_litellm().cost_per_token(
+                model=self.model, prompt_tokens=prompt, completion_tokens=completion,
+                usage_object=usage_obj)
+        except Exception:  # noqa: BLE001 - unpriced model: tokens still count, cost unknown
+            return None
+        return float(p_cost) + float(c_cost)
+
+    def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None) -> dict[str, Any]:
+        """The request's parameters as OpenAI names them (litellm maps them per provider)."""
+        params: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
+        if tools and tool_choice is not None:
+            params["tool_choice"] = tool_choice
         if self.temperature is not None:
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -345,25 +360,72 @@ class ModelClient:
         params.update(self.extra_params)
         return params
 
+    def _request_params(self, messages: list[dict], tools: list[dict] | None,
+                        tool_choice: Any = None) -> dict[str, Any]:
+        """litellm.completion's keyword arguments."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._scrub(wire_messages(messages, self.model)),
+            "num_retries": 0,
+            # httpx applies this per read (checked: a stream silent mid-response raises after
+            # it), so it bounds silence, not the whole call; request_timeout bounds the call.
+            "timeout": self.stream_idle_timeout,
+        }
+        if tools:
+            params["tools"] = tools
+        if self.api_base:
+            params["api_base"] = self.api_base
+        if self._api_key:
+            params["api_key"] = self._api_key
+        params.update(self._wire_params(tools, tool_choice))
+        return params
+
+    def _opener(self, messages: list[dict], tools: list[dict] | None,
+                tool_choice: Any) -> Callable[[], Any]:
+        """What opens this attempt's stream: the direct transport when the run has a route
+        and the wire can build this request, else litellm."""
+        if self._direct is not None:
+            from baseagent.llm.wire_openai import Unsupported
+
+            params = self._wire_params(tools, tool_choice)
+            timeout = float(params.pop("timeout", self.stream_idle_timeout))
+            try:
+                body = self._direct.wire.body(messages, params, tools)
+            except Unsupported:
+                pass  # this one request goes through litellm
+            else:
+                return lambda: self._direct.open(body, timeout, lambda exc: self._second_body(
+                    exc, messages, params, tools))
+        litellm = load_litellm()
+        params = self._request_params(messages, tools, tool_choice)
+        return lambda: litellm.completion(**params)
+
+    def _second_body(self, error: Exception, messages: list[dict], params: dict[str, Any],
+                     tools: list[dict] | None) -> bytes | None:
+        """The body litellm would send once more after this error answer, or None."""
+        again = self._direct.wire.second_attempt(error, messages, params)
+        if again is None:
+            return None
+        return self._direct.wire.body(again[0], again[1], tools)
+
     def _call_once(self, messages: list[dict], tools: list[dict] | None,
                    on_progress: ProgressFn, estimated_input_tokens: int = 0,
                    tool_choice: Any = None) -> ModelTurn:
         """One streamed attempt. The network is read on a worker thread so this thread stays
         free to notice an interrupt or a stall at once, whatever the socket is doing."""
-        litellm = load_litellm()
-        params = self._request_params(messages, tools, tool_choice)
-        pump = _StreamPump(lambda: litellm.completion(**params))
+        pump = _StreamPump(self._opener(messages, tools, tool_choice))
         pump.start()
         started = last_seen = time.monotonic()
         idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
-        text: list[str] = []
-        reasoning: list[str] = []
+        # The text and reasoning so far, each piece cleaned as it arrives (a lone surrogate
+        # is one code point, so cleaning the pieces cleans the whole): never rebuilt from
+        # all the chunks.
+        text = reasoning = ""
         thinking_blocks: list[dict[str, Any]] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_obj: Any = None
         guards: dict[Any, RepetitionGuard] = {}
-        streamed = 0  # characters of text (or, before any, reasoning) so far
         try:
             while True:
                 try:
@@ -394,16 +456,13 @@ class ModelClient:
                 choice = choices[0]
                 delta = choice.delta
                 changed = False
-                if getattr(delta, "content", None):
-                    if not text:
-                        streamed = 0
-                    text.append(delta.content)
-                    streamed += len(delta.content)
+                piece = getattr(delta, "content", None)
+                if piece:
+                    text += scrub_surrogates(piece)
                     changed = True
                 piece = getattr(delta, "reasoning_content", None)
                 if piece:
-                    reasoning.append(piece)
-                    streamed += 0 if text else len(piece)
+                    reasoning += scrub_surrogates(piece)
                     changed = True
                 _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
                 for tc in getattr(delta, "tool_calls", None) or []:
@@ -411,9 +470,8 @@ class ModelClient:
                 if choice.finish_reason:
                     finish = choice.finish_reason
                 if changed:
-                    on_progress(scrub_surrogates("".join(text)),
-                                scrub_surrogates("".join(reasoning)))
-                if _runaway(guards, text, reasoning, calls, streamed):
+                    on_progress(text, reasoning)
+                if _runaway(guards, text, reasoning, calls):
                     finish = RUNAWAY_FINISH  # cut here: the loop tells the model why
                     usage_obj = None
                     calls.clear()  # a call cut short must never run
@@ -422,14 +480,13 @@ class ModelClient:
             pump.abandon()
         if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
             raise StreamBroken("the stream ended before the model finished")
-        full_text = scrub_surrogates("".join(text))
         # Nothing at all with a finish reason is the model's answer, not a transport fault:
         # it comes back as an empty turn for the loop to answer (core/loop.py), never resent
         # as it is (at temperature 0 the same request gets the same nothing).
         tool_calls = [ToolCall(id=c["id"] or f"call_{i}", name=c["name"],
                                arguments=scrub_surrogates(c["arguments"]))
                       for i, c in sorted(calls.items())]
-        return ModelTurn(text=full_text, reasoning=scrub_surrogates("".join(reasoning)),
+        return ModelTurn(text=text, reasoning=reasoning,
                          tool_calls=tool_calls, finish_reason=finish,
                          usage=self._usage(usage_obj, estimated_input_tokens),
                          thinking_blocks=thinking_blocks)
@@ -446,13 +503,7 @@ class ModelClient:
             prompt = max(0, estimated_input_tokens)
             if usage_obj is None and not prompt:
                 return CallUsage(cost_usd=None)
-        try:
-            p_cost, c_cost = load_litellm().cost_per_token(
-                model=self.model, prompt_tokens=prompt, completion_tokens=completion,
-                usage_object=usage_obj if reported else None)
-            cost: float | None = float(p_cost) + float(c_cost)
-        except Exception:  # noqa: BLE001 - unpriced model: tokens still count, cost unknown
-            cost = None
+        cost = self._price(prompt, completion, usage_obj if reported else None)
         return CallUsage(input_tokens=prompt, cached_input_tokens=cached,
                          output_tokens=completion, cost_usd=cost,
                          cache_write_input_tokens=written,
@@ -480,18 +531,18 @@ def _cache_and_reasoning_tokens(usage_obj: Any) -> tuple[int, int, int]:
     return cached, written, number(completion_details, "reasoning_tokens")
 
 
-def _runaway(guards: dict[Any, RepetitionGuard], text: list[str], reasoning: list[str],
-             calls: dict[int, dict[str, str]], streamed: int) -> bool:
+def _runaway(guards: dict[Any, RepetitionGuard], text: str, reasoning: str,
+             calls: dict[int, dict[str, str]]) -> bool:
     """Whether the stream so far ends in a loop: in the arguments of the call being
-    written, else the text, else the reasoning (`streamed`: characters of the text, or of
-    the reasoning while there is no text). One guard per stream part."""
+    written, else the text, else the reasoning. One guard per stream part."""
     if calls:
         index = max(calls)
         arguments = calls[index]["arguments"]
         guard = guards.setdefault(index, RepetitionGuard())
         return guard.runaway(len(arguments), lambda: arguments)
+    part = text or reasoning
     guard = guards.setdefault("text" if text else "reasoning", RepetitionGuard())
-    return guard.runaway(streamed, lambda: "".join(text or reasoning))
+    return guard.runaway(len(part), lambda: part)
 
 
 def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:
@@ -525,42 +576,6 @@ def _merge_tool_delta(calls: dict[int, dict[str, str]], tc: Any) -> None:
             entry["name"] = function.name
         if getattr(function, "arguments", None):
             entry["arguments"] += function.arguments
-
-
-def scrub_messages(messages: list[dict]) -> list[dict]:
-    """The history with lone surrogates replaced; the same list when there are none (the
-    usual case, found by a read-only walk: this runs on the whole history every call)."""
-    if not any(_has_surrogate(m) for m in messages):
-        return messages
-    return [scrub_surrogates(m) for m in messages]
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_has_surrogate(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
-
-
-def scrub_surrogates(value: Any) -> Any:
-    """Replace lone surrogates (a model's invalid \\ud800 escape, undecodable input) by U+FFFD.
-
-    One such character in the history makes every later request fail to encode as UTF-8
-    (checked: httpx raises UnicodeEncodeError, litellm reports a 500), so it is cleaned on
-    the way in and on the way out. Returns the same object when there is nothing to clean.
-    """
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        items = {k: scrub_surrogates(v) for k, v in value.items()}
-        return items if any(items[k] is not value[k] for k in value) else value
-    if isinstance(value, list):
-        cleaned = [scrub_surrogates(v) for v in value]
-        return cleaned if any(a is not b for a, b in zip(cleaned, value)) else value
-    return value
 
 
 def _last_error(exc: BaseException) -> str:

@@ -13,6 +13,11 @@ Facts about litellm 1.105.0 this relies on (checked against a real socket server
   `original_exception` holds the real cause.
 - A stream that simply ends early (clean EOF, no finish_reason, no [DONE]) and an empty 200
   body raise nothing: litellm invents finish_reason "stop". The client detects those itself.
+
+The direct transport (llm/direct.py) raises ProviderError (an HTTP error answer, with the
+status the server sent), MidStreamError (litellm's MidStreamFallbackError) or the httpx
+exception itself. Nothing here imports litellm or openai: an exception of theirs can only
+exist once they are imported, so their types are looked up only then (sys.modules).
 """
 from __future__ import annotations
 
@@ -22,10 +27,13 @@ import random
 import re
 import socket
 import ssl
+import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterator
+
+from baseagent.llm.provider_errors import ContextWindowExceededError, MidStreamError, ProviderError
 
 # Server hints above this are capped: a harness would rather retry (or fail) within minutes
 # than sleep for an hour on one Retry-After header.
@@ -75,6 +83,16 @@ class ConnectionProblem:
         where = f" {self.url}" if self.url else " the provider"
         verb = "no answer from" if self.cause.startswith("timed out") else "cannot connect to"
         return f"{verb}{where}: {self.cause}"
+
+
+def _loaded(name: str) -> Any:
+    """An already imported module, or None: its exception types cannot be in play before."""
+    return sys.modules.get(name)
+
+
+def _mid_stream(exc: BaseException) -> bool:
+    """A stream that broke after it started: ours, or litellm's wrapper of it."""
+    return isinstance(exc, MidStreamError) or type(exc).__name__ == "MidStreamFallbackError"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -137,21 +155,17 @@ def _cause_of(error: BaseException) -> tuple[str, bool] | None:
 def connection_problem(exc: BaseException) -> ConnectionProblem | None:
     """What went wrong below HTTP, if that is what this error is; None for an HTTP answer
     (a status code), a broken stream we detected ourselves, or anything else."""
-    try:
-        import httpx
-        import openai
-    except ImportError:  # pragma: no cover - litellm always brings both
-        return None
-    if type(exc).__name__ == "MidStreamFallbackError":
-        return None  # connected and answered; the stream broke later (see describe)
+    httpx = _loaded("httpx")
+    if httpx is None or _mid_stream(exc):
+        return None  # nothing sent yet; or connected and answered, the stream broke later
+    openai = _loaded("openai")
+    transport = (httpx.TransportError,) + ((openai.APIConnectionError,) if openai else ())
     chain = list(_chain(exc))
-    if not any(isinstance(e, (httpx.TransportError, openai.APIConnectionError))
-               for e in chain) or wire_status(exc) is not None:
+    if not any(isinstance(e, transport) for e in chain) or wire_status(exc) is not None:
         return None
     # Only the transport's own exceptions: litellm attaches a placeholder request to its own.
     url = next((u for e in reversed(chain)
-                if isinstance(e, (httpx.TransportError, openai.APIConnectionError))
-                and (u := _request_url(e))), None)
+                if isinstance(e, transport) and (u := _request_url(e))), None)
     for error in reversed(chain):  # the deepest cause is the most precise
         found = _cause_of(error)
         if found is not None:
@@ -163,15 +177,15 @@ def connection_problem(exc: BaseException) -> ConnectionProblem | None:
 def classify(exc: BaseException) -> Verdict:
     """Decide by the HTTP status the server sent, else by exception type; unknown errors are
     fatal (never loop)."""
-    import litellm.exceptions as le  # the caller already imported litellm
-    import openai
-
-    if isinstance(exc, StreamBroken):
+    if isinstance(exc, (StreamBroken, MidStreamError)):
         return Verdict.RETRY
     problem = connection_problem(exc)
     if problem is not None:
         return Verdict.FATAL if problem.permanent else Verdict.RETRY
-    if isinstance(exc, le.ContextWindowExceededError):
+    litellm = _loaded("litellm")
+    le = getattr(litellm, "exceptions", None) if litellm is not None else None
+    if isinstance(exc, ContextWindowExceededError) or (
+            le is not None and isinstance(exc, le.ContextWindowExceededError)):
         return Verdict.OVERFLOW
     wire = wire_status(exc)
     if wire is not None and wire >= 400:
@@ -180,16 +194,25 @@ def classify(exc: BaseException) -> Verdict:
         if wire in _RETRYABLE_STATUS and not is_quota(exc):
             return Verdict.RETRY
         return Verdict.FATAL
+    if le is None:  # neither litellm's nor an HTTP answer: by type alone
+        return _verdict_of_type(exc)
     if isinstance(exc, (le.ContentPolicyViolationError, le.UnsupportedParamsError,
                         le.AuthenticationError, le.PermissionDeniedError, le.NotFoundError,
                         le.BudgetExceededError)):
         return Verdict.FATAL
     if is_quota(exc):
         return Verdict.FATAL
+    openai = _loaded("openai")
     if isinstance(exc, (le.RateLimitError, le.Timeout, le.APIConnectionError,
                         le.InternalServerError, le.ServiceUnavailableError,
-                        le.BadGatewayError, openai.APIConnectionError, openai.APITimeoutError,
-                        ConnectionError, TimeoutError)):
+                        le.BadGatewayError)) or (openai is not None and isinstance(
+                            exc, (openai.APIConnectionError, openai.APITimeoutError))):
+        return Verdict.RETRY
+    return _verdict_of_type(exc)
+
+
+def _verdict_of_type(exc: BaseException) -> Verdict:
+    if isinstance(exc, (ConnectionError, TimeoutError)):
         return Verdict.RETRY
     status = status_of(exc)
     if status in _RETRYABLE_STATUS:
@@ -207,18 +230,16 @@ def wire_status(exc: BaseException) -> int | None:
     included). The httpx and OpenAI SDK exceptions it was raised from still hold the real
     status, so that is what the policy reads.
     """
-    try:
-        import httpx
-        import openai
-    except ImportError:  # pragma: no cover - litellm always brings both
-        return None
+    httpx, openai = _loaded("httpx"), _loaded("openai")
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, httpx.HTTPStatusError):
+        if isinstance(current, ProviderError):
+            return current.status_code
+        if httpx is not None and isinstance(current, httpx.HTTPStatusError):
             return current.response.status_code
-        if (isinstance(current, openai.APIStatusError)
+        if (openai is not None and isinstance(current, openai.APIStatusError)
                 and type(current).__module__.split(".")[0] == "openai"):
             return current.status_code
         current = current.__cause__ or current.__context__
@@ -324,7 +345,7 @@ def describe(exc: BaseException) -> str:
     problem = connection_problem(exc)
     if problem is not None:
         return str(problem)
-    if type(exc).__name__ == "MidStreamFallbackError":
+    if _mid_stream(exc):
         return f"stream error: {provider_message(root_cause(exc), limit=120)}"
     status = status_of(exc)
     name = type(exc).__name__
@@ -332,8 +353,10 @@ def describe(exc: BaseException) -> str:
 
 
 # litellm prefixes messages with its class names ("litellm.RateLimitError: RateLimitError:
-# OpenAIException - ..."): strip them so the provider's own sentence comes first.
-_PREFIX = re.compile(r"^(?:\s*(?:litellm\.)?[A-Za-z]*(?:Error|Exception)(?::| -)\s*)+")
+# OpenAIException - ...", "litellm.Timeout: Timeout Error: ..."): strip them so the
+# provider's own sentence comes first.
+_PREFIX = re.compile(
+    r"^(?:\s*(?:litellm\.)?[A-Za-z]*(?:Error|Exception|Timeout)(?: Error)?(?::| -)\s*)+")
 
 
 def provider_message(exc: BaseException, limit: int = 500) -> str:

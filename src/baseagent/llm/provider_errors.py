@@ -1,0 +1,181 @@
+"""What a direct transport (llm/direct.py) raises when a provider answers with an error.
+
+The retry policy (llm/retry.py) reads an error by its HTTP status, its body and a few
+names, never by importing litellm. litellm maps a provider's error onto a class by status
+and, for some wordings, by text (a 401 that mentions a rate limit becomes RateLimitError;
+"prompt is too long" a ContextWindowExceededError); these classes carry the same names
+and `error_class` makes the same choice for the two wires the direct path speaks, so a
+retry notice, a verdict and a failure message read the same whichever path served the
+call (tests/test_direct_parity.py holds the two to each other on every scripted fault).
+Unlike litellm's, `status_code` is always the status the server sent.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+class ProviderError(Exception):
+    """An HTTP error answer: the status the server sent, its parsed body, the response."""
+
+    def __init__(self, message: str, status_code: int, body: Any = None,
+                 response: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.body = body
+        self.response = response  # the httpx.Response (headers: Retry-After and friends)
+
+
+class BadRequestError(ProviderError):
+    pass
+
+
+class ContextWindowExceededError(BadRequestError):
+    pass
+
+
+class ContentPolicyViolationError(BadRequestError):
+    pass
+
+
+class AuthenticationError(ProviderError):
+    pass
+
+
+class PermissionDeniedError(ProviderError):
+    pass
+
+
+class NotFoundError(ProviderError):
+    pass
+
+
+class Timeout(ProviderError):  # noqa: N818 - litellm's name, which retry notices show
+    pass
+
+
+class RateLimitError(ProviderError):
+    pass
+
+
+class InternalServerError(ProviderError):
+    pass
+
+
+class BadGatewayError(ProviderError):
+    pass
+
+
+class ServiceUnavailableError(ProviderError):
+    pass
+
+
+class APIError(ProviderError):
+    pass
+
+
+class MidStreamError(Exception):
+    """The stream broke after it had started (reset, read timeout, an unreadable event, an
+    error event): always worth another try, like litellm's MidStreamFallbackError, and
+    described by its `original_exception`."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original_exception = original
+
+
+# litellm's ExceptionCheckers (1.105.0), the parts the two wires reach.
+_CONTEXT_WINDOW = ("exceed context limit", "this model's maximum context length is",
+                   "string too long. expected a string with maximum length",
+                   "model's maximum context limit", "is longer than the model's context length",
+                   "input tokens exceed the configured limit",
+                   "`inputs` tokens + `max_new_tokens` must be",
+                   "exceeds the available context size",
+                   "exceeds the maximum number of tokens allowed")
+_CONTENT_POLICY = ("request was rejected as a result of the safety system",)
+_OPENAI_STATUS = {400: BadRequestError, 401: AuthenticationError, 404: NotFoundError,
+                  408: Timeout, 422: BadRequestError, 429: RateLimitError,
+                  500: InternalServerError, 502: BadGatewayError,
+                  503: ServiceUnavailableError, 504: Timeout}
+_ANTHROPIC_STATUS = {401: AuthenticationError, 403: PermissionDeniedError,
+                     400: BadRequestError, 413: BadRequestError, 404: NotFoundError,
+                     408: Timeout, 429: RateLimitError, 500: InternalServerError,
+                     529: InternalServerError, 502: BadGatewayError,
+                     503: ServiceUnavailableError, 504: Timeout}
+
+
+def _rate_limit_text(text: str, status: int) -> bool:
+    if re.search(r"\b429\b", text) and status == 429:
+        return True
+    lower = text.lower()
+    return bool(re.search(r"rate[\s_\-]*limit", lower)) \
+        or "service tier capacity exceeded" in lower
+
+
+def context_window_text(text: str) -> bool:
+    lower = text.lower()
+    if "string_above_max_length" in lower:
+        return False
+    if "invalid 'user'" in lower and "string too long" in lower:
+        return False
+    if any(s in lower for s in _CONTEXT_WINDOW):
+        return True
+    if "current length is" in lower and "while limit is" in lower:
+        return True
+    return "maximum input length is" in lower and "tokens" in lower
+
+
+def error_class(wire: str, status: int, text: str) -> type[ProviderError]:
+    """The class litellm 1.105.0 raises for this answer (`text`: the error as litellm reads
+    it, "Error code: <status> - <body>")."""
+    if any(s in text for s in ("Request Timeout Error", "Request timed out",
+                               "Timed out generating response",
+                               "The read operation timed out")):
+        return Timeout
+    if wire == "anthropic":
+        if "prompt is too long" in text or "prompt: length" in text \
+                or context_window_text(text):
+            return ContextWindowExceededError
+        if "overloaded_error" in text or "Overloaded" in text:
+            return InternalServerError
+        if "Invalid API Key" in text:
+            return AuthenticationError
+        if "content filtering policy" in text:
+            return ContentPolicyViolationError
+        return _ANTHROPIC_STATUS.get(status, APIError)
+    if _rate_limit_text(text, status):
+        return RateLimitError
+    if context_window_text(text):
+        return ContextWindowExceededError
+    if "invalid_request_error" in text and "model_not_found" in text:
+        return NotFoundError
+    if "A timeout occurred" in text:
+        return Timeout
+    if ("invalid_request_error" in text and "content_policy_violation" in text) or (
+            "Invalid prompt" in text and "violating our usage policy" in text) or any(
+            s in text.lower() for s in _CONTENT_POLICY):
+        return ContentPolicyViolationError
+    if "invalid_encrypted_content" in text or "could not be verified" in text:
+        return BadRequestError
+    if "invalid_request_error" in text and "Incorrect API key provided" not in text:
+        return BadRequestError
+    if "Web server is returning an unknown error" in text \
+            or "The server had an error processing your request." in text:
+        return InternalServerError
+    if "Request too large" in text:
+        return RateLimitError
+    return _OPENAI_STATUS.get(status, APIError)
+
+
+def provider_error(wire: str, status: int, body: Any, raw: str,
+                   response: Any = None) -> ProviderError:
+    """The error for an HTTP answer: `body` the parsed JSON (None if it was not JSON),
+    `raw` its text. The message is openai-python's ("Error code: 429 - {...}", or the raw
+    text of a body that is not JSON), which is what litellm reads."""
+    if body is not None:
+        text = f"Error code: {status} - {body}"
+    else:
+        text = raw.strip() or f"Error code: {status}"
+    cls = error_class(wire, status, text)
+    return cls(text, status, body, response)

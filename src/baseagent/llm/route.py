@@ -1,0 +1,87 @@
+"""Which transport serves a run's model calls: litellm, or the direct path.
+
+The direct path (llm/direct.py) speaks the wire itself, so the first request leaves before
+litellm could even be imported, and the process never pays for it (seconds of CPU, ~150 MB).
+It is taken only where it builds exactly the request litellm would:
+
+- `openai/<name>` for a name litellm has no rules for: not in its model map (in any case),
+  not a GPT-5/6 name (litellm's own parameter rules), no fine-tune or `responses/` prefix.
+  That is an OpenAI-compatible server: a local model, vLLM, a proxy. OpenAI's own models
+  keep going through litellm, which carries their per-model rules (o-series system
+  messages, max_completion_tokens, the Responses API for some).
+- `anthropic/<name>`: see llm/wire_anthropic.py.
+
+Everything else, and any setting the direct path does not mirror (an environment that
+changes how litellm or openai-python connect, an unknown extra parameter, a map that
+cannot be read), goes through litellm, as do single requests the wire cannot build
+(wire_openai.Unsupported). `transport = "litellm"` (BASEAGENT_MODEL_TRANSPORT) forces it.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from baseagent.llm.model_map import ModelMap, resolve
+from baseagent.llm.pricing import priceable
+
+TRANSPORTS = ("auto", "litellm")
+OPENAI_BASE = "https://api.openai.com/v1"
+# Variables litellm or openai-python read that change the request or the connection in
+# ways the direct path does not reproduce: with any of them set, litellm serves the run.
+_OPENAI_ENV = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION",
+               "OPENAI_CUSTOM_HEADERS")
+# (SSL_CERT_FILE and proxies are honoured alike: httpx reads them as litellm does.)
+_CONNECTION_ENV = ("SSL_VERIFY", "SSL_CERTIFICATE")
+# Extra request parameters the direct path sends as they are (core/caching.py).
+DIRECT_EXTRA_PARAMS = frozenset({"prompt_cache_key"})
+_REASONING_SERIES = ("gpt-5", "gpt-6")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A model served by the direct path: its wire, the provider's name for the model,
+    where and with which key, and its model-map info (None when litellm's map has none)."""
+
+    wire: str  # "openai" | "anthropic"
+    model: str  # the litellm model string, e.g. openai/qwen2.5-coder
+    name: str  # the provider's own name for it (the request's "model")
+    api_base: str
+    api_key: str = field(repr=False)
+    info: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    user_agent: str = "baseagent"
+
+    def limits(self, context_window: int | None, max_tokens: int | None,
+               default_window: int, default_output: int) -> tuple[int, int]:
+        """(context window, output cap) as llm/client.model_limits computes them."""
+        info = self.info or {}
+        window = context_window or info.get("max_input_tokens") or default_window
+        output = max_tokens or info.get("max_output_tokens") or default_output
+        return int(window), int(min(output, window // 4))
+
+
+def choose(model: str, *, api_base: str | None, api_key: str | None,
+           env: Mapping[str, str], extra_params: Mapping[str, Any] | None = None,
+           transport: str = "auto", model_map: ModelMap | None = None,
+           user_agent: str = "baseagent") -> Route | None:
+    """The direct route for this model, or None for litellm."""
+    if transport != "auto" or not set(extra_params or ()) <= DIRECT_EXTRA_PARAMS:
+        return None
+    provider, _, name = model.partition("/")
+    if provider != "openai" or not name:
+        return None
+    if any(env.get(k) for k in _OPENAI_ENV + _CONNECTION_ENV):
+        return None
+    base = api_base or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or OPENAI_BASE
+    key = api_key or env.get("OPENAI_API_KEY")
+    if not key or "?" in base or "#" in base:
+        return None
+    if name.startswith(("ft:", "responses/")) or any(m in model for m in _REASONING_SERIES):
+        return None
+    model_map = model_map or ModelMap.load()
+    if model_map is None or model_map.known(name) or model_map.known(model):
+        return None
+    info = resolve(model_map, "openai", name)
+    if not priceable(info):
+        return None
+    return Route("openai", model, name, base, key, info, user_agent)
