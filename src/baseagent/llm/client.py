@@ -21,9 +21,10 @@ from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
-from baseagent.llm.reasoning import kept_reasoning_keys, wire_messages
+from baseagent.llm.per_message import PerMessage
+from baseagent.llm.reasoning import dropped_reasoning_keys, kept_reasoning_keys, without_keys
 from baseagent.llm.lenient_json import strict_form_hint
-from baseagent.llm.surrogates import MessageScrubber, scrub_surrogates
+from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
@@ -232,9 +233,11 @@ class ModelClient:
         if route is not None:
             from baseagent.llm.direct import DirectTransport, wire_for
 
-            self._direct = DirectTransport(wire_for(route, kept_reasoning_keys(model)),
-                                           route.api_base, route.api_key, route.user_agent)
-        self._scrub = MessageScrubber()
+            self._direct = DirectTransport(wire_for(route, kept_reasoning_keys(model)), route)
+        # What litellm is handed: each history message without the reasoning keys its
+        # provider does not take and without lone surrogates, worked out once per message.
+        drop = dropped_reasoning_keys(model)
+        self._wire_history = PerMessage(lambda m: scrub_surrogates(without_keys(m, drop)))
 
     def close(self) -> None:
         """Close the direct path's connection (litellm keeps its own)."""
@@ -365,7 +368,7 @@ class ModelClient:
         """litellm.completion's keyword arguments."""
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": self._scrub(wire_messages(messages, self.model)),
+            "messages": self._wire_history(messages),
             "num_retries": 0,
             # httpx applies this per read (checked: a stream silent mid-response raises after
             # it), so it bounds silence, not the whole call; request_timeout bounds the call.

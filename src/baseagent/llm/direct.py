@@ -1,28 +1,40 @@
-"""The direct transport: a provider's wire spoken over httpx, without litellm.
+"""The direct transport: a provider's wire spoken over the standard library's http.client.
 
 For the wires the project speaks itself (OpenAI-compatible chat completions,
 llm/wire_openai.py; Anthropic's Messages API, llm/wire_anthropic.py) a request needs no
-litellm: importing it takes seconds and some 150 MB, and its per-call work grows with the
-history. `DirectTransport.open` sends one request and returns the stream of its chunks
-(llm/chunks.py), which llm/client.py reads with the same loop as litellm's, so retries,
-usage, reasoning and events do not depend on the transport. Which calls take this path is
-decided in llm/route.py.
+litellm: importing it takes seconds and ~150 MB, and its per-call work grows with the
+history. Nor does it need httpx (with httpcore, ~0.1 s to import and a TLS context built
+even for a plain-http local server): one kept-alive connection, one POST, server-sent
+events read line by line. `DirectTransport.open` sends one request and returns the stream
+of its chunks (llm/chunks.py), which llm/client.py reads with the same loop as litellm's,
+so retries, usage, reasoning and events do not depend on the transport. Which calls take
+this path is decided in llm/route.py, which also resolves the proxy and CA bundle from the
+environment as httpx would (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY, SSL_CERT_FILE
+/ SSL_CERT_DIR, else certifi's bundle).
 
-What fails is raised as litellm's path would have it seen by the retry policy: a transport
-error before the answer as the httpx exception itself (llm/retry.py names the URL and the
-cause), an HTTP error answer as a ProviderError (llm/provider_errors.py), a stream that
-breaks after it started as a MidStreamError.
+Failures are raised as the retry policy reads litellm's: no answer at all as a
+TransportFailure (the URL, the stage and the OS error under it), an HTTP error answer as a
+ProviderError (llm/provider_errors.py), a stream that breaks after it started as a
+MidStreamError.
 """
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import threading
 from typing import Any, Callable, Iterator, Protocol
-
-import httpx
+from urllib.parse import urlsplit
 
 from baseagent.llm.chunks import Chunk
-from baseagent.llm.provider_errors import MidStreamError, ProviderError, provider_error
+from baseagent.llm.provider_errors import (MidStreamError, ProviderError, TransportFailure,
+                                           provider_error)
+
+READ_SIZE = 65536
+# What a kept-alive connection the server has meanwhile closed looks like when reused:
+# worth one more try on a fresh connection (nothing reached the server).
+_STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
+          http.client.RemoteDisconnected)
 
 
 class Wire(Protocol):
@@ -43,14 +55,26 @@ class Wire(Protocol):
 
 
 class DirectTransport:
-    """One client's connection to its provider (kept alive between calls)."""
+    """One client's connection to its provider, kept alive between calls (one idle
+    connection is kept; an attempt the caller abandoned takes its connection with it)."""
 
-    def __init__(self, wire: Wire, api_base: str, api_key: str, user_agent: str) -> None:
+    def __init__(self, wire: Wire, route: Any) -> None:
         self.wire = wire
-        self.url = wire.url(api_base)
-        self._headers = {**wire.headers(api_key), "User-Agent": user_agent}
-        self._client: httpx.Client | None = None
+        self.url = wire.url(route.api_base)
+        parts = urlsplit(self.url)
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if self._tls else 80)
+        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._proxy = urlsplit(route.proxy) if route.proxy else None
+        self._ca = (route.ca_file, route.ca_dir)
+        self._headers = {**wire.headers(route.api_key), "User-Agent": route.user_agent,
+                         "Accept-Encoding": "identity"}
+        if not self._tls and self._proxy is not None:  # plain http through a proxy
+            self._path = self.url
+        self._idle: http.client.HTTPConnection | None = None
         self._lock = threading.Lock()
+        self._ssl: Any = None
 
     def open(self, body: bytes, timeout: float,
              second: Callable[[Exception], bytes | None] = lambda _e: None) -> "DirectStream":
@@ -65,36 +89,125 @@ class DirectTransport:
                 raise
         return self._send(again, timeout)
 
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.close()
+
     def _send(self, body: bytes, timeout: float) -> "DirectStream":
-        client = self._connection()
-        request = client.build_request("POST", self.url, content=body, headers=self._headers,
-                                       timeout=httpx.Timeout(timeout))
-        response = client.send(request, stream=True)
-        if response.status_code >= 400:
+        conn = self._take()
+        reused = conn is not None
+        if conn is None:
+            conn = self._connect(timeout)
+        try:
+            response = self._exchange(conn, body, timeout)
+        except _STALE as exc:
+            conn.close()
+            if not reused:
+                raise TransportFailure(self.url, "answer", exc) from exc
+            conn = self._connect(timeout)  # the server had closed the idle connection
+            try:
+                response = self._exchange(conn, body, timeout)
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        if response.status >= 400:
             try:
                 raw = response.read().decode("utf-8", "replace")
-            finally:
-                response.close()
+            except (OSError, http.client.HTTPException):
+                raw = ""
+            self._done(conn, response)
             try:
                 parsed = json.loads(raw) if raw.strip() else None
             except ValueError:
                 parsed = None
-            raise provider_error(self.wire.name, response.status_code, parsed, raw, response)
-        return DirectStream(self.wire, response)
+            raise provider_error(self.wire.name, response.status, parsed, raw,
+                                 _Answer(response.status, response.getheaders()))
+        return DirectStream(self, conn, response)
 
-    def close(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+    def _exchange(self, conn: http.client.HTTPConnection, body: bytes,
+                  timeout: float) -> http.client.HTTPResponse:
+        conn.timeout = timeout
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        try:
+            conn.request("POST", self._path, body=body,
+                         headers={**self._headers, "Content-Length": str(len(body))})
+        except _STALE:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            raise TransportFailure(self.url, "send", exc) from exc
+        try:
+            return conn.getresponse()
+        except _STALE:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            raise TransportFailure(self.url, "answer", exc) from exc
 
-    def _connection(self) -> httpx.Client:
+    def _connect(self, timeout: float) -> http.client.HTTPConnection:
+        host, port = self._host, self._port
+        if self._proxy is not None:
+            host = self._proxy.hostname or ""
+            port = self._proxy.port or (443 if self._proxy.scheme == "https" else 80)
+        if self._tls:
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                host, port, timeout=timeout, context=self._context())
+            if self._proxy is not None:
+                conn.set_tunnel(self._host, self._port)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        try:
+            conn.connect()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise TransportFailure(self.url, "connect", exc) from exc
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
+
+    def _context(self) -> Any:
+        if self._ssl is None:
+            import ssl
+
+            cafile, capath = self._ca
+            if not cafile and not capath:
+                try:
+                    import certifi
+
+                    cafile = certifi.where()
+                except ImportError:  # the system's store, then
+                    pass
+            self._ssl = ssl.create_default_context(cafile=cafile or None,
+                                                   capath=capath or None)
+        return self._ssl
+
+    def _take(self) -> http.client.HTTPConnection | None:
         with self._lock:
-            if self._client is None:
-                # trust_env: proxies and CA bundles from the environment, as litellm's and
-                # openai's own httpx clients honour them
-                self._client = httpx.Client(follow_redirects=True)
-            return self._client
+            conn, self._idle = self._idle, None
+        return conn
+
+    def _done(self, conn: http.client.HTTPConnection,
+              response: http.client.HTTPResponse | None) -> None:
+        """The exchange on `conn` is over: keep the connection if it can carry another."""
+        if response is None or response.will_close or not response.isclosed():
+            conn.close()
+            return
+        with self._lock:
+            if self._idle is None:
+                self._idle = conn
+                return
+        conn.close()
+
+
+class _Answer:
+    """What the retry policy reads of an error answer: its status and headers."""
+
+    def __init__(self, status: int, headers: list[tuple[str, str]]) -> None:
+        self.status_code = status
+        self.headers = {k.lower(): v for k, v in headers}
 
 
 class DirectStream:
@@ -102,55 +215,94 @@ class DirectStream:
 
     custom_llm_provider = "direct"
 
-    def __init__(self, wire: Wire, response: httpx.Response) -> None:
-        self._wire = wire
+    def __init__(self, transport: DirectTransport, conn: http.client.HTTPConnection,
+                 response: http.client.HTTPResponse) -> None:
+        self._transport = transport
+        self._conn = conn
         self._response = response
+        self._closed = False
         # What the provider itself said about finishing (llm/client.py reads it to tell a
         # finished answer from a cut one)
         self.received_finish_reason: str | None = None
 
     def __iter__(self) -> Iterator[Chunk]:
+        wire = self._transport.wire
+        finished = False
         try:
             for event, data in _events(self._response):
                 if data == "[DONE]":
-                    return
-                chunk = self._wire.parse(event, data)
+                    finished = True
+                    break
+                chunk = wire.parse(event, data)
                 if chunk is None:
                     continue
                 for choice in chunk.choices:
                     if choice.finish_reason:
                         self.received_finish_reason = choice.finish_reason
                 yield chunk
+            else:
+                finished = True
+            if finished:
+                self._response.read()  # the rest of the body: the connection can be reused
         except MidStreamError:
+            self.close()
             raise
-        except (httpx.HTTPError, OSError, UnicodeDecodeError) as exc:
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            self.close()
             raise MidStreamError(exc) from exc
-        finally:
-            self._response.close()
+        except BaseException:
+            self.close()
+            raise
+        if not self._closed:
+            self._closed = True
+            self._transport._done(self._conn, self._response)
 
     def close(self) -> None:
-        self._response.close()
+        """Give the answer up (from any thread): the connection is shut, which also ends a
+        read blocked on it."""
+        if self._closed:
+            return
+        self._closed = True
+        sock = self._conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._conn.close()
 
 
-def _events(response: httpx.Response) -> Iterator[tuple[str | None, str]]:
+def _events(response: http.client.HTTPResponse) -> Iterator[tuple[str | None, str]]:
     """(event name, data) of each server-sent event (data lines joined by newlines)."""
     event: str | None = None
     data: list[str] = []
-    for line in response.iter_lines():
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            event = value
+    pending = b""
+    while True:
+        block = response.read1(READ_SIZE)
+        if not block:
+            break
+        lines = (pending + block).split(b"\n")
+        pending = lines.pop()
+        for raw in lines:
+            line = raw.decode("utf-8").rstrip("\r")
+            if not line:
+                if data:
+                    yield event, "\n".join(data)
+                event, data = None, []
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                event = value
+    if pending.strip():
+        line = pending.decode("utf-8").rstrip("\r")
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
     if data:
         yield event, "\n".join(data)
 

@@ -75,6 +75,17 @@ class APIError(ProviderError):
     pass
 
 
+class TransportFailure(Exception):
+    """A request that got no HTTP answer (what httpx calls a TransportError): where it went,
+    at which stage ("connect", "send", "answer") and, as its cause, the OS error."""
+
+    def __init__(self, url: str, stage: str, cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.url = url
+        self.stage = stage
+        self.__cause__ = cause
+
+
 class MidStreamError(Exception):
     """The stream broke after it had started (reset, read timeout, an unreadable event, an
     error event): always worth another try, like litellm's MidStreamFallbackError, and

@@ -35,12 +35,14 @@ def kept_reasoning_keys(model: str) -> frozenset[str]:
     return frozenset()
 
 
-def wire_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
-    """The history as this provider should see it: reasoning keys it does not take are
-    left out. Returns the same list when nothing is left out (the usual case for a
-    provider without reasoning), and never modifies the history."""
-    drop = [key for key in REASONING_KEYS if key not in kept_reasoning_keys(model)]
-    if not drop or not any(key in m for m in messages for key in drop):
-        return messages
-    return [{k: v for k, v in m.items() if k not in drop}
-            if any(key in m for key in drop) else m for m in messages]
+def dropped_reasoning_keys(model: str) -> tuple[str, ...]:
+    """The reasoning keys this model's provider must not receive."""
+    kept = kept_reasoning_keys(model)
+    return tuple(key for key in REASONING_KEYS if key not in kept)
+
+
+def without_keys(message: dict[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
+    """The message without `drop`'s keys: the same dict when it has none of them."""
+    if not any(key in message for key in drop):
+        return message
+    return {k: v for k, v in message.items() if k not in drop}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import http.client
 import random
 import re
 import socket
@@ -33,7 +34,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterator
 
-from baseagent.llm.provider_errors import ContextWindowExceededError, MidStreamError, ProviderError
+from baseagent.llm.provider_errors import (ContextWindowExceededError, MidStreamError,
+                                           ProviderError, TransportFailure)
 
 # Server hints above this are capped: a harness would rather retry (or fail) within minutes
 # than sleep for an hour on one Retry-After header.
@@ -107,6 +109,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def _request_url(exc: BaseException) -> str | None:
+    if isinstance(exc, TransportFailure):
+        return exc.url
     # httpx exceptions raise RuntimeError from `.request` when none was attached.
     try:
         request = getattr(exc, "request", None)
@@ -125,8 +129,14 @@ _UNREACHABLE = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN}
 
 def _cause_of(error: BaseException) -> tuple[str, bool] | None:
     """(cause, permanent) for one exception of the chain, by type (and errno)."""
-    import httpx
-
+    if isinstance(error, TransportFailure):  # the direct transport's, around the OS error
+        cause = error.__cause__
+        if isinstance(cause, TimeoutError):
+            return ("timed out connecting" if error.stage == "connect"
+                    else "timed out waiting for the response"), False
+        if isinstance(cause, http.client.HTTPException):
+            return f"the server broke the HTTP exchange ({cause})", False
+        return None
     if isinstance(error, ssl.SSLCertVerificationError):
         detail = getattr(error, "verify_message", None) or error.strerror or error
         return f"TLS certificate verification failed ({detail})", True
@@ -143,6 +153,9 @@ def _cause_of(error: BaseException) -> tuple[str, bool] | None:
         return "connection reset by the server", False
     if isinstance(error, OSError) and error.errno in _UNREACHABLE:
         return f"network unreachable ({error.strerror})", False
+    httpx = _loaded("httpx")
+    if httpx is None:
+        return None
     if isinstance(error, httpx.ConnectTimeout):
         return "timed out connecting", False
     if isinstance(error, (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout)):
@@ -155,11 +168,11 @@ def _cause_of(error: BaseException) -> tuple[str, bool] | None:
 def connection_problem(exc: BaseException) -> ConnectionProblem | None:
     """What went wrong below HTTP, if that is what this error is; None for an HTTP answer
     (a status code), a broken stream we detected ourselves, or anything else."""
-    httpx = _loaded("httpx")
-    if httpx is None or _mid_stream(exc):
-        return None  # nothing sent yet; or connected and answered, the stream broke later
-    openai = _loaded("openai")
-    transport = (httpx.TransportError,) + ((openai.APIConnectionError,) if openai else ())
+    if _mid_stream(exc):
+        return None  # connected and answered; the stream broke later (see describe)
+    httpx, openai = _loaded("httpx"), _loaded("openai")
+    transport = ((TransportFailure,) + ((httpx.TransportError,) if httpx else ())
+                 + ((openai.APIConnectionError,) if openai else ()))
     chain = list(_chain(exc))
     if not any(isinstance(e, transport) for e in chain) or wire_status(exc) is not None:
         return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from baseagent.llm.model_map import ModelMap, resolve
 from baseagent.llm.pricing import priceable
@@ -50,6 +51,10 @@ class Route:
     api_key: str = field(repr=False)
     info: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     user_agent: str = "baseagent"
+    # How to reach it, resolved from the environment as httpx (litellm's client) would
+    proxy: str | None = None  # an http(s) proxy URL
+    ca_file: str | None = None  # SSL_CERT_FILE; neither: certifi's bundle
+    ca_dir: str | None = None  # SSL_CERT_DIR
 
     def limits(self, context_window: int | None, max_tokens: int | None,
                default_window: int, default_output: int) -> tuple[int, int]:
@@ -84,4 +89,46 @@ def choose(model: str, *, api_base: str | None, api_key: str | None,
     info = resolve(model_map, "openai", name)
     if not priceable(info):
         return None
-    return Route("openai", model, name, base, key, info, user_agent)
+    reach = connection(base, env)
+    if reach is None:
+        return None
+    return Route("openai", model, name, base, key, info, user_agent, *reach)
+
+
+def connection(url: str, env: Mapping[str, str]
+               ) -> tuple[str | None, str | None, str | None] | None:
+    """(proxy, CA file, CA directory) for `url`, as httpx reads them from the environment
+    (trust_env): HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (either case), NO_PROXY, SSL_CERT_FILE
+    and SSL_CERT_DIR. None for what the direct transport does not do (a SOCKS proxy)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    proxy = None
+    for name in (f"{parts.scheme}_proxy", "all_proxy"):
+        value = env.get(name) or env.get(name.upper())
+        if value:
+            proxy = value if "://" in value else f"http://{value}"
+            break
+    if proxy and _bypassed(parts.hostname or "", env.get("no_proxy") or env.get("NO_PROXY")):
+        proxy = None
+    if proxy and urlsplit(proxy).scheme not in ("http", "https"):
+        return None
+    return proxy, env.get("SSL_CERT_FILE") or None, env.get("SSL_CERT_DIR") or None
+
+
+def _bypassed(host: str, no_proxy: str | None) -> bool:
+    """Whether NO_PROXY exempts `host` (httpx's reading: `*` for all, else each entry a
+    host or a domain suffix)."""
+    if not no_proxy:
+        return False
+    host = host.lower()
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        entry = entry.split("://", 1)[-1].lstrip("*").lstrip(".")
+        entry = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry
+        if host == entry or host.endswith("." + entry):
+            return True
+    return False

@@ -25,31 +25,3 @@ def scrub_surrogates(value: Any) -> Any:
         cleaned = [scrub_surrogates(v) for v in value]
         return cleaned if any(a is not b for a, b in zip(cleaned, value)) else value
     return value
-
-
-class MessageScrubber:
-    """scrub_surrogates over a history, call after call, looking at each message once: a
-    message object seen clean before is clean now (history messages are never modified
-    in place; a message whose content object changed is looked at again)."""
-
-    def __init__(self) -> None:
-        self._clean: dict[int, tuple[dict[str, Any], Any]] = {}
-
-    def __call__(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        seen, fresh = self._clean, {}
-        out: list[dict[str, Any]] | None = None
-        for index, message in enumerate(messages):
-            entry = seen.get(id(message))
-            if entry is not None and entry[0] is message \
-                    and entry[1] is message.get("content"):
-                fresh[id(message)] = entry
-                continue
-            cleaned = scrub_surrogates(message)
-            if cleaned is message:
-                fresh[id(message)] = (message, message.get("content"))
-            else:
-                if out is None:
-                    out = list(messages)
-                out[index] = cleaned
-        self._clean = fresh
-        return messages if out is None else out

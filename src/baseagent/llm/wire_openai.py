@@ -7,10 +7,10 @@ with its None fields dropped, image parts given as an object, the parameters the
 sets passed as they are. tests/test_direct_parity.py sends the same calls both ways and
 compares the bodies the server received.
 
-A message is encoded to JSON once: the encoding of each history message is kept (per
-message object, messages are never modified in place) and the body is joined from the
-pieces, so building a request costs one join over the history, not a walk, a copy and an
-encode of it.
+A message is encoded to JSON once: the encodings of the last request's messages are kept
+(history messages are never modified in place) and the body is joined from the pieces, so
+building a request costs its new messages and one join, not a walk, a copy and an encode of
+the whole history.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from typing import Any
 
 from baseagent.llm.chunks import Choice, Chunk, Delta, FunctionDelta, ToolCallDelta, Usage
 from baseagent.llm.provider_errors import MidStreamError
-from baseagent.llm.reasoning import REASONING_KEYS
+from baseagent.llm.per_message import PerMessage
+from baseagent.llm.reasoning import REASONING_KEYS, without_keys
 from baseagent.llm.surrogates import scrub_surrogates
 
 # litellm's map_finish_reason (core_helpers._FINISH_REASON_MAP, 1.105.0); anything else is
@@ -200,7 +201,7 @@ class OpenAIWire:
     def __init__(self, model: str, kept_reasoning: frozenset[str] = frozenset()) -> None:
         self.model = model  # the provider's name for it (no `openai/` prefix)
         self._drop = tuple(k for k in REASONING_KEYS if k not in kept_reasoning)
-        self._messages: dict[int, tuple[dict[str, Any], Any, bytes]] = {}
+        self._encoded = PerMessage(self._encode)  # the encodings, kept between requests
         self._tools: tuple[Any, bytes] = (None, b"")
 
     def url(self, api_base: str) -> str:
@@ -214,16 +215,7 @@ class OpenAIWire:
              tools: list[dict[str, Any]] | None) -> bytes:
         """The request body: `params` are the request's parameters but messages and tools
         (sent only with `tools`, as `tools`)."""
-        cache, fresh = self._messages, {}
-        parts = []
-        for message in messages:
-            entry = cache.get(id(message))
-            if entry is None or entry[0] is not message \
-                    or entry[1] is not message.get("content"):
-                entry = (message, message.get("content"), self._encode(message))
-            fresh[id(message)] = entry
-            parts.append(entry[2])
-        self._messages = fresh
+        parts = self._encoded(messages)
         head = {"model": self.model}
         head.update(sorted(params.items()))
         encoded = dumps(head)
@@ -234,9 +226,7 @@ class OpenAIWire:
         return b'{"messages":[' + b",".join(parts) + b"]," + encoded[1:]
 
     def _encode(self, message: dict[str, Any]) -> bytes:
-        if self._drop and any(k in message for k in self._drop):
-            message = {k: v for k, v in message.items() if k not in self._drop}
-        return dumps(wire_message(scrub_surrogates(message)))
+        return dumps(wire_message(scrub_surrogates(without_keys(message, self._drop))))
 
     def parse(self, event: str | None, data: str) -> Chunk | None:
         return parse_event(data)
