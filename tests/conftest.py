@@ -38,3 +38,11 @@ def home(tmp_path: Path) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     return h
+
+
+@pytest.fixture(params=["auto", "litellm"])
+def transport_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment of an end-to-end run on each path a model call can take
+    (llm/route.py): `auto` serves the scripted server's wires directly, `litellm`
+    through litellm. One behaviour either way."""
+    return {"BASEAGENT_MODEL_TRANSPORT": request.param}

@@ -8,6 +8,7 @@ same. The client tests of test_retry.py also run on both paths (`transport` fixt
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -52,14 +53,29 @@ HISTORY = [
 
 def client(server: ScriptedServer, transport: str, model: str = MODEL,
            **kw: Any) -> ModelClient:
+    # litellm adds /v1/messages to an Anthropic base; OpenAI's base is the /v1 one
+    base = server.url if model.startswith("anthropic/") else server.api_base
     route = None
     if transport == "direct":
-        route = choose(model, api_base=server.api_base, api_key=KEY, env={},
-                       extra_params=kw.get("extra_params"))
+        route = choose(model, api_base=base, api_key=KEY, env={},
+                       extra_params=kw.get("extra_params"), temperature=kw.get("temperature"),
+                       reasoning_effort=kw.get("reasoning_effort"))
         assert route is not None, "the direct path should serve this model"
     kw.setdefault("stream_idle_timeout", 2.0)
-    return ModelClient(model=model, api_base=server.api_base, api_key=KEY, max_retries=0,
+    return ModelClient(model=model, api_base=base, api_key=KEY, max_retries=0,
                        route=route, **kw)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _litellm_warm() -> None:
+    """litellm imports each provider's code on its first call (seconds on a loaded
+    machine): done once here, so no comparison's idle timer counts it."""
+    for model in (MODEL, "anthropic/claude-sonnet-4-5-20250929"):
+        with ScriptedServer([{"content": "ok"}]) as server:
+            base = server.url if model.startswith("anthropic/") else server.api_base
+            ModelClient(model=model, api_base=base, api_key=KEY, max_retries=0,
+                        max_tokens=10, stream_idle_timeout=120).complete(
+                [{"role": "user", "content": "warm up"}])
 
 
 def both(script: list[dict], call: Any, **kw: Any) -> dict[str, tuple[Any, list[dict]]]:
@@ -221,3 +237,98 @@ def test_litellms_second_attempt_for_picky_servers(status, message):
     assert len(runs["direct"][1]) == 2  # sent once more, changed
     assert runs["litellm"][1] == runs["direct"][1]
     assert runs["direct"][0].text == runs["litellm"][0].text == "ok"
+
+
+# -- Anthropic's Messages API -----------------------------------------------------------------
+
+def _claude_models() -> list[str]:
+    """Every Anthropic chat model of the pinned map the direct path serves, and two names
+    it does not list (one a Claude family name litellm's generalizations know)."""
+    from baseagent.llm.model_map import ModelMap
+
+    text = ModelMap.load()._text  # noqa: SLF001 - the map's own keys
+    keys = json.loads(text)
+    names = sorted(k for k, v in keys.items() if isinstance(v, dict)
+                   and v.get("litellm_provider") == "anthropic" and v.get("mode") == "chat"
+                   and not v.get("thinking_always_on")
+                   and v.get("supports_forced_tool_use") is not False)
+    return [f"anthropic/{n}" for n in names] + ["anthropic/claude-newfamily-5",
+                                                 "anthropic/claude-local-test"]
+
+
+CLAUDES = _claude_models()
+CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
+# The history as the agent sends it to a Claude model: core/caching.py's markers on the
+# system prompt and the last two messages, signed thinking blocks kept.
+CLAUDE_HISTORY = [
+    {"role": "system", "content": "You are a coding agent.",
+     "cache_control": {"type": "ephemeral"}},
+    {"role": "user", "content": [{"type": "text", "text": "look at this"},
+                                 {"type": "image_url", "image_url": {"url": IMAGE}}]},
+    {"role": "user", "content": "and this too  "},
+    {"role": "assistant", "content": "I will list it.", "tool_calls": [
+        {"id": "toolu_1", "type": "function",
+         "function": {"name": "shell", "arguments": '{"command": "ls"}'}}]},
+    {"role": "tool", "tool_call_id": "toolu_1", "content": "a.txt\nb.txt"},
+    {"role": "assistant", "content": None, "reasoning_content": "Read it next.",
+     "thinking_blocks": [{"type": "thinking", "thinking": "Read it next.",
+                          "signature": "c2ln"},
+                         {"type": "thinking", "thinking": "unsigned"}],
+     "tool_calls": [{"id": "toolu_2", "type": "function",
+                     "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}},
+                    {"id": "call.3", "type": "function",
+                     "function": {"name": "shell", "arguments": ""}}]},
+    {"role": "tool", "tool_call_id": "toolu_2", "content": "é \u2028 \ud800 unpaired"},
+    {"role": "tool", "tool_call_id": "call.3", "content": "",
+     "cache_control": {"type": "ephemeral"}},
+    {"role": "assistant", "content": "  "},
+    {"role": "user", "content": "Now summarise.", "cache_control": {"type": "ephemeral"}},
+]
+
+
+@pytest.mark.parametrize("model", CLAUDES)
+@pytest.mark.parametrize("tool_choice", CHOICES)
+def test_the_same_anthropic_request_either_way(model, tool_choice):
+    history = copy.deepcopy(CLAUDE_HISTORY)
+    runs = both([{"content": "ok"}], lambda c: c.complete(history, TOOLS, tool_choice=tool_choice),
+                model=model, max_tokens=2000)
+    assert runs["litellm"][1] == runs["direct"][1], repr(runs["litellm"][0])
+    assert not isinstance(runs["direct"][0], Exception), runs["direct"][0]
+    assert runs["direct"][0] == runs["litellm"][0]
+
+
+def test_a_final_assistant_message_loses_its_trailing_space():
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok  \n"}]
+    runs = both([{"content": "ok"}], lambda c: c.complete(history, None), model=CLAUDE,
+                max_tokens=100)
+    assert runs["litellm"][1] == runs["direct"][1]
+    assert runs["direct"][1][0]["messages"][-1]["content"][0]["text"] == "ok"
+
+
+@pytest.mark.parametrize("step", STEPS[:10], ids=lambda s: str(s)[:40])
+def test_the_same_anthropic_turn_either_way(step):
+    def call(c: ModelClient) -> Any:
+        return c.complete([{"role": "user", "content": "go"}], TOOLS,
+                          estimated_input_tokens=321)
+
+    runs = both([step], call, model=CLAUDE, max_tokens=1000)
+    assert not isinstance(runs["direct"][0], Exception), runs["direct"][0]
+    assert runs["direct"][0] == runs["litellm"][0]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: "-".join(map(str, f.values()))[:40])
+def test_anthropic_errors_read_the_same_either_way(fault):
+    def call(c: ModelClient) -> Any:
+        return c._call_once([{"role": "user", "content": "go"}], None, lambda _t, _r: None)
+
+    runs = both([fault], call, model=CLAUDE, max_tokens=100, stream_idle_timeout=1.0)
+    litellm_exc, direct_exc = runs["litellm"][0], runs["direct"][0]
+    assert len(runs["direct"][1]) == len(runs["litellm"][1])
+    if not isinstance(litellm_exc, Exception):
+        assert direct_exc == litellm_exc
+        return
+    assert isinstance(direct_exc, Exception)
+    verdict = classify(litellm_exc)
+    assert classify(direct_exc) is verdict
+    assert describe(direct_exc) == describe(litellm_exc)
+    assert retry_hint(direct_exc) == retry_hint(litellm_exc)

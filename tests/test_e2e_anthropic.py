@@ -23,7 +23,8 @@ def blocks(message: dict) -> list[dict]:
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
 
 
-def test_tools_cache_markers_and_cached_tokens(scripted_server, workspace, home):
+def test_tools_cache_markers_and_cached_tokens(scripted_server, workspace, home,
+                                               transport_env):
     server = scripted_server([
         {"content": "Looking.", "tool_calls": [tool("shell", command="echo hi > out.txt")]},
         {"tool_calls": [tool("read_file", file_path="out.txt")]},
@@ -31,7 +32,7 @@ def test_tools_cache_markers_and_cached_tokens(scripted_server, workspace, home)
         {"content": "Verified: out.txt holds hi."},
     ], anthropic_cache=True)
     run = run_agent(["--instruction", "write hi to out.txt"], cwd=workspace, home=home,
-                    api_base=server.url, model=CLAUDE, env_extra=ENV)
+                    api_base=server.url, model=CLAUDE, env_extra={**ENV, **transport_env})
     assert run.returncode == 0, run.stderr
     assert (workspace / "out.txt").read_text() == "hi\n"
     commands = run.completed_items("command_execution")
@@ -111,7 +112,8 @@ def test_extended_thinking_blocks_go_back_with_their_signatures(scripted_server,
 
 
 
-def test_overload_and_a_broken_stream_are_retried(scripted_server, workspace, home):
+def test_overload_and_a_broken_stream_are_retried(scripted_server, workspace, home,
+                                                  transport_env):
     server = scripted_server([
         {"fault": "status", "status": 529, "message": "Overloaded"},
         {"fault": "reset", "content": "This answer is cut off."},
@@ -120,7 +122,8 @@ def test_overload_and_a_broken_stream_are_retried(scripted_server, workspace, ho
     ])
     run = run_agent(["--instruction", "hello"], cwd=workspace, home=home,
                     api_base=server.url, model=CLAUDE,
-                    env_extra={**ENV, "BASEAGENT_RETRY_BASE_DELAY": "0.01"})
+                    env_extra={**ENV, "BASEAGENT_RETRY_BASE_DELAY": "0.01",
+                               **transport_env})
     assert run.returncode == 0, run.stderr
     notices = [e["message"] for e in run.of_type("error")]
     assert len(notices) == 2 and all(n.startswith("Reconnecting... ") for n in notices)

@@ -28,7 +28,8 @@ def assistant_texts(request: dict) -> list[str]:
     return [m.get("content") or "" for m in request["messages"] if m["role"] == "assistant"]
 
 
-def test_transient_http_errors_are_retried(scripted_server, workspace, home):
+def test_transient_http_errors_are_retried(scripted_server, workspace, home,
+                                           transport_env):
     server = scripted_server([
         {"fault": "status", "status": 429, "retry_after": 1},       # Retry-After header
         {"fault": "status", "status": 503},                          # overloaded, no hint
@@ -40,7 +41,7 @@ def test_transient_http_errors_are_retried(scripted_server, workspace, home):
         {"content": "All done."},
     ])
     run = run_agent(["-i", "work", "--no-verify"], cwd=workspace, home=home,
-                    api_base=server.api_base, env_extra=FAST_RETRY_ENV)
+                    api_base=server.api_base, env_extra={**FAST_RETRY_ENV, **transport_env})
     assert run.returncode == 0, run.stderr
     assert run.final_message == "All done."
     assert [n.split(" (waiting")[0] for n in notices(run)] == [
@@ -60,7 +61,7 @@ def test_transient_http_errors_are_retried(scripted_server, workspace, home):
 
 
 def test_broken_streams_are_retried_without_duplicating_text(scripted_server, workspace,
-                                                             home):
+                                                             home, transport_env):
     call = [shell(MARK_PID + "echo checked")]
     server = scripted_server([
         # call 1: reset after some text had streamed, then the full answer
@@ -82,7 +83,8 @@ def test_broken_streams_are_retried_without_duplicating_text(scripted_server, wo
         {"content": "Verified: all done."},
     ])
     run = run_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
-                    env_extra={**FAST_RETRY_ENV, "BASEAGENT_STREAM_IDLE_TIMEOUT": "1"})
+                    env_extra={**FAST_RETRY_ENV, "BASEAGENT_STREAM_IDLE_TIMEOUT": "1",
+                               **transport_env})
     assert run.returncode == 0, run.stderr
     reasons = [re.sub(r"Reconnecting\.\.\. \d/5 after (.*) \(waiting.*", r"\1", n)
                for n in notices(run)]
@@ -135,11 +137,12 @@ def test_broken_streams_are_retried_without_duplicating_text(scripted_server, wo
      "model call failed: quota exceeded (check the plan and billing) (429): "
      "You exceeded your current quota."),
 ])
-def test_fatal_errors_fail_at_once(scripted_server, workspace, home, step, message):
+def test_fatal_errors_fail_at_once(scripted_server, workspace, home, step, message,
+                                   transport_env):
     server = scripted_server([{"tool_calls": [shell(MARK_PID + "echo ok")]}, step,
                               {"content": "never"}])
     run = run_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
-                    env_extra=FAST_RETRY_ENV)
+                    env_extra={**FAST_RETRY_ENV, **transport_env})
     assert run.returncode == 1
     assert run.events[-1] == {"type": "turn.failed", "error": {"message": message}}
     assert notices(run) == []  # not retried
@@ -149,12 +152,12 @@ def test_fatal_errors_fail_at_once(scripted_server, workspace, home, step, messa
     assert_no_survivors(read_pids(workspace / "pids.txt"))
 
 
-def test_retries_run_out_cleanly(scripted_server, workspace, home):
+def test_retries_run_out_cleanly(scripted_server, workspace, home, transport_env):
     # each attempt streams some text before the reset, so a message item is open when the
     # call finally fails: it must still be completed before turn.failed
     server = scripted_server([{"fault": "reset", "content": ANSWER, "chunk_size": 4}] * 4)
     run = run_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
-                    env_extra={**FAST_RETRY_ENV, "BASEAGENT_MAX_RETRIES": "2"})
+                    env_extra={**FAST_RETRY_ENV, "BASEAGENT_MAX_RETRIES": "2", **transport_env})
     assert run.returncode == 1
     assert len(notices(run)) == 2 and len(server.requests) == 3
     started = [e["item"] for e in run.of_type("item.started")]

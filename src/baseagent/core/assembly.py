@@ -130,7 +130,9 @@ def model_route(settings: Settings, env: Mapping[str, str],
                         extra_params=prompt_cache_params(settings.model, settings.api_base,
                                                          thread_id or "x"),
                         transport=settings.model_transport,
-                        user_agent=f"baseagent/{__version__}")
+                        user_agent=f"baseagent/{__version__}",
+                        temperature=settings.temperature,
+                        reasoning_effort=settings.reasoning_effort)
 
 
 def profile_of(settings: Settings) -> PromptProfile:

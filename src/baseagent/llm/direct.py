@@ -47,7 +47,8 @@ class Wire(Protocol):
     def body(self, messages: list[dict[str, Any]], params: dict[str, Any],
              tools: list[dict[str, Any]] | None) -> bytes: ...
 
-    def parse(self, event: str | None, data: str) -> Chunk | None: ...
+    def stream_parser(self) -> Callable[[str | None, str], Chunk | None]:
+        """A reader for one stream's events: (event name, data) -> chunk or None."""
 
     def second_attempt(self, error: Exception, messages: list[dict[str, Any]],
                        params: dict[str, Any]
@@ -226,14 +227,14 @@ class DirectStream:
         self.received_finish_reason: str | None = None
 
     def __iter__(self) -> Iterator[Chunk]:
-        wire = self._transport.wire
+        parse = self._transport.wire.stream_parser()
         finished = False
         try:
             for event, data in _events(self._response):
                 if data == "[DONE]":
                     finished = True
                     break
-                chunk = wire.parse(event, data)
+                chunk = parse(event, data)
                 if chunk is None:
                     continue
                 for choice in chunk.choices:
@@ -313,4 +314,8 @@ def wire_for(route: Any, kept_reasoning: frozenset[str]) -> Wire:
         from baseagent.llm.wire_openai import OpenAIWire
 
         return OpenAIWire(route.name, kept_reasoning)
+    if route.wire == "anthropic":
+        from baseagent.llm.wire_anthropic import AnthropicWire
+
+        return AnthropicWire(route.name, kept_reasoning)
     raise ValueError(f"no direct wire {route.wire!r}")

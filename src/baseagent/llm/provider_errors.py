@@ -154,7 +154,7 @@ def error_class(wire: str, status: int, text: str) -> type[ProviderError]:
             return AuthenticationError
         if "content filtering policy" in text:
             return ContentPolicyViolationError
-        return _ANTHROPIC_STATUS.get(status, APIError)
+        return _ANTHROPIC_STATUS.get(status, BadRequestError if status < 500 else APIError)
     if _rate_limit_text(text, status):
         return RateLimitError
     if context_window_text(text):

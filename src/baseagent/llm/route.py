@@ -9,7 +9,8 @@ It is taken only where it builds exactly the request litellm would:
   That is an OpenAI-compatible server: a local model, vLLM, a proxy. OpenAI's own models
   keep going through litellm, which carries their per-model rules (o-series system
   messages, max_completion_tokens, the Responses API for some).
-- `anthropic/<name>`: see llm/wire_anthropic.py.
+- `anthropic/<name>`, for calls without reasoning_effort or temperature (where litellm's
+  rules differ model by model): llm/wire_anthropic.py.
 
 Everything else, and any setting the direct path does not mirror (an environment that
 changes how litellm or openai-python connect, an unknown extra parameter, a map that
@@ -28,6 +29,8 @@ from baseagent.llm.pricing import priceable
 
 TRANSPORTS = ("auto", "litellm")
 OPENAI_BASE = "https://api.openai.com/v1"
+ANTHROPIC_BASE = "https://api.anthropic.com/v1/messages"
+ANTHROPIC_OAUTH_PREFIX = "sk-ant-oat"  # OAuth tokens: litellm sends other headers
 # Variables litellm or openai-python read that change the request or the connection in
 # ways the direct path does not reproduce: with any of them set, litellm serves the run.
 _OPENAI_ENV = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION",
@@ -68,14 +71,19 @@ class Route:
 def choose(model: str, *, api_base: str | None, api_key: str | None,
            env: Mapping[str, str], extra_params: Mapping[str, Any] | None = None,
            transport: str = "auto", model_map: ModelMap | None = None,
-           user_agent: str = "baseagent") -> Route | None:
+           user_agent: str = "baseagent", temperature: float | None = None,
+           reasoning_effort: str | None = None) -> Route | None:
     """The direct route for this model, or None for litellm."""
     if transport != "auto" or not set(extra_params or ()) <= DIRECT_EXTRA_PARAMS:
         return None
     provider, _, name = model.partition("/")
-    if provider != "openai" or not name:
+    if not name or any(env.get(k) for k in _CONNECTION_ENV):
         return None
-    if any(env.get(k) for k in _OPENAI_ENV + _CONNECTION_ENV):
+    if provider == "anthropic":
+        if extra_params or temperature is not None or reasoning_effort is not None:
+            return None  # litellm's per-model rules for thinking, effort and sampling
+        return _anthropic(model, name, api_base, api_key, env, model_map, user_agent)
+    if provider != "openai" or any(env.get(k) for k in _OPENAI_ENV):
         return None
     base = api_base or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or OPENAI_BASE
     key = api_key or env.get("OPENAI_API_KEY")
@@ -93,6 +101,34 @@ def choose(model: str, *, api_base: str | None, api_key: str | None,
     if reach is None:
         return None
     return Route("openai", model, name, base, key, info, user_agent, *reach)
+
+
+def _anthropic(model: str, name: str, api_base: str | None, api_key: str | None,
+               env: Mapping[str, str], model_map: ModelMap | None,
+               user_agent: str) -> Route | None:
+    """`anthropic/<name>`: any Claude model but the always-thinking ones and those that
+    refuse a forced tool choice (litellm rewrites requests for both)."""
+    key = api_key or env.get("ANTHROPIC_API_KEY")
+    if not key or key.startswith(ANTHROPIC_OAUTH_PREFIX) \
+            or env.get("LITELLM_ANTHROPIC_DISABLE_URL_SUFFIX"):
+        return None
+    base = (api_base or env.get("ANTHROPIC_API_BASE") or env.get("ANTHROPIC_BASE_URL")
+            or ANTHROPIC_BASE)
+    if "?" in base or "#" in base:
+        return None
+    model_map = model_map or ModelMap.load()
+    if model_map is None:
+        return None
+    info = resolve(model_map, "anthropic", name)
+    if info is not None and (info.get("thinking_always_on")
+                             or info.get("supports_forced_tool_use") is False):
+        return None
+    if not priceable(info):
+        return None
+    reach = connection(base if base.endswith("/v1/messages") else base + "/v1/messages", env)
+    if reach is None:
+        return None
+    return Route("anthropic", model, name, base, key, info, user_agent, *reach)
 
 
 def connection(url: str, env: Mapping[str, str]

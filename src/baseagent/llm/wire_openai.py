@@ -15,7 +15,7 @@ the whole history.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from baseagent.llm.chunks import Choice, Chunk, Delta, FunctionDelta, ToolCallDelta, Usage
 from baseagent.llm.provider_errors import MidStreamError
@@ -228,8 +228,8 @@ class OpenAIWire:
     def _encode(self, message: dict[str, Any]) -> bytes:
         return dumps(wire_message(scrub_surrogates(without_keys(message, self._drop))))
 
-    def parse(self, event: str | None, data: str) -> Chunk | None:
-        return parse_event(data)
+    def stream_parser(self) -> Callable[[str | None, str], Chunk | None]:
+        return lambda _event, data: parse_event(data)
 
     def second_attempt(self, error: Exception, messages: list[dict[str, Any]],
                        params: dict[str, Any]
