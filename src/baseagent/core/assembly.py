@@ -148,7 +148,6 @@ def select_tools(settings: Settings, extra: Sequence[Any] = (),
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
     such as caller-run or delegate tools, are taken as they are). The one place a new kind
     of fixed tool joins the run; long-lived sources add theirs in settle_tools()."""
-    from baseagent.tools.python_tool import as_tool
     from baseagent.tools.toolsets import builtin_names
 
     enabled = settings.enabled_toolsets
@@ -162,6 +161,8 @@ def select_tools(settings: Settings, extra: Sequence[Any] = (),
         if unknown:
             raise ConfigError(f"delegate_tools: unknown tool(s) {', '.join(unknown)}")
         chosen.append(delegate_tool())
+    if extra:  # python_tool imports asyncio: only when there are caller's tools
+        from baseagent.tools.python_tool import as_tool
     try:
         chosen += [as_tool(obj) for obj in extra]
     except (TypeError, ValueError) as exc:

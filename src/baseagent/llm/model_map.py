@@ -62,15 +62,12 @@ class ModelMap:
         litellm's _get_model_cost_key)."""
         if not key or '"' in key or "\n" in key:
             return None
-        for text in (self._text, self._lower):
-            needle = '\n    "' + (key if text is self._text else key.lower()) + '": {'
-            at = text.find(needle)
-            if at >= 0:
-                start = at + len(needle) - 1
-                value, _ = _DECODER.raw_decode(self._text, start)
-                real = self._text[at + 6:at + 6 + len(key)]
-                return real, value
-        return None
+        exact = self._text.find('\n    "' + key + '": {')
+        at = exact if exact >= 0 else self._lower.find('\n    "' + key.lower() + '": {')
+        if at < 0:
+            return None
+        value, _ = _DECODER.raw_decode(self._text, at + len(key) + 9)
+        return self._text[at + 6:at + 6 + len(key)], value
 
     def known(self, key: str) -> bool:
         return self.entry(key) is not None

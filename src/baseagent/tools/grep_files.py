@@ -20,12 +20,15 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import regex
 from pydantic import BaseModel, Field
 
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import display_path, resolve_read
+
+if TYPE_CHECKING:
+    import regex
 
 NAME = "grep_files"
 ITEM_TYPE = "mcp_tool_call"
@@ -241,6 +244,8 @@ def _search_python(args: Args, root: Path, ctx: ToolContext, deadline: float) ->
     while matching, the waiting thread (the main one, in the CLI) stays free to take a
     signal. Python's `re` can do neither: one such line held the run for minutes.
     """
+    import regex  # the fallback's alone: not imported on the way to the first request
+
     try:
         compiled = regex.compile(args.pattern)
     except regex.error as exc:
@@ -283,7 +288,7 @@ def _check_clock(ctx: ToolContext, deadline: float, stop: threading.Event | None
         _raise_if_stopped(["cancelled"], ctx.grep_timeout_s)
 
 
-def _file_matches(path: str, compiled: regex.Pattern[str], ctx: ToolContext, deadline: float,
+def _file_matches(path: str, compiled: "regex.Pattern[str]", ctx: ToolContext, deadline: float,
                   stop: threading.Event) -> bool:
     try:
         with open(path, "rb") as fh:
