@@ -357,6 +357,17 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                      notices=list(notices))
 
 
+def disconnect(connected: Connected) -> None:
+    """Close what a connected thread holds open: its session record and the direct path's
+    connection to the provider (an injected model client is the caller's to close)."""
+    if connected.session is not None:
+        connected.session.close()
+    from baseagent.llm.client import ModelClient
+
+    if isinstance(connected.client, ModelClient):
+        connected.client.close()
+
+
 def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool,
                 route: Route | None = None) -> Any:
     """The delegate tool's runner: sub-agents composed by child_loop from this thread's
