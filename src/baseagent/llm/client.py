@@ -401,7 +401,7 @@ class ModelClient:
                     exc, messages, params, tools))
         litellm = load_litellm()
         params = self._request_params(messages, tools, tool_choice)
-        return lambda: litellm.completion(**params)
+        return lambda: _unlogged(litellm, litellm.completion(**params))
 
     def _second_body(self, error: Exception, messages: list[dict], params: dict[str, Any],
                      tools: list[dict] | None) -> bytes | None:
@@ -511,6 +511,30 @@ class ModelClient:
                          output_tokens=completion, cost_usd=cost,
                          cache_write_input_tokens=written,
                          reasoning_output_tokens=min(reasoning, completion))
+
+
+# litellm's lists of callbacks: while all are empty nothing listens to its logging.
+_LITELLM_CALLBACKS = ("callbacks", "success_callback", "_async_success_callback",
+                      "failure_callback", "_async_failure_callback", "input_callback",
+                      "service_callback")
+
+
+def _unlogged(litellm: Any, stream: Any) -> Any:
+    """The stream, with litellm's success logging marked done when nothing listens.
+
+    At the end of every stream litellm builds a standard logging payload on its thread pool
+    (copies of the response, every message walked to truncate base64, a price), whatever is
+    registered to receive it. We register nothing; when the process has no litellm callback
+    at all (a program of yours that registers one keeps its logging), the call's logging
+    object is told it has already logged, which is litellm's own guard against logging
+    twice, so that work is skipped."""
+    if any(getattr(litellm, name, None) for name in _LITELLM_CALLBACKS):
+        return stream
+    details = getattr(getattr(stream, "logging_obj", None), "model_call_details", None)
+    if isinstance(details, dict):
+        details["has_logged_sync_success"] = True
+        details["has_logged_async_success"] = True
+    return stream
 
 
 def _cache_and_reasoning_tokens(usage_obj: Any) -> tuple[int, int, int]:
