@@ -2,10 +2,11 @@
 
 Every model call sends the whole history, but between compactions the history only grows:
 the messages a call begins with are the ones the last call began with. `PerMessage` keeps
-the last call's messages and results; the longest run of leading messages that are the very
-same objects (found with one identity comparison each, in C) reuses its results, and only
-the messages after it are computed. History messages are never modified in place (core/
-builds new dicts, e.g. when pruning), which is what makes identity enough.
+the last call's messages and results; every position that holds the very same object as
+last time (one identity comparison each, in C) reuses its result, and only the others (new
+messages, the copies core/caching.py marks for the cache) are computed. History messages
+are never modified in place (core/ builds new dicts, e.g. when pruning), which is what makes
+identity enough.
 """
 from __future__ import annotations
 
@@ -26,11 +27,16 @@ class PerMessage(Generic[Result]):
 
     def __call__(self, messages: list[Message]) -> list[Result]:
         same = list(map(operator.is_, messages, self._last))
-        try:
-            kept = same.index(False)
-        except ValueError:
-            kept = len(same)
         fn = self._fn
-        results = self._results[:kept] + [fn(m) for m in messages[kept:]]
+        results = self._results[:len(same)]
+        changed = 0
+        while True:  # the few positions holding another object (marked copies, edits)
+            try:
+                changed = same.index(False, changed)
+            except ValueError:
+                break
+            results[changed] = fn(messages[changed])
+            changed += 1
+        results += [fn(m) for m in messages[len(same):]]
         self._last, self._results = list(messages), results
         return results
