@@ -25,7 +25,6 @@ import argparse
 import compileall
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -361,19 +360,10 @@ def render(results: dict[str, Any]) -> str:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import baseagent
+    from run import machine as run_machine  # the machine as bench/run.py reports it
 
-    return {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "cpu": cpu, "cores": os.cpu_count(),
-            "os": platform.platform(), "python": platform.python_version(),
-            "baseagent": baseagent.__version__, "loadavg": os.getloadavg()}
+    return {**run_machine(), "baseagent": baseagent.__version__}
 
 
 def main(argv: list[str] | None = None) -> int:

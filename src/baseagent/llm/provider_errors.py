@@ -12,7 +12,7 @@ Unlike litellm's, `status_code` is always the status the server sent.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 
 class ProviderError(Exception):
@@ -137,46 +137,53 @@ def context_window_text(text: str) -> bool:
     return "maximum input length is" in lower and "tokens" in lower
 
 
+def _any(*needles: str) -> Callable[[str], bool]:
+    return lambda text: any(n in text for n in needles)
+
+
+def _all(*needles: str) -> Callable[[str], bool]:
+    return lambda text: all(n in text for n in needles)
+
+
+# (test of the error text, class), in litellm's order, for each wire.
+_ANTHROPIC_RULES: tuple[tuple[Callable[[str], bool], type[ProviderError]], ...] = (
+    (lambda t: _any("prompt is too long", "prompt: length")(t) or context_window_text(t),
+     ContextWindowExceededError),
+    (_any("overloaded_error", "Overloaded"), InternalServerError),
+    (_any("Invalid API Key"), AuthenticationError),
+    (_any("content filtering policy"), ContentPolicyViolationError),
+)
+_OPENAI_RULES: tuple[tuple[Callable[[str], bool], type[ProviderError]], ...] = (
+    (context_window_text, ContextWindowExceededError),
+    (_all("invalid_request_error", "model_not_found"), NotFoundError),
+    (_any("A timeout occurred"), Timeout),
+    (lambda t: _all("invalid_request_error", "content_policy_violation")(t)
+     or _all("Invalid prompt", "violating our usage policy")(t)
+     or _any(*_CONTENT_POLICY)(t.lower()), ContentPolicyViolationError),
+    (_any("invalid_encrypted_content", "could not be verified"), BadRequestError),
+    (lambda t: "invalid_request_error" in t and "Incorrect API key provided" not in t,
+     BadRequestError),
+    (_any("Web server is returning an unknown error",
+          "The server had an error processing your request."), InternalServerError),
+    (_any("Request too large"), RateLimitError),
+)
+_TIMEOUT_TEXT = _any("Request Timeout Error", "Request timed out",
+                     "Timed out generating response", "The read operation timed out")
+
+
 def error_class(wire: str, status: int, text: str) -> type[ProviderError]:
     """The class litellm 1.105.0 raises for this answer (`text`: the error as litellm reads
     it, "Error code: <status> - <body>")."""
-    if any(s in text for s in ("Request Timeout Error", "Request timed out",
-                               "Timed out generating response",
-                               "The read operation timed out")):
+    if _TIMEOUT_TEXT(text):
         return Timeout
     if wire == "anthropic":
-        if "prompt is too long" in text or "prompt: length" in text \
-                or context_window_text(text):
-            return ContextWindowExceededError
-        if "overloaded_error" in text or "Overloaded" in text:
-            return InternalServerError
-        if "Invalid API Key" in text:
-            return AuthenticationError
-        if "content filtering policy" in text:
-            return ContentPolicyViolationError
-        return _ANTHROPIC_STATUS.get(status, BadRequestError if status < 500 else APIError)
+        found = next((cls for test, cls in _ANTHROPIC_RULES if test(text)), None)
+        return found or _ANTHROPIC_STATUS.get(status, BadRequestError if status < 500
+                                              else APIError)
     if _rate_limit_text(text, status):
         return RateLimitError
-    if context_window_text(text):
-        return ContextWindowExceededError
-    if "invalid_request_error" in text and "model_not_found" in text:
-        return NotFoundError
-    if "A timeout occurred" in text:
-        return Timeout
-    if ("invalid_request_error" in text and "content_policy_violation" in text) or (
-            "Invalid prompt" in text and "violating our usage policy" in text) or any(
-            s in text.lower() for s in _CONTENT_POLICY):
-        return ContentPolicyViolationError
-    if "invalid_encrypted_content" in text or "could not be verified" in text:
-        return BadRequestError
-    if "invalid_request_error" in text and "Incorrect API key provided" not in text:
-        return BadRequestError
-    if "Web server is returning an unknown error" in text \
-            or "The server had an error processing your request." in text:
-        return InternalServerError
-    if "Request too large" in text:
-        return RateLimitError
-    return _OPENAI_STATUS.get(status, APIError)
+    found = next((cls for test, cls in _OPENAI_RULES if test(text)), None)
+    return found or _OPENAI_STATUS.get(status, APIError)
 
 
 def provider_error(wire: str, status: int, body: Any, raw: str,
