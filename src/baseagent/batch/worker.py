@@ -52,16 +52,20 @@ class TaskRunner:
                                                    [self.settings.api_key])
 
     def warm(self) -> str | None:
-        """Import litellm now (seconds), so the first task's clock does not pay for it, and
+        """Import litellm now (seconds), so the first task's clock does not pay for it,
+        unless the batch's model calls take the direct path (which never imports it), and
         check the batch's model and API key once. Returns what is wrong (the driver stops
         the batch with it) or None."""
-        from baseagent.core.assembly import check_model
+        from baseagent.core.assembly import check_model, model_route
         from baseagent.errors import ConfigError
-        from baseagent.llm.client import load_litellm
 
-        load_litellm()
+        route = model_route(self.settings, self.env)
+        if route is None:
+            from baseagent.llm.client import load_litellm
+
+            load_litellm()
         try:
-            check_model(self.settings)
+            check_model(self.settings, route)
         except ConfigError as exc:
             return str(exc)
         return None
