@@ -163,6 +163,15 @@ def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
     assert client.requests[1][-2]["content"] == "Here is the updated hamming.py:"
 
 
+def test_protected_tests_in_the_answer_are_never_written(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    (tmp_path / "hamming_test.py").write_text("import unittest\n")
+    answer = ("```python\n# hamming.py\ndef distance(a, b):\n    return 0\n```\n"
+              "```python\n# hamming_test.py\nimport unittest\nprint('rewritten')\n```")
+    assert [b.path for b in file_blocks(answer, tmp_path, TASK)] == ["hamming.py"]
+    assert len(file_blocks(answer, tmp_path, "Implement hamming.py and its tests.")) == 2
+
+
 def test_a_fragment_of_a_file_is_never_written(tmp_path):
     original = "def distance(a, b):\n    pass\n\n\ndef helper():\n    pass\n"
     (tmp_path / "hamming.py").write_text(original)

@@ -11,13 +11,16 @@ A block belongs to a file when the file is named just before it (a line such as
 (```` ```python hamming.py ````) or on its first line (`# hamming.py`), and the file exists or
 the task names it. Without a name, a block counts only when the task names exactly one file
 that exists, in the block's language. Either way a block that leaves out a function or class
-the file defines today is a fragment, not the file, and is never written.
+the file defines today is a fragment, not the file, and is never written; nor is a test
+file when the task says not to change the tests.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from baseagent.core.evidence import forbids_test_changes, is_test_file
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -40,12 +43,13 @@ class FileBlock:
 def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
     named_in_task = {m.group(0).lstrip("./") for m in _FILE_NAME.finditer(task)}
+    keep_tests = forbids_test_changes(task)
     found: dict[str, FileBlock] = {}
     for match in _FENCE.finditer(answer):
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
             or _only_candidate(info, cwd, named_in_task)
-        if path is None or not _language_fits(info, path):
+        if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)):
             continue
         code = _without_name_line(code, path)
         if _is_whole(code, cwd / path):
