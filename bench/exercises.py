@@ -5,6 +5,7 @@
     python bench/exercises.py run --model openai/x --api-base http://host:port/v1
     python bench/exercises.py convert --out DIR          # task lines for `baseagent batch`
     python bench/exercises.py report                     # rewrite EXERCISES_RESULTS.md
+    python bench/exercises.py record --work DIR          # keep the rows an interrupted run finished
 
 The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
 see its README). Each task is Aider's benchmark task: implement the stub so that the
@@ -583,10 +584,21 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("--exercises-dir", type=Path, default=EXERCISES)
     conv.add_argument("--only", default="")
     sub.add_parser("report", help="rewrite EXERCISES_RESULTS.md from the recorded runs")
+    rec = sub.add_parser("record", help="record the rows a stopped run had finished")
+    rec.add_argument("--work", type=Path, required=True)
+    rec.add_argument("--note", default=None)
     args = parser.parse_args(argv)
 
     if args.command == "report":
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        return 0
+    if args.command == "record":
+        run = Run(**json.loads((args.work / "run.json").read_text()))
+        if args.note is not None:
+            run.note = args.note
+        append_run(run)
+        RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        print(json.dumps({row: _solved(results) for row, results in run.rows.items()}))
         return 0
     only = [n for n in args.only.split(",") if n]
     exercises = load_exercises(args.exercises_dir, only)
@@ -623,6 +635,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 results = run_mini(row, exercises, args.model, api_base, work, log)
             run.rows[row] = [asdict(r) for r in results]
+            (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 
     if args.api_base:
