@@ -14,7 +14,9 @@ the check copies the pristine test file back over the workspace's and runs pytes
 editing the tests never passes.
 
 Rows, all against the same server, model and temperature (0):
-- `agent`: `baseagent batch` over the task lines (one worker: one model server slot);
+- `agent`: `baseagent batch --oss` over the task lines (one worker: one model server slot):
+  the local-model route README gives users (compact prompt profile); flags after `--`
+  are added (e.g. `-- --prompt-profile full`);
 - `alone`: the model with no agent, Aider's way: the instructions and the stub in one
   message, the whole file asked for in one fenced block, written and tested; on failure the
   last 50 lines of test output go back once. Two answers at most. The floor to clear;
@@ -215,7 +217,8 @@ def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks), "--out",
-               str(out / "batch"), "--workers", "1", "--model", model, "--api-base", api_base,
+               str(out / "batch"), "--workers", "1", "--oss", "--model", model,
+               "--api-base", api_base,
                "--temperature", "0", "--context-window", str(CONTEXT),
                "--max-iterations", str(STEP_LIMIT), "--task-timeout", str(TASK_TIMEOUT_S),
                "--json", *extra]
@@ -507,8 +510,9 @@ def render(runs: list[Run]) -> str:
         run = full[-1]
         lines += [f"## Latest run with every row ({run.started}, commit {run.commit})", "",
                   f"Model `{run.model}` served by {run.server}; temperature 0; load average at "
-                  f"start {run.load}. Agent flags beyond the defaults: "
-                  f"`{shlex.join(run.extra) or '(none)'}`. {run.note}", "",
+                  f"start {run.load}. baseagent runs `batch --oss` (with --api-base and "
+                  f"--model) plus `{shlex.join(run.extra) or '(no other flags)'}`. "
+                  f"{run.note}", "",
                   "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
                   "~3-4 hours on 2 cores).", "",
                   "| row | solved | model calls | input tokens | output tokens | wall s |",
