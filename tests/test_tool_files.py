@@ -226,3 +226,16 @@ def test_write_announces_add_or_update_before_writing(ctx, tmp_path):
     assert write_file.planned_changes(args, ctx) == [{"path": new, "kind": "update"}]
     readonly = ToolContext(cwd=tmp_path, sandbox="read-only")
     assert write_file.planned_changes(args, readonly) == []  # refused: nothing planned
+
+
+def test_write_leaves_out_line_numbers_copied_from_read_file(ctx, tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    pass\n")
+    shown = read_file.run(read_file.Args(file_path="a.py"), ctx).output
+    copied = shown.replace("pass", "return 1")  # a model edits what it saw, numbers and all
+    result = write_file.run(write_file.Args(file_path="a.py", content=copied), ctx)
+    assert (tmp_path / "a.py").read_text() == "def f():\n    return 1"
+    assert "line number" in result.output and "left out" in result.output
+    # numbers that are the file's own text (not 1, 2, 3...) are kept
+    own = "L10: ten\nL20: twenty\n"
+    write_file.run(write_file.Args(file_path="b.txt", content=own), ctx)
+    assert (tmp_path / "b.txt").read_text() == own
