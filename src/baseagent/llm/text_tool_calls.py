@@ -118,9 +118,14 @@ def _call(candidate: str, schemas: dict[str, dict[str, Any]],
             return None
     if not isinstance(name, str) or name not in schemas:
         return None
-    if not isinstance(arguments, dict) or not _valid(arguments, schemas[name]):
+    if isinstance(arguments, dict):
+        arguments = _without_nulls(arguments, schemas[name])
+    problem = "they are not an object" if not isinstance(arguments, dict) \
+        else _problem(arguments, schemas[name])
+    if problem is not None:
         if malformed is not None:
-            malformed.append(f"{name}: its arguments do not match the tool's parameters")
+            malformed.append(f"{name}: its arguments do not match the tool's parameters "
+                             f"({problem})")
         return None
     return TextCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False))
 
@@ -149,6 +154,8 @@ def _lenient_call(candidate: str, schemas: dict[str, dict[str, Any]], error: str
         read = lenient_json.loads(body, schemas[name])
     except ValueError:
         read = None
+    if read is not None and isinstance(read.value, dict):
+        read.value = _without_nulls(read.value, schemas[name])
     if read is None or not isinstance(read.value, dict) or not _valid(read.value, schemas[name]):
         if malformed is not None:
             malformed.append(f"{name}: its arguments are not valid JSON ({error})")
@@ -163,11 +170,26 @@ def _named_tool(candidate: str, schemas: dict[str, dict[str, Any]]) -> str | Non
     return match.group(1) if match is not None and match.group(1) in schemas else None
 
 
+def _without_nulls(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """`null` for an optional argument means "not given" (models write `"timeout_ms": null`
+    for what they leave at its default); a required one keeps it, to fail validation."""
+    required = set(schema.get("required") or [])
+    return {k: v for k, v in arguments.items() if v is not None or k in required}
+
+
 def _valid(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    return _problem(arguments, schema) is None
+
+
+def _problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """The first way `arguments` break `schema`, in words, or None when they fit."""
     import jsonschema  # a dependency already (exec --output-schema); imported when needed
 
     validator = jsonschema.validators.validator_for(schema)(schema)
-    return not any(True for _ in validator.iter_errors(arguments))
+    for error in validator.iter_errors(arguments):
+        where = ".".join(str(p) for p in error.absolute_path)
+        return f"{where}: {error.message}" if where else error.message
+    return None
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:
