@@ -112,13 +112,13 @@ def test_a_repeated_failing_call_gets_another_way_then_is_not_run(tmp_path):
     assert loop.run_turn("edit app.py").final_message == "Stuck."
     results = tool_results(loop.history)
     assert "Note:" not in results["p0"]
-    assert "same call that already failed" in results["p1"] and "write_file" in results["p1"]
+    assert "exact call already failed" in results["p1"] and "write_file" in results["p1"]
     assert results["p2"].startswith("Error: not run: this exact apply_patch call already "
                                     "failed 2 times")
     assert (tmp_path / "app.py").read_text() == "print('hi')\n"
     notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
-    assert notices == ["not running apply_patch again: the same call already failed the same "
-                       "way twice"]
+    assert notices == ["not running apply_patch again: the same call gave the same result "
+                       "twice"]
     assert rec.completed("mcp_tool_call")[-1].status == "failed"
 
 
@@ -127,9 +127,22 @@ def test_a_model_that_keeps_sending_refused_calls_ends_the_turn(tmp_path):
     loop, client, rec = make_loop(tmp_path, steps)
     outcome = loop.run_turn("read it")
     assert outcome.status == "failed"
-    assert outcome.error == "the model kept repeating calls that had failed the same way"
+    assert outcome.error == "the model kept repeating calls that had given the same result"
     assert client.calls == 5  # two failures, then three refused
     assert_pairs_intact(loop.history)
+
+
+def test_the_same_write_again_and_again_is_stopped(tmp_path):
+    (tmp_path / "a.py").write_text("x = 0\n")
+    write = call("write_file", file_path="a.py", content="x = 1\n")
+    steps = [{"tool_calls": [{**write, "id": f"w{i}"}]} for i in range(4)] + [{"content": "ok"}]
+    loop, _, rec = make_loop(tmp_path, steps, verify=False)
+    loop.run_turn("write a.py")
+    results = tool_results(loop.history)
+    assert "Note:" not in results["w0"] and "Note:" not in results["w1"]  # w0 changed the file
+    assert "already holds exactly this content" in results["w2"]  # w1 and w2: no change
+    assert results["w3"].startswith("Error: not run: this exact write_file call already ran "
+                                    "2 times with the same result")
 
 
 def test_an_edit_forgets_earlier_failures(tmp_path):
@@ -141,7 +154,7 @@ def test_an_edit_forgets_earlier_failures(tmp_path):
     loop, _, _ = make_loop(tmp_path, steps, verify=False)
     loop.run_turn("make t.sh pass")
     results = tool_results(loop.history)
-    assert "same call that already failed" in results["b"]
+    assert "exact call already failed" in results["b"]
     assert results["c"].startswith("Exit code: 0")
 
 

@@ -103,7 +103,7 @@ class Evidence:
     def saw(self, item_type: str, success: bool, item: dict[str, Any]) -> None:
         """A tool call finished with this item payload. Only edits of code count as edits
         here (a text file written and read back needs no command to prove it)."""
-        if item_type == "file_change" and success:
+        if item_type == "file_change" and success and item.get("diff") != "":
             paths = [c.get("path", "") for c in item.get("changes") or []]
             code = [p for p in paths if PurePath(p).suffix.lstrip(".").lower() in _CODE_SUFFIXES]
             if code:

@@ -31,7 +31,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.prose_code import file_blocks, without_blocks
-from baseagent.core.repeats import RepeatedFailures
+from baseagent.core.repeats import RepeatedCalls
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
@@ -165,7 +165,7 @@ class _TurnState:
     evidence_asked: bool = False
     stumbles: int = 0  # replies in a row that were not answers
     told_prose_code: bool = False
-    repeats: RepeatedFailures = field(default_factory=RepeatedFailures)
+    repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
 
 
 class Loop:
@@ -508,7 +508,7 @@ class Loop:
                     self._not_run([c for c, _ in handed_over] + calls[index + 1:],
                                   "the turn ended")
                     raise TurnEnded("failed", "the model kept repeating calls that had "
-                                              "failed the same way")
+                                              "given the same result")
                 continue
             prepared = self.registry.prepare(call.name, call.arguments)
             if prepared.error is None and is_external(prepared.tool):
@@ -527,12 +527,12 @@ class Loop:
             self._append(_tool_message(call.id, f"Error: not run: {why}"))
 
     def _refuse(self, call: ToolCall, refusal: str) -> None:
-        """A call that failed identically before is not run again: a failed item, a notice,
-        and the refusal as its result."""
+        """A call that gave the same result twice is not run again: a failed item, a
+        notice, and the refusal as its result."""
         prepared = PreparedCall(name=call.name, raw_arguments=call.arguments,
                                 error=refusal.removeprefix("Error: "))
-        self.emitter.notice(f"not running {call.name} again: the same call already failed "
-                            "the same way twice")
+        self.emitter.notice(f"not running {call.name} again: the same call gave the same "
+                            "result twice")
         result = self._run_as_item(call, prepared)
         self._append(_tool_message(call.id, result.output))
 
@@ -543,8 +543,9 @@ class Loop:
         assert state is not None
         if prepared.error is None:
             state.evidence.saw(prepared.item_type, result.success, result.item)
-            if result.success and prepared.item_type == "file_change":
-                state.repeats.forget()  # files changed: earlier failures may not repeat
+            if result.success and prepared.item_type == "file_change" \
+                    and result.item.get("diff") != "":
+                state.repeats.forget()  # files changed: earlier results may not repeat
         repeated = state.repeats.after(call.name, call.arguments, result.success,
                                        result.output)
         notes_for_model = [n for n in (repeated, call.note) if n]
