@@ -286,3 +286,27 @@ def test_evidence_reads_the_task():
     assert evidence.missing() is not None  # not the tests
     evidence.saw("command_execution", True, {"command": "make test", "exit_code": 0})
     assert evidence.missing() is None and evidence.summary()["command"] == "make test"
+
+
+def test_a_reply_that_only_announces_the_next_step_is_told_nothing_happened(tmp_path):
+    _hamming(tmp_path, solved=True)
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"content": "I will now run the tests to check it."},
+             {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Done: 1 passed."}, {"content": "Verified: 1 passed."}]
+    loop, client, _ = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    assert client.requests[2][-1]["content"].startswith("You said what you would do next")
+
+
+def test_a_test_run_shown_but_not_made_is_run(tmp_path):
+    _hamming(tmp_path, solved=True)
+    shown = f"I ran the tests:\n```bash\n{PYTEST} hamming_test.py\n```\nAll passed."
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"content": shown}, {"content": "Done."}, {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).status == "completed"
+    ran = rec.completed("command_execution")[-1]
+    assert "pytest" in ran.command and ran.exit_code == 0
+    assert "was run with shell" in client.requests[2][-1]["content"]
+    assert turn_completed(rec).verification.by == "evidence"

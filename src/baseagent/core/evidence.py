@@ -65,6 +65,11 @@ def named_test_command(*texts: str) -> str | None:
     return None
 
 
+def runs_tests(command: str) -> bool:
+    """Whether a command runs a known test runner."""
+    return bool(_RUNNER.search(command))
+
+
 def forbids_test_changes(text: str) -> bool:
     return bool(_KEEP_TESTS.search(text or ""))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -30,7 +31,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
-from baseagent.core.prose_code import file_blocks, without_blocks
+from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
@@ -38,7 +39,7 @@ from baseagent.output import events as ev
 from baseagent.output import notes
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
-                                      STUMBLE_PROMPTS)
+                                      PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.base import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
@@ -64,6 +65,11 @@ STUMBLE_ENDINGS = {
               "row (finish_reason 'length'); raise --max-tokens or ask for shorter answers",
     "malformed": "the model wrote tool calls that could not be read {n} times in a row",
 }
+# Replies that only announce a next step ("I will run the tests") that get a note, a turn.
+MAX_INTENT_NUDGES = 2
+# The end of a reply that announces what it will do rather than saying what was done.
+_ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let's|Next,? I|"
+                        r"Now,? I|I need to|We need to|I should)\b", re.IGNORECASE)
 # What an answer with code for a file and no tool call leads to (core/prose_code.py).
 ProseCode = Literal["apply", "tell", "off"]
 
@@ -164,6 +170,7 @@ class _TurnState:
     evidence: Evidence = field(default_factory=Evidence)
     evidence_asked: bool = False
     stumbles: int = 0  # replies in a row that were not answers
+    intent_nudges: int = 0  # replies that only announced a next step
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
 
@@ -343,7 +350,7 @@ class Loop:
                 self._recover(stumble, turn)
                 continue
             state.stumbles = 0
-            if self._tell_prose_code(turn):
+            if self._tell_prose_code(turn) or self._nudge_intent(turn):
                 continue
             if not state.verified:
                 state.verified = True
@@ -375,6 +382,19 @@ class Loop:
         details = "; ".join(turn.malformed_calls)
         self._append({"role": "user",
                       "content": STUMBLE_PROMPTS[stumble].format(details=details)})
+
+    def _nudge_intent(self, turn: ModelTurn) -> bool:
+        """A reply that only announces what comes next ("I will run the tests") while the
+        turn has not shown its work: the model is told nothing happened (twice a turn at
+        most; after that the reply is taken as the answer)."""
+        state = self._state
+        assert state is not None
+        if state.intent_nudges >= MAX_INTENT_NUDGES or state.evidence.missing() is None \
+                or not _announces(turn.text):
+            return False
+        state.intent_nudges += 1
+        self._append({"role": "user", "content": STUMBLE_PROMPTS["intent"]})
+        return True
 
     def _tell_prose_code(self, turn: ModelTurn) -> bool:
         """An answer holding code for a file that no tool wrote, when the run tells the
@@ -465,14 +485,23 @@ class Loop:
         cwd = self.tool_context.cwd
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
                   if _differs(cwd / b.path, b.content)]
-        if not blocks:
-            return
-        turn.tool_calls = [ToolCall(
+        calls = [ToolCall(
             id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
-        turn.text = without_blocks(turn.text, blocks)
+        # The test run the reply shows but did not make, when the turn still lacks one.
+        command = test_command_block(turn.text)
+        if command is not None and self.registry.get("shell") is not None \
+                and (blocks or state.evidence.missing() is not None):
+            blocks.append(command)
+            calls.append(ToolCall(
+                id=f"call_{uuid.uuid4().hex[:24]}", name="shell",
+                arguments=json.dumps({"command": command.content}, ensure_ascii=False),
+                note=PROSE_COMMAND_RUN.format(command=command.content)))
+        if calls:
+            turn.tool_calls = calls
+            turn.text = without_blocks(turn.text, blocks)
 
     def _choice(self) -> dict[str, Any]:
         """The `tool_choice` of the next call, as a keyword (none at all when unset, so any
@@ -709,6 +738,12 @@ class _TurnItems:
         items, self.items = self.items, {}
         for item in items.values():
             self.emitter.emit(ev.ItemCompleted(item=item))
+
+
+def _announces(text: str) -> bool:
+    """Whether a reply's last paragraph announces a next step."""
+    tail = text.strip().rsplit("\n\n", 1)[-1][-400:]
+    return bool(_ANNOUNCES.search(tail))
 
 
 def _stumble(turn: ModelTurn) -> str | None:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from baseagent.core.evidence import forbids_test_changes, is_test_file
+from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -116,6 +116,24 @@ def _is_whole(code: str, target: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return True  # a new file: whatever the block holds is all of it
     return set(_TOP_LEVEL.findall(current)) <= set(_TOP_LEVEL.findall(code))
+
+
+_SHELL_LANGUAGES = ("", "bash", "sh", "shell", "console", "zsh", "terminal")
+
+
+def test_command_block(answer: str) -> FileBlock | None:
+    """A fenced shell block in `answer` that only runs the tests (`python -m pytest -q x`,
+    `npm test`): what a model shows when it says it ran them but did not. Returned as a
+    block whose `content` is the command (its `path` is empty)."""
+    for match in _FENCE.finditer(answer):
+        info = match.group("info").strip().lower()
+        if (info.split()[0] if info else "") not in _SHELL_LANGUAGES:
+            continue
+        lines = [line.strip().removeprefix("$ ").strip()
+                 for line in match.group("code").splitlines() if line.strip()]
+        if len(lines) == 1 and runs_tests(lines[0]) and not lines[0].startswith(("=", "#")):
+            return FileBlock("", lines[0], match.span())
+    return None
 
 
 def without_blocks(answer: str, blocks: list[FileBlock]) -> str:

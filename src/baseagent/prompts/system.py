@@ -140,6 +140,9 @@ STUMBLE_PROMPTS = {
         "Your last reply was cut off at the output limit before it was complete. Keep "
         "replies short: one tool call at a time, and write a large file in parts (write_file "
         "with the first part, then apply_patch to add the rest)."),
+    "intent": (
+        "You said what you would do next, but called no tool, so nothing happened. Do it "
+        "now: call the tool."),
     "malformed": (
         "Your reply contains a tool call written as text that could not be read, so it did "
         "not run: {details}. Call the tool again through the tool-calling interface with "
@@ -152,6 +155,10 @@ PROSE_CODE_APPLIED = (
     "Note: your reply held the whole new content of {path} in a code block but called no "
     "tool, so it was written to the file with write_file (whole-file edit). Files change "
     "only through tool calls; next time call write_file or apply_patch yourself.")
+PROSE_COMMAND_RUN = (
+    "Note: your reply showed the command `{command}` in a code block but called no tool, so "
+    "it was run with shell. Commands run only through tool calls; next time call shell "
+    "yourself.")
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "
