@@ -310,3 +310,20 @@ def test_a_test_run_shown_but_not_made_is_run(tmp_path):
     assert "pytest" in ran.command and ran.exit_code == 0
     assert "was run with shell" in client.requests[2][-1]["content"]
     assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_the_compact_profile_shows_the_files_the_task_names(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    outside.write_text("do not show\n")
+    (tmp_path / "link.txt").symlink_to(outside)
+    loop, client, _ = make_loop(tmp_path, [{"content": "ok"}], verify=False,
+                                show_named_files=True)
+    loop.run_turn(f"Fix hamming.py; see link.txt, ../{outside.name} and /etc/hostname.")
+    sent = client.requests[0][-1]["content"]
+    assert sent.startswith("Fix hamming.py;")
+    assert "hamming.py\n```py\ndef distance(a, b):\n    pass\n```" in sent
+    assert "do not show" not in sent and "/etc/hostname\n```" not in sent
+    loop, client, _ = make_loop(tmp_path, [{"content": "ok"}], verify=False)
+    loop.run_turn("Fix hamming.py")
+    assert client.requests[0][-1]["content"] == "Fix hamming.py"  # the full profile: as given

@@ -325,7 +325,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 session=session, context=context, cancelled=cancelled,
                 cancel_reason=cancel_reason, thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code)
+                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
+                show_named_files=prepared.profile.show_named_files)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
 

@@ -31,6 +31,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
+from baseagent.core.named_files import shown_files
 from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
@@ -183,7 +184,8 @@ class Loop:
                  cancelled: Callable[[], bool] = lambda: False,
                  cancel_reason: Callable[[], str] = lambda: "interrupted",
                  thread_id: str = "", paused: Paused | None = None,
-                 tool_choice: str | None = None, prose_code: ProseCode = "apply") -> None:
+                 tool_choice: str | None = None, prose_code: ProseCode = "apply",
+                 show_named_files: bool = False) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -203,6 +205,7 @@ class Loop:
         self._turn_items = _TurnItems(emitter)
         self.tool_choice = tool_choice
         self.prose_code = prose_code
+        self.show_named_files = show_named_files
         self._tool_called = False
 
     @property
@@ -223,7 +226,10 @@ class Loop:
                                  evidence=Evidence.for_turn(turn.text, self._repository_notes()),
                                  evidence_asked=not self.verify)
         self._open(continued=False)
-        self._append({"role": "user", "content": turn.message_content})
+        content = turn.message_content
+        if self.show_named_files and isinstance(content, str):
+            content += shown_files(turn.text, self.tool_context.cwd)
+        self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
         return self._close(self._work)

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
+from baseagent.core.named_files import named_in
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
-_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
 _TOP_LEVEL = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
 # Languages a fence names, by file extension (only to match an unnamed block to a file).
 _LANGUAGES = {".py": {"python", "py", "python3"}, ".js": {"javascript", "js"},
@@ -42,7 +42,7 @@ class FileBlock:
 
 def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
-    named_in_task = {m.group(0).lstrip("./") for m in _FILE_NAME.finditer(task)}
+    named_in_task = set(named_in(task))
     keep_tests = forbids_test_changes(task)
     found: dict[str, FileBlock] = {}
     for match in _FENCE.finditer(answer):
@@ -73,8 +73,7 @@ def _named(before: str, info: str, code: str, cwd: Path, task_files: set[str]) -
     first = code.splitlines()[0] if code.strip() else ""
     sources = [info, *(reversed(lines)), first if first.lstrip().startswith(("#", "//")) else ""]
     for source in sources:
-        for match in _FILE_NAME.finditer(source or ""):
-            name = match.group(0).lstrip("./")
+        for name in named_in(source or ""):
             if name in task_files or (cwd / name).is_file():
                 return name
     return None

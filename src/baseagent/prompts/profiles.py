@@ -8,7 +8,9 @@ chooses the "whole" edit format for weak models for the same reason).
 
 `compact`: a short system prompt, three tools (shell, read_file, write_file) with one-line
 descriptions and no parameter prose, and whole-file edits; code the model leaves in its
-answer for a file is written with write_file (core/prose_code.py). About 600 tokens.
+answer for a file is written with write_file (core/prose_code.py), and the files the task
+names are shown with it (core/named_files.py), as Aider shows the files in play. About 600
+tokens, plus those files.
 
 `auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
 as ollama/ or lm_studio/) and `full` for everything else. An API base on this machine
@@ -59,6 +61,8 @@ class PromptProfile:
     # What an answer with a file's code and no tool call leads to (core/loop.py).
     prose_code: Literal["apply", "tell"]
     descriptions: dict[str, str] = field(default_factory=dict)
+    # The files the instruction names are shown after it (core/named_files.py).
+    show_named_files: bool = False
 
     def shape(self, spec: dict[str, Any]) -> dict[str, Any]:
         """A tool spec as this profile sends it: compact ones keep names and types, with a
@@ -75,7 +79,7 @@ class PromptProfile:
 
 FULL = PromptProfile("full", SYSTEM_PROMPT, None, "tell")
 COMPACT = PromptProfile("compact", COMPACT_SYSTEM_PROMPT, COMPACT_TOOLS, "apply",
-                        COMPACT_DESCRIPTIONS)
+                        COMPACT_DESCRIPTIONS, show_named_files=True)
 PROFILES = {"full": FULL, "compact": COMPACT}
 
 
