@@ -91,3 +91,11 @@ def test_null_for_an_optional_argument_means_not_given():
     assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [("shell", {"command": "ls"})]
     required_null = '{"name": "shell", "arguments": {"command": null}}'
     assert parse_tool_calls(required_null, specs).calls == []
+
+
+def test_fenced_calls_in_any_language_with_comment_lines_above():
+    text = ('Step 1\n```python\n# tools\n{"name": "read_file", "arguments": {"file_path": "a.py"}}'
+            '\n```\nStep 2\n```python\ndef f():\n    pass\n```\n')
+    parsed = parse_tool_calls(text, ToolRegistry().specs())
+    assert [c.name for c in parsed.calls] == ["read_file"]
+    assert "def f():" in parsed.text and "read_file" not in parsed.text

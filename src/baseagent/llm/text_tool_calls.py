@@ -8,7 +8,8 @@ given as a JSON string are decoded):
 
 - Hermes / Qwen tags: `<tool_call>{...}</tool_call>` (the closing tag may be missing at
   the very end, where generation stopped on it);
-- a fenced block: ```` ```json {...} ``` ```` (or a fence with no language);
+- a fenced block: ```` ```json {...} ``` ```` (any language or none; comment lines above
+  the object are skipped);
 - the whole answer being that one object, or a JSON array of such objects (as some models
   list parallel calls); an array runs only if every call in it is valid.
 
@@ -29,7 +30,10 @@ from typing import Any
 
 PARSER_MODES = ("auto", "native", "text")
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
-_FENCED = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
+# Any fence language: small models label the call ```python or ```bash as often as ```json,
+# and may put a comment line (`# tools`) above it; the content must still be a call.
+_FENCED = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(?:[ \t]*(?:#|//)[^\n]*\n)*(.*?)\n[ \t]*```",
+                     re.DOTALL)
 
 
 @dataclass
