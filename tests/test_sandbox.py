@@ -58,7 +58,8 @@ def test_the_sandbox_binds_commands(scripted_server, workspace, home, outside, m
     assert shown == expected, output
     assert (outside / "out.txt").exists() == ("wrote-outside" in expected)
     if mode != "danger-full-access":
-        assert "Permission denied" in output
+        # Landlock's refusal, or (where the supervisor could make one) the read-only mount's
+        assert "Permission denied" in output or "Read-only file system" in output
     assert "warning" not in run.stderr
 
 
@@ -110,8 +111,11 @@ def test_confinement_is_the_threads_not_the_agents(tmp_path, outside):
 def test_policy_roots_and_the_fallback_notice(tmp_path, monkeypatch):
     extra = tmp_path / "extra"
     extra.mkdir()
-    policy = Policy.build("workspace-write", tmp_path / "ws", [extra], {"TMPDIR": "/tmp"})
-    assert policy.writable[:3] == (tmp_path / "ws", extra, Path("/tmp"))
+    (tmp_path / "ws").mkdir()
+    policy = Policy.build("workspace-write", tmp_path / "ws", [extra, tmp_path / "missing"],
+                          {"TMPDIR": "/tmp"})
+    # the roots that exist, resolved once; a missing one grants nothing
+    assert policy.writable == (tmp_path / "ws", extra, Path("/tmp"), Path("/dev/shm"))
     assert not policy.network and policy.enforced
     assert policy.allows_write(extra / "a") and not policy.allows_write(Path("/etc/x"))
     assert Policy.build("read-only", tmp_path).writable == ()

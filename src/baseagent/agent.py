@@ -339,8 +339,10 @@ class Agent:
             # What finished commands left running in the background may outlive the agent
             # now (an interrupted turn has already ended it all).
             self._processes.release()
-            if self._connected is not None and self._connected.session is not None:
-                self._connected.session.close()
+            if self._connected is not None:
+                self._connected.tool_context.close()
+                if self._connected.session is not None:
+                    self._connected.session.close()
             self._finalizer()
 
     def __enter__(self) -> "Agent":

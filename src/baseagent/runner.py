@@ -94,6 +94,11 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # The keys live in this process: no other process of the user may read its memory or
     # environment, and no core dump may carry them.
     harden_process()
+    from baseagent.tools.procs import adopt_orphans, end_descendants
+
+    # What a command leaves behind after killing its supervisor comes back here, so an
+    # interrupted run still ends it (below, and on a second signal).
+    adopt_orphans()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
     install_stderr(redactor)
@@ -126,7 +131,13 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         sink.headed(thread_id)
         sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
         sink.waiting()  # the model client may still be loading: a sign of life meanwhile
-    guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
+    exit_now = getattr(sink, "exit_when_idle", None) or os._exit
+
+    def hard_exit(code: int) -> None:
+        end_descendants(wait=0.5)
+        exit_now(code)
+
+    guard = SignalGuard(agent, hard_exit).install()
     try:
         if tool_outputs is not None:
             result = agent.submit_tool_outputs(tool_outputs)
@@ -135,6 +146,8 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     finally:
         agent.close()
         guard.close()
+        if guard.signal_number is not None:
+            end_descendants(grace=0.5)  # interrupted: nothing of the run outlives it
         if thread_id is not None:
             sink.stop_waiting()
         close = getattr(sink, "close", None)

@@ -29,6 +29,7 @@ from baseagent.errors import ConfigError, InputError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
+from baseagent.sandbox.policy import Policy
 from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
@@ -289,7 +290,10 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         writable_roots=list(settings.writable_roots), processes=processes,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
         thread_id=prepared.thread_id,
-        delegate=_delegation(prepared, client, litellm_limits) if settings.delegate else None)
+        delegate=_delegation(prepared, client, litellm_limits) if settings.delegate else None,
+        # The writable roots are opened now, once: what the workspace is for the whole run.
+        sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
+                                    prepared.child_env, settings.sandbox_network))
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from baseagent.sandbox.policy import confine
+from baseagent.sandbox.policy import SupervisorArgs, confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
@@ -77,12 +77,18 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
     # Under the run's supervisor (tools/procs.py): everything the command starts can be
-    # ended, and dies with a killed agent.
-    launch = ctx.processes.launch(["bash", "-c", args.command])
+    # ended, and dies with a killed agent. In a sandbox mode the supervisor confines the
+    # command (mounts, capabilities, Landlock: sandbox/policy.py); without it the thread
+    # that starts the command does what it can (Landlock, seccomp, capabilities).
+    policy = ctx.policy()
+    supervised = ctx.processes.supervisor_path() is not None
+    confinement = policy.supervisor_args() if supervised else SupervisorArgs([], ())
+    launch = ctx.processes.launch(["bash", "-c", args.command], confinement.args,
+                                  confinement.fds)
     try:
-        # Started on a thread restricted by the sandbox policy (Landlock, seccomp), which
-        # the command inherits; the agent itself stays unrestricted (sandbox/policy.py).
-        proc = confine(ctx.policy(), lambda: subprocess.Popen(
+        # Started on a thread with the policy's seccomp filters (and, unsupervised, its
+        # Landlock ruleset), which the command inherits; the agent stays unrestricted.
+        proc = confine(policy, lambda: subprocess.Popen(
             launch.argv,
             cwd=workdir,
             env=ctx.env,
@@ -92,12 +98,14 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
             start_new_session=True,
             pass_fds=launch.pass_fds,
             bufsize=0,
-        ))
+        ), supervised=supervised, command=not supervised)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
         launch.started()
         if launch.status_fd is not None:
             os.close(launch.status_fd)
         raise ToolError(f"failed to start command: {exc}") from exc
+    finally:
+        confinement.close()
     launch.started()
     # Remembered after the command ends: an interrupted run kills whatever is still alive
     # of it (background jobs included), so no child outlives the run.
@@ -279,6 +287,7 @@ def _kill(command: _Command) -> None:
         command.poll()
         return
     pgid = proc.pid
+    signal_all([proc.pid], signal.SIGCONT)  # a supervisor the command stopped
     signal_all([proc.pid], signal.SIGTERM)  # the supervisor: TERM, then KILL, its subtree
     try:
         os.killpg(pgid, signal.SIGTERM)
