@@ -228,17 +228,19 @@ def open_history(prepared: Prepared) -> None:
     starts."""
     if not prepared.history:
         prepared.history.extend(opening_messages(prepared.settings.cwd, prepared.shell,
-                                                 prepared.system_prompt))
+                                                 prepared.system_prompt, prepared.child_env))
 
 
-def opening_messages(cwd: Path, shell: str, system: str | None = None) -> list[dict[str, Any]]:
-    """The system prompt (default: the built-in one) and the environment context."""
+def opening_messages(cwd: Path, shell: str, system: str | None = None,
+                     env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The system prompt (default: the built-in one) and the environment context (`env`:
+    the commands' environment, which the agent's own git runs with)."""
     from baseagent.prompts.context import environment_context
 
     from baseagent.prompts.system import SYSTEM_PROMPT
 
     return [{"role": "system", "content": system or SYSTEM_PROMPT},
-            {"role": "user", "content": environment_context(cwd, shell)}]
+            {"role": "user", "content": environment_context(cwd, shell, env=env)}]
 
 
 def preflight(settings: Settings, env: Mapping[str, str]) -> None:
@@ -334,7 +336,7 @@ def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequen
     judges the answer) and no session record of its own (its items are in the parent's)."""
     registry = ToolRegistry(tools)
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                history=opening_messages(tool_context.cwd, shell),
+                history=opening_messages(tool_context.cwd, shell, env=tool_context.env),
                 max_iterations=max_iterations, verify=False,
                 context=_compactor(settings, client, registry, emitter, None, litellm_limits),
                 cancelled=tool_context.cancelled,
