@@ -316,3 +316,26 @@ def test_metadata_outside_the_roots_cannot_change(scripted_server, workspace, ho
     lsattr = subprocess.run(["lsattr", str(target)], capture_output=True, text=True).stdout
     assert "a" not in lsattr.split()[0]
     assert ("inside=0" in output) == (sandbox == "workspace-write")
+
+
+def test_batch_ends_a_tasks_escaped_processes_before_the_next_task(tmp_path, scripted_server,
+                                                                  home):
+    """Task 1's command starts a setsid child and kills its own supervisor (danger-full-access,
+    the default); the worker ends the child before task 2, whose check sees it gone."""
+    from batch_helpers import responder, results, run_batch, write_tasks
+
+    pidfile = tmp_path / "child.pid"
+    attack = f"setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}; kill -KILL $PPID"
+    tasks = [{"id": "t1", "instruction": "escape"},
+             {"id": "t2", "instruction": "look",
+              "check": f"test -s {pidfile} && ! kill -0 $(cat {pidfile})"}]
+    server = scripted_server(responder({
+        "escape": [{"tool_calls": [shell(attack)]}, {"content": "done"}],
+        "look": [{"content": "nothing"}]}))
+    out = tmp_path / "out"
+    proc = run_batch(write_tasks(tmp_path / "tasks.jsonl", tasks), out, server.api_base,
+                     "--workers", "1", home=home, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    by_id = {r["id"]: r for r in results(out)}
+    assert by_id["t2"]["status"] == "passed", by_id["t2"]
+    assert not is_alive(int(pidfile.read_text()))
