@@ -1,0 +1,62 @@
+"""Round three of the adversarial pass (issue 23), beyond the sandbox: grep and loader bombs,
+MCP servers that misbehave, secrets in what the library returns, a full disk, bad inputs.
+End to end through the CLI (or the library Agent in-process) against the scripted server."""
+from __future__ import annotations
+
+import signal
+import time
+
+from helpers import run_agent
+from reliability import finish, kill_quietly, start_agent, wait_for
+
+CATASTROPHIC_GLOB = "*a" * 14 + "*b"
+
+
+def grep_call(**arguments) -> dict:
+    return {"name": "grep_files", "arguments": arguments}
+
+
+def test_a_catastrophic_glob_neither_hangs_grep_nor_delays_sigterm(scripted_server, workspace,
+                                                                   home):
+    """The include glob, and the same line in a .gitignore, against a 60-character name:
+    the Python fallback used to hang past its timeout and ignore SIGTERM for 30 s or more."""
+    (workspace / ".git").mkdir()
+    (workspace / ".gitignore").write_text(CATASTROPHIC_GLOB + "\n")
+    (workspace / ("a" * 60)).write_text("needle\n")
+    (workspace / "found.txt").write_text("needle\n")
+    server = scripted_server([
+        {"tool_calls": [grep_call(pattern="needle", include=CATASTROPHIC_GLOB),
+                        grep_call(pattern="needle")]},
+        {"delay": 60, "content": "never"}])
+    proc = start_agent(["-i", "search"], cwd=workspace, home=home, api_base=server.api_base,
+                       env_extra={"BASEAGENT_GREP_BACKEND": "python",
+                                  "BASEAGENT_GREP_TIMEOUT_S": "120"})
+    try:
+        wait_for(lambda: len(server.requests) >= 2, timeout=30, what="both searches to finish")
+        results = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+        # the glob matches neither name (no "b" at the end): what matters is the time
+        assert results[0] == "No matches found.", results
+        assert sorted(results[1].splitlines()) == ["a" * 60, "found.txt"], results
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        run = finish(proc, timeout=20)
+        assert time.monotonic() - sent < 1.5
+    finally:
+        kill_quietly(proc)
+    assert run.returncode == 143, run.stderr
+    assert run.of_type("turn.failed")
+
+
+def test_a_pattern_that_would_exhaust_memory_is_a_tool_error(scripted_server, workspace, home):
+    import resource
+
+    (workspace / "a.txt").write_text("aaa\n")
+    bomb = "(?:(?:(?:a{60000}){60000}){60000})"
+    server = scripted_server([{"tool_calls": [grep_call(pattern=bomb)]},
+                              {"content": "done"}, {"content": "verified"}])
+    run = run_agent(["-i", "search"], cwd=workspace, home=home, api_base=server.api_base,
+                    env_extra={"BASEAGENT_GREP_BACKEND": "python"}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    result = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
+    assert "too costly to compile" in result, result
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_500_000  # KiB
