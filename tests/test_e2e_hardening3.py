@@ -60,3 +60,45 @@ def test_a_pattern_that_would_exhaust_memory_is_a_tool_error(scripted_server, wo
     result = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
     assert "too costly to compile" in result, result
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_500_000  # KiB
+
+
+GIL_HOG = """
+import re, sys, threading, time
+sys.path[:0] = sys.argv[1:]
+from baseagent.signals import SignalGuard
+
+class Target:
+    cancel_requested = False
+    def cancel(self, reason, signal_number=None):
+        self.cancel_requested = True
+    def kill_processes(self, grace=0):
+        return []
+
+guard = SignalGuard(Target(), watchdog=True).install()
+print("ready", flush=True)
+# Python's re holds the GIL for the whole match: the handler cannot run until it ends.
+worker = threading.Thread(target=lambda: re.match(r"(a|aa)+$", "a" * 60 + "!"))
+worker.start()
+worker.join()
+print("the handler waited for the match", flush=True)
+"""
+
+
+def test_sigterm_stops_the_cli_within_a_second_even_while_a_thread_holds_the_gil():
+    """The guard's watchdog: a signal the Python handler cannot answer (another thread holds
+    the GIL in one long C call) ends the process within a second."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", GIL_HOG, *sys.path],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # the match is under way
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+        assert time.monotonic() - sent < 2
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        kill_quietly(proc)

@@ -137,7 +137,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         end_descendants(wait=0.5)
         exit_now(code)
 
-    guard = SignalGuard(agent, hard_exit).install()
+    guard = SignalGuard(agent, hard_exit, watchdog=True).install()
     try:
         if tool_outputs is not None:
             result = agent.submit_tool_outputs(tool_outputs)

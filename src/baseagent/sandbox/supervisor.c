@@ -26,6 +26,16 @@
  *   - restricts itself with the run's Landlock ruleset FD, which also scopes signals and
  *     abstract sockets to the command's own domain: the supervisor, outside it, cannot be
  *     signalled, traced or inspected by the command.
+ *
+ *   supervisor --watchdog PID GRACE_MS
+ *
+ * is the agent's signal watchdog instead (signals.py): it reads its stdin, the write end of
+ * which is the agent's signal wakeup fd. A byte other than 0xFF is a signal the agent
+ * received (written by the C-level handler, whatever Python is doing); 0xFF is the agent's
+ * Python handler saying it runs. A signal not answered within GRACE_MS (a thread holds the
+ * GIL in a long C call), or a second one before the first was answered, gets PID SIGKILLed.
+ * It exits when stdin reaches end of file (the agent is gone or done).
+ *
  * Only system calls and /proc are used; see supervisor.py for how it is built and
  * sandbox/policy.py and tools/procs.py for how it is used.
  */
@@ -317,7 +327,36 @@ static void close_held(void) {
     if (landlock_fd >= 0) close(landlock_fd);
 }
 
+static int watchdog(pid_t agent, long grace_ms) {
+    long deadline = -1;
+    for (;;) {
+        struct pollfd fd = {0, POLLIN, 0};
+        long left = deadline < 0 ? -1 : deadline - now_ms();
+        int ready = poll(&fd, 1, deadline < 0 ? -1 : (int)(left > 0 ? left : 0));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) {  /* a signal went unanswered: the agent cannot run Python */
+            kill(agent, SIGKILL);
+            return 0;
+        }
+        unsigned char bytes[64];
+        ssize_t got = read(0, bytes, sizeof bytes);
+        if (got <= 0) return 0;
+        for (ssize_t k = 0; k < got; k++) {
+            if (bytes[k] == 0xFF) {
+                deadline = -1;
+            } else if (deadline >= 0) {
+                kill(agent, SIGKILL);
+                return 0;
+            } else {
+                deadline = now_ms() + grace_ms;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--watchdog") == 0)
+        return watchdog((pid_t)atol(argv[2]), atol(argv[3]));
     int i = 1;
     pid_t watched_parent = 0;
     while (i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
