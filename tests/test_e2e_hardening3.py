@@ -102,3 +102,47 @@ def test_sigterm_stops_the_cli_within_a_second_even_while_a_thread_holds_the_gil
         assert proc.returncode == -signal.SIGKILL
     finally:
         kill_quietly(proc)
+
+
+# -- 9. MCP servers ---------------------------------------------------------------------------
+
+
+def test_an_mcp_servers_daemon_its_stderr_and_its_error_codes(scripted_server, workspace, home,
+                                                              tmp_path):
+    """A server double-forks a setsid daemon, floods its stderr with 64 MiB, answers calls
+    with JSON-RPC errors -32000 and -32001, then crashes: the daemon dies with the run, the
+    agent's memory stays small, the errors are the server's rejections, and the crash notice
+    quotes the tail of stderr."""
+    import resource
+    import uuid
+
+    from mcp_helpers import demo, write_config
+    from reliability import is_alive
+
+    tag = f"tag-{uuid.uuid4().hex}"
+    pid_file = workspace / "daemon.pid"
+    config = write_config(tmp_path / "config.toml", {"mcp_servers": {
+        "demo": demo("stdio", tag, startup_timeout_sec=60)}})
+    server = scripted_server([
+        {"tool_calls": [{"name": "mcp__demo__daemon", "arguments": {"pid_file": str(pid_file)}},
+                        {"name": "mcp__demo__flood_stderr", "arguments": {"megabytes": 64}},
+                        {"name": "mcp__demo__reject",
+                         "arguments": {"code": -32000, "message": "quota used up"}},
+                        {"name": "mcp__demo__reject",
+                         "arguments": {"code": -32001, "message": "try later"}},
+                        {"name": "mcp__demo__crash", "arguments": {}}]},
+        {"content": "done"}])
+    run = run_agent(["-i", "go", "--no-verify", "--config", str(config)], cwd=workspace,
+                    home=home, api_base=server.api_base, timeout=180)
+    assert run.returncode == 0, run.stderr
+    results = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert results[0] == "started" and results[1] == "flooded", results
+    assert results[2] == ("Error: calling reject on MCP server 'demo': the server rejected "
+                          "the call (code -32000): quota used up"), results[2]
+    assert results[3] == ("Error: calling reject on MCP server 'demo': the server rejected "
+                          "the call (code -32001): try later"), results[3]
+    assert "connection closed" in results[4] and "flood done" in results[4], results[4]
+    assert len(results[4]) < 4000  # the last three lines of stderr at most
+    daemon = int(pid_file.read_text())
+    wait_for(lambda: not is_alive(daemon), timeout=10, what="the server's daemon to die")
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_000_000  # KiB

@@ -31,7 +31,8 @@ from reliability import finish, kill_quietly, session_records, start_agent, wait
 
 BUILTINS = ["shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
             "update_plan"]
-DEMO_TOOLS = ["add", "crash", "echo", "fail", "slow", "spawn_child"]
+DEMO_TOOLS = ["add", "crash", "daemon", "echo", "fail", "flood_stderr", "reject", "slow",
+              "spawn_child"]
 SLOW_START = 60  # a server imports the SDK (seconds, more on a loaded machine)
 
 
