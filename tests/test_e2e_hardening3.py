@@ -3,6 +3,7 @@ MCP servers that misbehave, secrets in what the library returns, a full disk, ba
 End to end through the CLI (or the library Agent in-process) against the scripted server."""
 from __future__ import annotations
 
+import json
 import signal
 import time
 
@@ -145,4 +146,113 @@ def test_an_mcp_servers_daemon_its_stderr_and_its_error_codes(scripted_server, w
     assert len(results[4]) < 4000  # the last three lines of stderr at most
     daemon = int(pid_file.read_text())
     wait_for(lambda: not is_alive(daemon), timeout=10, what="the server's daemon to die")
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_000_000  # KiB
+
+
+# -- 8. OpenAPI documents and responses --------------------------------------------------------
+
+
+class _Bombs:
+    """An HTTP service on 127.0.0.1: /doc.json is a small document whose /big operation
+    answers with 2 GB; /huge.json is a 2 GB document; /trickle.json sends a byte
+    every 0.2 s (and notes when the client hangs up)."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bombs = self
+        self.hung_up = threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the http.server name
+                if self.path == "/doc.json":
+                    return self._send(200, json.dumps(bombs.document()).encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(2 << 30))
+                self.end_headers()
+                chunk = b"[" + b"1," * 32767 + b"1"
+                try:
+                    if self.path == "/trickle.json":
+                        while True:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(0.2)
+                    for _ in range((2 << 30) // len(chunk)):
+                        self.wfile.write(chunk)
+                except OSError:
+                    bombs.hung_up.set()
+
+            def _send(self, status: int, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def document(self) -> dict:
+        return {"openapi": "3.0.3", "info": {"title": "bombs", "version": "1"},
+                "servers": [{"url": self.url}],
+                "paths": {"/big": {"get": {"operationId": "big", "responses": {}}}}}
+
+
+def fan_out_document() -> dict:
+    """Acyclic $refs, 10 properties on each of 9 levels: a billion nodes expanded."""
+    schemas = {f"L{level}": {"type": "object", "properties": {
+        f"p{n}": {"$ref": f"#/components/schemas/L{level + 1}"} for n in range(10)}}
+        for level in range(9)}
+    schemas["L9"] = {"type": "string"}
+    return {"openapi": "3.0.3", "info": {"title": "fan", "version": "1"},
+            "servers": [{"url": "http://127.0.0.1:9"}],
+            "paths": {"/x": {"post": {"operationId": "fan", "requestBody": {"content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/L0"}}}},
+                "responses": {}}}},
+            "components": {"schemas": schemas}}
+
+
+def test_openapi_bombs_stay_small(scripted_server, workspace, home, tmp_path):
+    """A 2 GB response is read to 1 MiB; a 2 GB document is refused at 32 MiB; a $ref
+    fan-out loads at once with its deeper schemas left unexpanded; a document that trickles
+    in is abandoned when the run stops waiting for it."""
+    import resource
+
+    from mcp_helpers import write_config
+
+    bombs = _Bombs()
+    fan = tmp_path / "fan.json"
+    fan.write_text(json.dumps(fan_out_document()))
+    config = write_config(tmp_path / "config.toml", {"openapi": {
+        "small": {"spec": f"{bombs.url}/doc.json"},
+        "huge": {"spec": f"{bombs.url}/huge.json", "timeout_sec": 60},
+        "fan": {"spec": str(fan)},
+        "trickle": {"spec": f"{bombs.url}/trickle.json", "timeout_sec": 1}}})
+    model = scripted_server([{"tool_calls": [{"name": "big", "arguments": {}}]},
+                             {"content": "done"}])
+    started = time.monotonic()
+    run = run_agent(["-i", "call it", "--no-verify", "--config", str(config)], cwd=workspace,
+                    home=home, api_base=model.api_base, timeout=150)
+    assert run.returncode == 0, run.stderr
+    notices = sorted(e["message"] for e in run.of_type("error"))
+    assert len(notices) == 2, notices
+    assert notices[0].startswith("OpenAPI document 'huge' is unusable: ") and \
+        "larger than 32 MiB" in notices[0], notices
+    assert notices[1].startswith("OpenAPI document 'trickle' is unusable: loading took longer")
+    tools = {t["function"]["name"]: t["function"] for t in model.requests[0]["tools"]}
+    assert "big" in tools and "fan" in tools
+    assert "too large to expand here" in json.dumps(tools["fan"]["parameters"])
+    assert len(json.dumps(tools["fan"]["parameters"])) < 2_000_000
+    result = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"][0]
+    assert result.startswith("HTTP 200") and "cut after 1,048,576 bytes" in result, result[:300]
+    assert len(result) < 20_000
+    assert bombs.hung_up.wait(10)  # the trickling fetch was given up
+    assert time.monotonic() - started < 120
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_000_000  # KiB
