@@ -256,3 +256,53 @@ def test_openapi_bombs_stay_small(scripted_server, workspace, home, tmp_path):
     assert bombs.hung_up.wait(10)  # the trickling fetch was given up
     assert time.monotonic() - started < 120
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_000_000  # KiB
+
+
+# -- 10. what the library hands back ------------------------------------------------------------
+
+
+def test_the_library_redacts_every_string_it_hands_back(scripted_server, workspace):
+    """The model repeats the key; a provider's 401 quotes it. Events were redacted already;
+    RunResult.final_message and .error, chat(), stream().result, pending tool calls and
+    `history` are too, unless redact_results=False."""
+    from baseagent import Agent, ExternalTool
+    from baseagent.errors import TurnError
+
+    key = "sk-library-key-0123456789abcdef"
+    server = scripted_server([
+        {"content": f"the key is {key}"}, {"content": f"still {key}"},
+        {"content": f"streamed {key}"},
+        {"tool_calls": [{"name": "lookup", "arguments": {"q": key}}]},
+        {"fault": "status", "status": 401, "message": f"Incorrect API key provided: {key}."},
+        {"content": f"raw {key}"}])
+    lookup = ExternalTool(name="lookup", description="look up",
+                          parameters={"type": "object", "properties": {"q": {"type": "string"}}})
+
+    def agent(**kw) -> Agent:
+        return Agent(model="openai/scripted", api_base=server.api_base, api_key=key,
+                     cwd=str(workspace), session=False, verify=False, max_retries=0,
+                     external_tools=[lookup], env={"PATH": "/usr/bin:/bin"}, **kw)
+
+    with agent() as safe:
+        first = safe.run("say it")
+        assert first.final_message == "the key is [REDACTED]"
+        assert safe.chat("again") == "still [REDACTED]"
+        stream = safe.stream("stream it")
+        list(stream)
+        assert stream.result.final_message == "streamed [REDACTED]"
+        paused = safe.run("look it up")
+        assert paused.status == "requires_action"
+        assert paused.pending_tool_calls[0].arguments == {"q": "[REDACTED]"}
+        assert safe.pending_tool_calls[0].arguments == {"q": "[REDACTED]"}
+        assert key not in json.dumps(safe.history)
+        failed = safe.submit_tool_outputs({paused.pending_tool_calls[0].id: "nothing"})
+        assert failed.status == "failed" and "[REDACTED]" in failed.error, failed.error
+        assert key not in failed.error
+    with agent(redact_results=False) as raw:
+        assert raw.chat("raw please") == f"raw {key}"
+    import pytest
+
+    server.extend([{"fault": "status", "status": 401, "message": f"bad key {key}"}])
+    with agent() as failing, pytest.raises(TurnError) as caught:
+        failing.chat("fail")
+    assert key not in str(caught.value) and "[REDACTED]" in caught.value.result.error
