@@ -306,3 +306,46 @@ def test_the_library_redacts_every_string_it_hands_back(scripted_server, workspa
     with agent() as failing, pytest.raises(TurnError) as caught:
         failing.chat("fail")
     assert key not in str(caught.value) and "[REDACTED]" in caught.value.result.error
+
+
+# -- 11. a full disk under the session record ---------------------------------------------------
+
+
+def test_a_record_that_cannot_be_written_fails_the_turn_cleanly_and_stays_resumable(
+        scripted_server, workspace, home):
+    """`ulimit -f` (what a full disk does to a write): one clear line, turn.failed, exit 1,
+    and the record cut back to its last complete line, from which the thread resumes."""
+    import subprocess
+    import sys
+
+    from helpers import AGENT, agent_env, parse_jsonl
+    from reliability import session_records
+
+    big = "x" * 60_000
+    server = scripted_server([
+        {"tool_calls": [{"name": "shell", "arguments": {"command": f"printf '{big}'"}}]},
+        {"content": "never reached"}])
+    limit_kib = 48  # the opening records fit; the command's output does not
+    proc = subprocess.run(
+        ["bash", "-c", f'ulimit -f {limit_kib}; exec "$@"', "bash", sys.executable, str(AGENT),
+         "--model", "openai/scripted", "--api-base", server.api_base, "-i", "print it"],
+        cwd=workspace, env=agent_env(home), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "baseagent: error: cannot write the session record "), proc.stderr
+    assert "File too large" in lines[0] and "Traceback" not in proc.stderr
+    events = parse_jsonl(proc.stdout)
+    assert events[-1]["type"] == "turn.failed"
+    assert "cannot write the session record" in events[-1]["error"]["message"]
+    thread = events[0]["thread_id"]
+    path = home / ".baseagent" / "sessions" / f"{thread}.jsonl"
+    assert path.read_bytes().endswith(b"\n") and path.stat().st_size <= limit_kib * 1024
+    records = session_records(home, thread)  # every line whole
+    assert records[0]["kind"] == "meta"
+    server.extend([{"content": "resumed fine"}, {"content": "verified"}])
+    resumed = run_agent(["--resume", thread, "-i", "go on"], cwd=workspace, home=home,
+                        api_base=server.api_base)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.final_message == "resumed fine"

@@ -35,6 +35,7 @@ from baseagent.core.interrupt import Cancellation
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
+from baseagent.core.session import RecordWriteError
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
@@ -414,6 +415,9 @@ class Agent:
                 for notice in connected.notices:
                     self._emitter.notice(notice)
             outcome = work(connected.loop)
+        except RecordWriteError as exc:  # before the turn began (the loop handles the rest)
+            outcome = TurnOutcome("failed", error=str(exc))
+            self._emitter.turn_failed(str(exc))
         finally:
             self._end_turn()
         if self._callback_error is not None:
@@ -474,8 +478,20 @@ class Agent:
             self._cancellation.reset()
         connected = self._connected
         if connected is not None and connected.session is not None:
-            assembly.record_usage(connected.session, connected.client.totals)
+            try:
+                assembly.record_usage(connected.session, connected.client.totals)
+            except RecordWriteError:
+                pass  # record_error says so
             connected.session.sync()
+
+    @property
+    def record_error(self) -> str | None:
+        """Why the session record stopped being written (a full disk), or None: it is
+        complete up to its last line, and resumable from there."""
+        connected = self._connected
+        if connected is None or connected.session is None:
+            return None
+        return connected.session.failure
 
     def _deliver(self, event: ev.ThreadEvent) -> None:
         """Hand an event to the turn's listeners and the user's callback. A callback that

@@ -159,6 +159,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     if settings.output_last_message is not None and result.final_message is not None:
         # The file is output like any other: a key the model repeated is not written out.
         _write_last_message(settings.output_last_message, redactor.text(result.final_message))
+    if agent.record_error is not None:  # a full disk: the turn failed with it (or ended)
+        print(f"baseagent: error: {agent.record_error}", file=sys.stderr)
+        return exit_code_for_status("failed", guard.signal_number)
     return exit_code_for_status(result.status, guard.signal_number)
 
 

@@ -29,6 +29,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
+from baseagent.core.session import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
@@ -243,6 +244,8 @@ class Loop:
         except TurnEnded as exc:
             return self._fail(exc.status, str(exc))
         except ModelError as exc:
+            return self._fail("failed", str(exc))
+        except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
             return self._fail("failed", str(exc))
         self.emitter.note(notes.TurnClosing(status="completed"))
         state = self._state
