@@ -349,3 +349,49 @@ def test_a_record_that_cannot_be_written_fails_the_turn_cleanly_and_stays_resuma
                         api_base=server.api_base)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.final_message == "resumed fine"
+
+
+# -- 12. small input faults ---------------------------------------------------------------------
+
+
+def test_prompt_files_must_be_bounded_regular_files(scripted_server, workspace, home, tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    server = scripted_server([{"content": "never"}])
+    for path, reason in (("/dev/zero", "not a regular file"), (str(fifo), "not a regular file"),
+                         (str(tmp_path), "Is a directory")):
+        run = run_agent(["--system-prompt-file", path, "-i", "hi"], cwd=workspace, home=home,
+                        api_base=server.api_base, parse=False, timeout=30)
+        assert run.returncode == 2, run.stderr
+        assert run.stdout == ""
+        assert run.stderr.strip() == (f"baseagent: error: system_prompt_file: cannot read "
+                                      f"{path}: {reason}"), run.stderr
+    run = run_agent(["-i", "-"], cwd=workspace, home=home, api_base=server.api_base,
+                    stdin="x" * (17 * 1024 * 1024), parse=False, timeout=30)
+    assert run.returncode == 2 and "larger than" in run.stderr, run.stderr
+    assert server.requests == []
+
+
+def test_a_stdout_that_cannot_be_written_ends_the_run(scripted_server, workspace, home):
+    """stdout is /dev/full: every write fails with ENOSPC. The run stops, says so on stderr
+    and exits non-zero (it lost every event silently with exit 0)."""
+    import subprocess
+    import sys
+
+    from helpers import AGENT, agent_env
+
+    server = scripted_server([{"tool_calls": [{"name": "shell",
+                                               "arguments": {"command": "echo hi"}}]},
+                              {"content": "done"}, {"content": "verified"}])
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, str(AGENT), "--model", "openai/scripted",
+                               "--api-base", server.api_base, "-i", "go"], cwd=workspace,
+                              env=agent_env(home), stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "baseagent: error: cannot write the events to stdout: No space left on device")
+    assert "Traceback" not in proc.stderr
+    assert len(server.requests) <= 1  # it stopped instead of working on blind

@@ -127,6 +127,8 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     sink = make_sink(settings.json_output, settings.event_format)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
                                 notes=notes, thread_id=thread_id, external_tools=external_tools)
+    if hasattr(sink, "on_write_error"):  # stdout failing (a full disk, /dev/full): stop
+        sink.on_write_error(agent.cancel)
     if thread_id is not None:
         sink.headed(thread_id)
         sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
@@ -159,8 +161,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     if settings.output_last_message is not None and result.final_message is not None:
         # The file is output like any other: a key the model repeated is not written out.
         _write_last_message(settings.output_last_message, redactor.text(result.final_message))
-    if agent.record_error is not None:  # a full disk: the turn failed with it (or ended)
-        print(f"baseagent: error: {agent.record_error}", file=sys.stderr)
+    failure = agent.record_error or getattr(sink, "failure", None)
+    if failure is not None:  # a full disk under the record or stdout: the run ended with it
+        print(f"baseagent: error: {failure}", file=sys.stderr)
         return exit_code_for_status("failed", guard.signal_number)
     return exit_code_for_status(result.status, guard.signal_number)
 

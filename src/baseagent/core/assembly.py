@@ -214,9 +214,11 @@ def system_prompt(settings: Settings, tools: Sequence[Tool]) -> str:
 
 
 def _read_prompt_file(path: Path, key: str) -> str:
+    from baseagent.fsutil import read_regular
+
     path = path.expanduser()
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"{key}: cannot read {path}: {reason}") from None

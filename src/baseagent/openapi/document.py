@@ -11,8 +11,6 @@ levels) is a billion nodes expanded.
 from __future__ import annotations
 
 import json
-import os
-import stat
 import threading
 from pathlib import Path
 from typing import Any, Mapping
@@ -70,17 +68,12 @@ def _fetch(url: str, headers: Mapping[str, str], timeout: float,
 
 def _read_file(path: Path) -> bytes:
     """A regular file's bytes, no more than the limit (a FIFO or a device is refused)."""
+    from baseagent.fsutil import read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, MAX_DOCUMENT_BYTES)
     except OSError as exc:
-        raise OpenApiError(f"cannot read {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OpenApiError(f"cannot read {path}: not a regular file")
-        data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise OpenApiError(f"{path} is larger than {_mib(MAX_DOCUMENT_BYTES)}")
-    return data
+        raise OpenApiError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _text(data: bytes, where: str) -> str:
