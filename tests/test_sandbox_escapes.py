@@ -22,7 +22,7 @@ import pytest
 
 from baseagent.sandbox import landlock
 from helpers import AGENT, DEFAULT_SIGNALS, agent_env, run_agent
-from reliability import finish, is_alive, kill_quietly, shell, start_agent, wait_for
+from reliability import is_alive, kill_quietly, shell, sigterm, start_agent, wait_for
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1 and not os.environ.get("CI"),
                                 reason="no Landlock on this kernel")
@@ -258,10 +258,7 @@ def test_danger_full_access_a_stopped_supervisor_is_continued(scripted_server, w
                  (workspace / "child.pid").read_text().strip(), what="the child")
         child = int((workspace / "child.pid").read_text())
         time.sleep(0.5)  # the supervisor is stopped, the tool call waiting
-        proc.send_signal(signal.SIGTERM)
-        run = finish(proc, timeout=20)
-        assert run.returncode == 143, run.stderr
-        wait_for(lambda: not is_alive(child), timeout=5, what="the escaped child to die")
+        _interrupt_ends(proc, child)
     finally:
         kill_quietly(proc)
 
@@ -276,12 +273,16 @@ def test_danger_full_access_a_killed_supervisors_orphans_come_back(scripted_serv
     try:
         child = _child_pid(server)
         assert is_alive(child)
-        proc.send_signal(signal.SIGTERM)
-        run = finish(proc, timeout=20)
-        assert run.returncode == 143, run.stderr
-        wait_for(lambda: not is_alive(child), timeout=5, what="the orphan to die")
+        _interrupt_ends(proc, child)
     finally:
         kill_quietly(proc)
+
+
+def _interrupt_ends(proc, child: int) -> None:
+    """SIGTERM ends the run (143) and, within seconds, the command's escaped child."""
+    run, _took = sigterm(proc)
+    assert run.returncode == 143, run.stderr
+    wait_for(lambda: not is_alive(child), timeout=5, what="the escaped child to die")
 
 
 # -- 7. metadata outside the writable roots -------------------------------------------------
