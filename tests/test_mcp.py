@@ -209,7 +209,8 @@ def test_mcp_list_starts_each_server_and_shows_its_tools(workspace, home, tmp_pa
     tag = f"tag-{uuid.uuid4().hex}"
     config = write_config(tmp_path / "config.toml", {"mcp_servers": {
         "demo": demo("stdio", tag, startup_timeout_sec=SLOW_START,
-                      disabled_tools=["crash", "spawn_child"]),
+                      disabled_tools=["crash", "spawn_child", "daemon", "flood_stderr",
+                                      "reject"]),
         "gone": demo("exit", tag, startup_timeout_sec=SLOW_START),
         "parked": {"command": "never-started", "enabled": False},
     }})

@@ -488,12 +488,7 @@ def describe_failure(exc: BaseException, config: McpServerConfig) -> str:
         return f"command not found: {config.command}"
     if isinstance(exc, PermissionError) and config.command is not None:
         return f"cannot execute {config.command}: permission denied"
-    try:
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
-    except ImportError:  # pragma: no cover - the SDK was importable to get here
-        MCPError, CONNECTION_CLOSED = (), None  # type: ignore[assignment]
-    if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+    if sdk_error(exc) == "closed":
         return "the server closed the connection before it was ready (did it exit?)"
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from baseagent.sandbox.policy import Policy, SupervisorArgs, confine
+from baseagent.sandbox.policy import Policy
 from baseagent.tools.procs import ProcessTracker
 
 # Settings that make git run a program, overridden on the command line (which wins over
@@ -75,22 +75,12 @@ def run_confined(argv: list[str], *, cwd: Path, env: Mapping[str, str],
     policy = Policy.build("read-only", cwd, network=False)
     tracker = ProcessTracker()
     try:
-        supervised = tracker.supervisor_path() is not None
-        confinement = policy.supervisor_args() if supervised else SupervisorArgs([], ())
-        launch = tracker.launch(argv, confinement.args, confinement.fds)
         try:
-            proc = confine(policy, lambda: subprocess.Popen(
-                launch.argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                pass_fds=launch.pass_fds), supervised=supervised, command=not supervised)
+            proc, launch = tracker.start(argv, policy, cwd=cwd, env=dict(env),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE)
         except (OSError, ValueError):
-            if launch.status_fd is not None:
-                os.close(launch.status_fd)
             return None
-        finally:
-            confinement.close()
-            launch.started()
-        tracker.add(proc.pid, supervised=supervised)
         try:
             code, out, err = _collect(proc, launch.status_fd, time.monotonic() + timeout)
         finally:

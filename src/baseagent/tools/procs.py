@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baseagent.sandbox.policy import Policy
 
 # Fields of /proc/<pid>/stat after the parenthesised command name: state ppid pgrp session.
 _PPID, _PGRP, _SESSION = 1, 2, 3
@@ -134,6 +139,35 @@ class ProcessTracker:
                        *argv],
                       pass_fds=(lifeline_read, status_write, *fds), status_fd=status_read,
                       _child_fds=(status_write,))
+
+    def start(self, argv: list[str], policy: Policy,
+              **popen: Any) -> tuple[subprocess.Popen[bytes], Launch]:
+        """Start `argv` under this run's supervision, confined by `policy`: the supervisor
+        confines a sandboxed command itself (mounts, capabilities, Landlock), the starting
+        thread adds no_new_privs and seccomp (and, without a supervisor, does all it can:
+        Landlock, seccomp, capabilities). `popen` are subprocess.Popen's other arguments;
+        the command leads its own session. Returns the process and its Launch (whose
+        status_fd the caller owns); raises what Popen raises."""
+        from baseagent.sandbox.policy import SupervisorArgs, confine
+
+        supervised = self.supervisor_path() is not None
+        confinement = policy.supervisor_args() if supervised else SupervisorArgs([], ())
+        launch = self.launch(argv, confinement.args, confinement.fds)
+        try:
+            proc = confine(policy, lambda: subprocess.Popen(
+                launch.argv, start_new_session=True, pass_fds=launch.pass_fds, **popen),
+                supervised=supervised, command=not supervised)
+        except BaseException:
+            if launch.status_fd is not None:
+                os.close(launch.status_fd)
+            raise
+        finally:
+            confinement.close()
+            launch.started()
+        # Remembered after the command ends: an interrupted run kills whatever is still
+        # alive of it (background jobs included), so no child outlives the run.
+        self.add(proc.pid, supervised=supervised)
+        return proc, launch
 
     def add(self, session_id: int, supervised: bool = False) -> None:
         self._sessions.add(session_id)
