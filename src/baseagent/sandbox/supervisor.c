@@ -306,6 +306,9 @@ static void drop_capabilities(void) {
 
 static void confine_command(void) {
     if (landlock_fd < 0) return;  /* danger-full-access */
+    /* The supervisor is non-dumpable, which makes /proc/self of this child root's: a user
+     * namespace's maps could not be written. The exec below resets it anyway. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
     isolate_mounts();
     drop_capabilities();
