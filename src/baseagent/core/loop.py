@@ -34,6 +34,7 @@ from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.named_files import shown_files
 from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
+from baseagent.core.session import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
@@ -296,6 +297,8 @@ class Loop:
         except TurnEnded as exc:
             return self._fail(exc.status, str(exc))
         except ModelError as exc:
+            return self._fail("failed", str(exc))
+        except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
             return self._fail("failed", str(exc))
         self.emitter.note(notes.TurnClosing(status="completed"))
         state = self._state
