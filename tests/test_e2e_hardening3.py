@@ -319,9 +319,10 @@ def test_a_record_that_cannot_be_written_fails_the_turn_cleanly_and_stays_resuma
     from helpers import AGENT, agent_env, parse_jsonl
     from reliability import session_records
 
-    big = "x" * 60_000
+    # ~60 KB of output that does not repeat (a periodic call would be cut by the client's
+    # repetition guard before it ran, llm/repetition.py)
     server = scripted_server([
-        {"tool_calls": [{"name": "shell", "arguments": {"command": f"printf '{big}'"}}]},
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "seq 1 12000"}}]},
         {"content": "never reached"}])
     limit_kib = 48  # the opening records fit; the command's output does not
     proc = subprocess.run(

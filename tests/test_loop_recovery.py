@@ -145,6 +145,18 @@ def test_the_same_write_again_and_again_is_stopped(tmp_path):
                                     "2 times with the same result")
 
 
+def test_a_command_that_succeeds_runs_every_time_it_is_sent(tmp_path):
+    """A successful command may act each time (poll, append): noted, never refused."""
+    run = call("shell", command="echo x >> log.txt; echo appended")
+    steps = [{"tool_calls": [{**run, "id": f"s{i}"}]} for i in range(5)] + [{"content": "ok"}]
+    loop, _, _ = make_loop(tmp_path, steps, verify=False)
+    assert loop.run_turn("append").status == "completed"
+    results = tool_results(loop.history)
+    assert (tmp_path / "log.txt").read_text() == "x\n" * 5
+    assert "Note: this exact call was already made" in results["s4"]
+    assert not any(r.startswith("Error: not run") for r in results.values())
+
+
 def test_an_edit_forgets_earlier_failures(tmp_path):
     (tmp_path / "t.sh").write_text("exit 1\n")
     run = call("shell", command="bash t.sh")

@@ -5,7 +5,8 @@ thirtieth time (the same patch refused again and again, the same file written wi
 same content, the same failing test run with nothing changed), until --max-iterations. The
 second identical call with the identical result gets that result restated with a different
 way forward; a third is not run at all (its result says why, and a notice shows it); a
-model that still insists ends the turn. A change to the files clears the memory: after the
+model that still insists ends the turn. A command that succeeded is only ever noted, never
+refused: it may act each time it runs. A change to the files clears the memory: after the
 code changed, the same command (a test run) may well give a different answer.
 """
 from __future__ import annotations
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 REFUSE_AFTER = 2
 # Refused calls the model may still send in one turn before the turn ends.
 MAX_REFUSED = 3
+# Tools whose successful calls may act each time they run (a command that polls, appends,
+# counts): the same output does not prove a repeat did nothing, so those are only noted.
+SIDE_EFFECTS = frozenset({"shell"})
 
 # A different way forward, by tool: what to do instead of sending the call again.
 _FAILED = {
@@ -67,6 +71,8 @@ class RepeatedCalls:
         seen = self._seen.get(self._key(name, arguments))
         if seen is None or seen.count < REFUSE_AFTER:
             return None
+        if name in SIDE_EFFECTS and seen.success:
+            return None  # it may do something each time (poll, append, count): only noted
         self.refused += 1
         first = seen.output.strip().splitlines()[0] if seen.output.strip() else ""
         how = "failed" if not seen.success else "ran"
