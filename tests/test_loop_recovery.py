@@ -182,10 +182,26 @@ def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
     assert "zip(strand_a, strand_b)" in (tmp_path / "hamming.py").read_text()
     written = rec.completed("file_change")[0]
     assert written.status == "completed" and written.changes[0].kind == "update"
-    result = client.requests[1][-1]
-    assert result["role"] == "tool" and "held the whole new content of hamming.py" in \
-        result["content"]
-    assert client.requests[1][-2]["content"] == "Here is the updated hamming.py:"
+    wrote, tested = client.requests[1][-2], client.requests[1][-1]
+    assert wrote["role"] == "tool" and "Wrote hamming.py with the whole content of the code block" in wrote["content"]
+    # the task's test command runs at once on what was written (Aider's auto-test)
+    assert tested["role"] == "tool" and "Ran the task's test command" in tested["content"]
+    ran = rec.completed("command_execution")[0]
+    assert ran.command == "python -m pytest -q hamming_test.py" and ran.exit_code != 0
+    assert client.requests[1][-3]["content"] == "Here is the updated hamming.py:"
+
+
+def test_a_whole_file_that_passes_the_tests_is_evidence(tmp_path):
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    answer = ("hamming.py\n```python\ndef distance(a, b):\n"
+              "    return sum(x != y for x, y in zip(a, b))\n```")
+    loop, client, rec = make_loop(tmp_path, [{"content": answer}, {"content": "Done."},
+                                             {"content": "Verified."}])
+    assert loop.run_turn(task).status == "completed"
+    assert rec.completed("command_execution")[0].exit_code == 0
+    assert turn_completed(rec).verification.by == "evidence"
+    assert client.calls == 3  # the answer, then the verification round: no evidence request
 
 
 def test_protected_tests_in_the_answer_are_never_written(tmp_path):
@@ -287,6 +303,8 @@ def test_changed_tests_the_task_protected_are_named_in_the_final_answer(tmp_path
 
 def test_evidence_reads_the_task():
     assert named_test_command(TASK) == "python -m pytest -q hamming_test.py"
+    assert named_test_command("Run them with: .venv/bin/python3.11 -m pytest -q t.py") == \
+        ".venv/bin/python3.11 -m pytest -q t.py"
     assert named_test_command("Fix it; `npm test` must pass") == "npm test"
     assert named_test_command("rename the variable") is None
     assert forbids_test_changes(TASK) and forbids_test_changes("Do not modify the tests.")
@@ -320,7 +338,7 @@ def test_a_test_run_shown_but_not_made_is_run(tmp_path):
     assert loop.run_turn(TASK).status == "completed"
     ran = rec.completed("command_execution")[-1]
     assert "pytest" in ran.command and ran.exit_code == 0
-    assert "was run with shell" in client.requests[2][-1]["content"]
+    assert "the command shown in a code block" in client.requests[2][-1]["content"]
     assert turn_completed(rec).verification.by == "evidence"
 
 

@@ -137,6 +137,18 @@ def test_overwrite_keeps_mode_and_leaves_no_temp_files(ctx, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]
 
 
+def test_writing_back_the_same_code_says_nothing_changed(ctx, tmp_path):
+    """A small model writes back the stub it was shown and reads "Overwrote" as progress."""
+    (tmp_path / "stub.py").write_text("def f():\n    pass\n")
+    res = write(ctx, "stub.py", "def f():\n    pass")  # the same, less the final newline
+    assert res.output == ("Overwrote stub.py (17 bytes)\nNote: no change: this is the content "
+                          "stub.py already had (apart from whitespace at its end). The code "
+                          "is the same as before; write the changed code.")
+    res = write(ctx, "stub.py", "def f():\n    pass")
+    assert "Note: no change: this is the content stub.py already had. The code" in res.output
+    assert "Note" not in write(ctx, "stub.py", "def f():\n    return 1\n").output
+
+
 def test_failed_write_leaves_old_content_and_no_temp_file(ctx, tmp_path, monkeypatch):
     target = tmp_path / "keep.txt"
     target.write_text("original")

@@ -58,7 +58,7 @@ def named_test_command(*texts: str) -> str | None:
         for quoted in re.findall(r"`([^`\n]+)`", text or ""):
             if _RUNNER.search(quoted):
                 return quoted.strip()
-        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:python\d?\s+-m\s+)?(?:"
+        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:[\w./~-]*python[\d.]*\s+-m\s+)?(?:"
                           + "|".join(_RUNNERS) + r")\b[^\n`]*)", text or "")
         if match:
             return match.group(1).strip().rstrip(".")

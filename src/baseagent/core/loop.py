@@ -41,6 +41,7 @@ from baseagent.output import events as ev
 from baseagent.output import notes
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
+                                      PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.base import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
@@ -499,15 +500,20 @@ class Loop:
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
-        # The test run the reply shows but did not make, when the turn still lacks one.
-        command = test_command_block(turn.text)
-        if command is not None and self.registry.get("shell") is not None \
-                and (blocks or state.evidence.missing() is not None):
-            blocks.append(command)
+        # The test run the reply shows but did not make, when the turn still lacks one;
+        # else, after files written from the reply, the task's own test command (Aider's
+        # auto-test): the model sees at once whether its code works.
+        shown = test_command_block(turn.text)
+        command = shown.content if shown is not None else state.evidence.test_command
+        if command and self.registry.get("shell") is not None \
+                and (blocks or (shown is not None and state.evidence.missing() is not None)):
+            note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
+            if shown is not None:
+                blocks.append(shown)
             calls.append(ToolCall(
                 id=f"call_{uuid.uuid4().hex[:24]}", name="shell",
-                arguments=json.dumps({"command": command.content}, ensure_ascii=False),
-                note=PROSE_COMMAND_RUN.format(command=command.content)))
+                arguments=json.dumps({"command": command}, ensure_ascii=False),
+                note=note.format(command=command)))
         if calls:
             turn.tool_calls = calls
             turn.text = without_blocks(turn.text, blocks)

@@ -41,6 +41,9 @@ _SUCCEEDED = {
 }
 _DEFAULT = "Change the arguments, or use another tool, instead of repeating it."
 _WALL_TIME = re.compile(r"^Wall time: [\d.]+ seconds$", re.MULTILINE)
+# A tool's own notes on a result (write_file's "Note: no change: ...") are commentary, not
+# the result: a repeat is judged without them.
+_NOTE = re.compile(r"^Note: .*$", re.MULTILINE)
 
 
 @dataclass
@@ -87,7 +90,7 @@ class RepeatedCalls:
         """Record a finished call; returns a note to add to its result when the same call
         gave the same result before."""
         key = self._key(name, arguments)
-        output = _WALL_TIME.sub("", output)
+        output = _NOTE.sub("", _WALL_TIME.sub("", output)).strip()
         seen = self._seen.get(key)
         if seen is None or seen.output != output or seen.success != success:
             self._seen[key] = _Seen(output, success)

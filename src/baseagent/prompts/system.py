@@ -151,14 +151,15 @@ STUMBLE_PROMPTS = {
 }
 
 # An answer with a file's whole new content in a code block and no tool call.
+# The compact profile takes a file's whole content in a code block as an edit (its system
+# prompt offers that form): these notes say what was done with it, without blame.
 PROSE_CODE_APPLIED = (
-    "Note: your reply held the whole new content of {path} in a code block but called no "
-    "tool, so it was written to the file with write_file (whole-file edit). Files change "
-    "only through tool calls; next time call write_file or apply_patch yourself.")
+    "Wrote {path} with the whole content of the code block in your reply.")
 PROSE_COMMAND_RUN = (
-    "Note: your reply showed the command `{command}` in a code block but called no tool, so "
-    "it was run with shell. Commands run only through tool calls; next time call shell "
-    "yourself.")
+    "Ran `{command}`, the command shown in a code block in your reply.")
+PROSE_TESTS_RUN = (
+    "Ran the task's test command `{command}` on the files your reply wrote. If it fails, "
+    "fix the code: reply with the file's whole new content again.")
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "

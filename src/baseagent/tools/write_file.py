@@ -111,6 +111,12 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None
     shown = display_path(ctx, target)
     verb, kind = ("Overwrote", "update") if existing else ("Created", "add")
+    if old is not None and old.rstrip() == data.rstrip():
+        # A small model often writes back the file it was shown (the stub, unchanged) and
+        # takes "Overwrote" for progress: say plainly that nothing changed.
+        note += (f"\nNote: no change: this is the content {shown} already had"
+                 + (" (apart from whitespace at its end)" if old != data else "")
+                 + ". The code is the same as before; write the changed code.")
     return ToolResult(
         output=f"{verb} {shown} ({len(data)} bytes)" + note,
         item={"changes": [{"path": event_path(ctx, target), "kind": kind}],
