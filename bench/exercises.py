@@ -5,6 +5,7 @@
     python bench/exercises.py run --model openai/x --api-base http://host:port/v1
     python bench/exercises.py convert --out DIR          # task lines for `baseagent batch`
     python bench/exercises.py report                     # rewrite EXERCISES_RESULTS.md
+    python bench/exercises.py record --work DIR          # keep the rows an interrupted run finished
 
 The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
 see its README). Each task is Aider's benchmark task: implement the stub so that the
@@ -13,7 +14,9 @@ the check copies the pristine test file back over the workspace's and runs pytes
 editing the tests never passes.
 
 Rows, all against the same server, model and temperature (0):
-- `agent`: `baseagent batch` over the task lines (one worker: one model server slot);
+- `agent`: `baseagent batch --oss` over the task lines (one worker: one model server slot):
+  the local-model route README gives users (compact prompt profile); flags after `--`
+  are added (e.g. `-- --prompt-profile full`);
 - `alone`: the model with no agent, Aider's way: the instructions and the stub in one
   message, the whole file asked for in one fenced block, written and tested; on failure the
   last 50 lines of test output go back once. Two answers at most. The floor to clear;
@@ -214,7 +217,8 @@ def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks), "--out",
-               str(out / "batch"), "--workers", "1", "--model", model, "--api-base", api_base,
+               str(out / "batch"), "--workers", "1", "--oss", "--model", model,
+               "--api-base", api_base,
                "--temperature", "0", "--context-window", str(CONTEXT),
                "--max-iterations", str(STEP_LIMIT), "--task-timeout", str(TASK_TIMEOUT_S),
                "--json", *extra]
@@ -506,8 +510,9 @@ def render(runs: list[Run]) -> str:
         run = full[-1]
         lines += [f"## Latest run with every row ({run.started}, commit {run.commit})", "",
                   f"Model `{run.model}` served by {run.server}; temperature 0; load average at "
-                  f"start {run.load}. Agent flags beyond the defaults: "
-                  f"`{shlex.join(run.extra) or '(none)'}`. {run.note}", "",
+                  f"start {run.load}. baseagent runs `batch --oss` (with --api-base and "
+                  f"--model) plus `{shlex.join(run.extra) or '(no other flags)'}`. "
+                  f"{run.note}", "",
                   "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
                   "~3-4 hours on 2 cores).", "",
                   "| row | solved | model calls | input tokens | output tokens | wall s |",
@@ -583,10 +588,21 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("--exercises-dir", type=Path, default=EXERCISES)
     conv.add_argument("--only", default="")
     sub.add_parser("report", help="rewrite EXERCISES_RESULTS.md from the recorded runs")
+    rec = sub.add_parser("record", help="record the rows a stopped run had finished")
+    rec.add_argument("--work", type=Path, required=True)
+    rec.add_argument("--note", default=None)
     args = parser.parse_args(argv)
 
     if args.command == "report":
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        return 0
+    if args.command == "record":
+        run = Run(**json.loads((args.work / "run.json").read_text()))
+        if args.note is not None:
+            run.note = args.note
+        append_run(run)
+        RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        print(json.dumps({row: _solved(results) for row, results in run.rows.items()}))
         return 0
     only = [n for n in args.only.split(",") if n]
     exercises = load_exercises(args.exercises_dir, only)
@@ -623,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 results = run_mini(row, exercises, args.model, api_base, work, log)
             run.rows[row] = [asdict(r) for r in results]
+            (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 
     if args.api_base:

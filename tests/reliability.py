@@ -83,6 +83,16 @@ def finish(proc: subprocess.Popen, timeout: float = 30) -> AgentRun:
                     parse_jsonl(stdout))
 
 
+def sigterm(proc: subprocess.Popen, timeout: float = 20) -> tuple[AgentRun, float]:
+    """SIGTERM the agent and wait for it: (its run, seconds from the signal to its exit)."""
+    import signal
+
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    run = finish(proc, timeout=timeout)
+    return run, time.monotonic() - sent
+
+
 def wait_for(predicate: Any, timeout: float = 60, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

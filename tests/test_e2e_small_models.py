@@ -52,7 +52,8 @@ def test_code_left_in_the_answer_is_written_with_write_file(scripted_server, wor
     change = run.completed_items("file_change")[0]
     assert change["status"] == "completed" and change["changes"][0]["path"].endswith("hamming.py")
     note = server.requests[1]["messages"][-1]
-    assert note["role"] == "tool" and "written to the file with write_file" in note["content"]
+    assert note["role"] == "tool" and "Wrote hamming.py with the whole content of the code " \
+        "block" in note["content"]
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 

@@ -112,13 +112,13 @@ def test_a_repeated_failing_call_gets_another_way_then_is_not_run(tmp_path):
     assert loop.run_turn("edit app.py").final_message == "Stuck."
     results = tool_results(loop.history)
     assert "Note:" not in results["p0"]
-    assert "same call that already failed" in results["p1"] and "write_file" in results["p1"]
+    assert "exact call already failed" in results["p1"] and "write_file" in results["p1"]
     assert results["p2"].startswith("Error: not run: this exact apply_patch call already "
                                     "failed 2 times")
     assert (tmp_path / "app.py").read_text() == "print('hi')\n"
     notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
-    assert notices == ["not running apply_patch again: the same call already failed the same "
-                       "way twice"]
+    assert notices == ["not running apply_patch again: the same call gave the same result "
+                       "twice"]
     assert rec.completed("mcp_tool_call")[-1].status == "failed"
 
 
@@ -127,9 +127,34 @@ def test_a_model_that_keeps_sending_refused_calls_ends_the_turn(tmp_path):
     loop, client, rec = make_loop(tmp_path, steps)
     outcome = loop.run_turn("read it")
     assert outcome.status == "failed"
-    assert outcome.error == "the model kept repeating calls that had failed the same way"
+    assert outcome.error == "the model kept repeating calls that had given the same result"
     assert client.calls == 5  # two failures, then three refused
     assert_pairs_intact(loop.history)
+
+
+def test_the_same_write_again_and_again_is_stopped(tmp_path):
+    (tmp_path / "a.py").write_text("x = 0\n")
+    write = call("write_file", file_path="a.py", content="x = 1\n")
+    steps = [{"tool_calls": [{**write, "id": f"w{i}"}]} for i in range(3)] + [{"content": "ok"}]
+    loop, _, _ = make_loop(tmp_path, steps, verify=False)
+    loop.run_turn("write a.py")
+    results = tool_results(loop.history)
+    assert "Note:" not in results["w0"]  # it changed the file
+    assert "already holds exactly this content" in results["w1"]  # this one did not
+    assert results["w2"].startswith("Error: not run: this exact write_file call already ran "
+                                    "2 times with the same result")
+
+
+def test_a_command_that_succeeds_runs_every_time_it_is_sent(tmp_path):
+    """A successful command may act each time (poll, append): noted, never refused."""
+    run = call("shell", command="echo x >> log.txt; echo appended")
+    steps = [{"tool_calls": [{**run, "id": f"s{i}"}]} for i in range(5)] + [{"content": "ok"}]
+    loop, _, _ = make_loop(tmp_path, steps, verify=False)
+    assert loop.run_turn("append").status == "completed"
+    results = tool_results(loop.history)
+    assert (tmp_path / "log.txt").read_text() == "x\n" * 5
+    assert "Note: this exact call was already made" in results["s4"]
+    assert not any(r.startswith("Error: not run") for r in results.values())
 
 
 def test_an_edit_forgets_earlier_failures(tmp_path):
@@ -141,7 +166,7 @@ def test_an_edit_forgets_earlier_failures(tmp_path):
     loop, _, _ = make_loop(tmp_path, steps, verify=False)
     loop.run_turn("make t.sh pass")
     results = tool_results(loop.history)
-    assert "same call that already failed" in results["b"]
+    assert "exact call already failed" in results["b"]
     assert results["c"].startswith("Exit code: 0")
 
 
@@ -157,10 +182,35 @@ def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
     assert "zip(strand_a, strand_b)" in (tmp_path / "hamming.py").read_text()
     written = rec.completed("file_change")[0]
     assert written.status == "completed" and written.changes[0].kind == "update"
-    result = client.requests[1][-1]
-    assert result["role"] == "tool" and "held the whole new content of hamming.py" in \
-        result["content"]
-    assert client.requests[1][-2]["content"] == "Here is the updated hamming.py:"
+    wrote, tested = client.requests[1][-2], client.requests[1][-1]
+    assert wrote["role"] == "tool" and "Wrote hamming.py with the whole content of the code block" in wrote["content"]
+    # the task's test command runs at once on what was written (Aider's auto-test)
+    assert tested["role"] == "tool" and "Ran the task's test command" in tested["content"]
+    ran = rec.completed("command_execution")[0]
+    assert ran.command == "python -m pytest -q hamming_test.py" and ran.exit_code != 0
+    assert client.requests[1][-3]["content"] == "Here is the updated hamming.py:"
+
+
+def test_a_whole_file_that_passes_the_tests_is_evidence(tmp_path):
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    answer = ("hamming.py\n```python\ndef distance(a, b):\n"
+              "    return sum(x != y for x, y in zip(a, b))\n```")
+    loop, client, rec = make_loop(tmp_path, [{"content": answer}, {"content": "Done."},
+                                             {"content": "Verified."}])
+    assert loop.run_turn(task).status == "completed"
+    assert rec.completed("command_execution")[0].exit_code == 0
+    assert turn_completed(rec).verification.by == "evidence"
+    assert client.calls == 3  # the answer, then the verification round: no evidence request
+
+
+def test_protected_tests_in_the_answer_are_never_written(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    (tmp_path / "hamming_test.py").write_text("import unittest\n")
+    answer = ("```python\n# hamming.py\ndef distance(a, b):\n    return 0\n```\n"
+              "```python\n# hamming_test.py\nimport unittest\nprint('rewritten')\n```")
+    assert [b.path for b in file_blocks(answer, tmp_path, TASK)] == ["hamming.py"]
+    assert len(file_blocks(answer, tmp_path, "Implement hamming.py and its tests.")) == 2
 
 
 def test_a_fragment_of_a_file_is_never_written(tmp_path):
@@ -253,6 +303,8 @@ def test_changed_tests_the_task_protected_are_named_in_the_final_answer(tmp_path
 
 def test_evidence_reads_the_task():
     assert named_test_command(TASK) == "python -m pytest -q hamming_test.py"
+    assert named_test_command("Run them with: .venv/bin/python3.11 -m pytest -q t.py") == \
+        ".venv/bin/python3.11 -m pytest -q t.py"
     assert named_test_command("Fix it; `npm test` must pass") == "npm test"
     assert named_test_command("rename the variable") is None
     assert forbids_test_changes(TASK) and forbids_test_changes("Do not modify the tests.")
@@ -264,3 +316,44 @@ def test_evidence_reads_the_task():
     assert evidence.missing() is not None  # not the tests
     evidence.saw("command_execution", True, {"command": "make test", "exit_code": 0})
     assert evidence.missing() is None and evidence.summary()["command"] == "make test"
+
+
+def test_a_reply_that_only_announces_the_next_step_is_told_nothing_happened(tmp_path):
+    _hamming(tmp_path, solved=True)
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"content": "I will now run the tests to check it."},
+             {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Done: 1 passed."}, {"content": "Verified: 1 passed."}]
+    loop, client, _ = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    assert client.requests[2][-1]["content"].startswith("You said what you would do next")
+
+
+def test_a_test_run_shown_but_not_made_is_run(tmp_path):
+    _hamming(tmp_path, solved=True)
+    shown = f"I ran the tests:\n```bash\n{PYTEST} hamming_test.py\n```\nAll passed."
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"content": shown}, {"content": "Done."}, {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).status == "completed"
+    ran = rec.completed("command_execution")[-1]
+    assert "pytest" in ran.command and ran.exit_code == 0
+    assert "the command shown in a code block" in client.requests[2][-1]["content"]
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_the_compact_profile_shows_the_files_the_task_names(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    outside.write_text("do not show\n")
+    (tmp_path / "link.txt").symlink_to(outside)
+    loop, client, _ = make_loop(tmp_path, [{"content": "ok"}], verify=False,
+                                show_named_files=True)
+    loop.run_turn(f"Fix hamming.py; see link.txt, ../{outside.name} and /etc/hostname.")
+    sent = client.requests[0][-1]["content"]
+    assert sent.startswith("Fix hamming.py;")
+    assert "hamming.py\n```py\ndef distance(a, b):\n    pass\n```" in sent
+    assert "do not show" not in sent and "/etc/hostname\n```" not in sent
+    loop, client, _ = make_loop(tmp_path, [{"content": "ok"}], verify=False)
+    loop.run_turn("Fix hamming.py")
+    assert client.requests[0][-1]["content"] == "Fix hamming.py"  # the full profile: as given

@@ -31,7 +31,8 @@ from reliability import finish, kill_quietly, session_records, start_agent, wait
 
 BUILTINS = ["shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
             "update_plan"]
-DEMO_TOOLS = ["add", "crash", "echo", "fail", "slow", "spawn_child"]
+DEMO_TOOLS = ["add", "crash", "daemon", "echo", "fail", "flood_stderr", "reject", "slow",
+              "spawn_child"]
 SLOW_START = 60  # a server imports the SDK (seconds, more on a loaded machine)
 
 
@@ -208,7 +209,8 @@ def test_mcp_list_starts_each_server_and_shows_its_tools(workspace, home, tmp_pa
     tag = f"tag-{uuid.uuid4().hex}"
     config = write_config(tmp_path / "config.toml", {"mcp_servers": {
         "demo": demo("stdio", tag, startup_timeout_sec=SLOW_START,
-                      disabled_tools=["crash", "spawn_child"]),
+                      disabled_tools=["crash", "spawn_child", "daemon", "flood_stderr",
+                                      "reject"]),
         "gone": demo("exit", tag, startup_timeout_sec=SLOW_START),
         "parked": {"command": "never-started", "enabled": False},
     }})

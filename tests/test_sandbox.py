@@ -58,7 +58,8 @@ def test_the_sandbox_binds_commands(scripted_server, workspace, home, outside, m
     assert shown == expected, output
     assert (outside / "out.txt").exists() == ("wrote-outside" in expected)
     if mode != "danger-full-access":
-        assert "Permission denied" in output
+        # Landlock's refusal, or (where the supervisor could make one) the read-only mount's
+        assert "Permission denied" in output or "Read-only file system" in output
     assert "warning" not in run.stderr
 
 
@@ -110,8 +111,11 @@ def test_confinement_is_the_threads_not_the_agents(tmp_path, outside):
 def test_policy_roots_and_the_fallback_notice(tmp_path, monkeypatch):
     extra = tmp_path / "extra"
     extra.mkdir()
-    policy = Policy.build("workspace-write", tmp_path / "ws", [extra], {"TMPDIR": "/tmp"})
-    assert policy.writable[:3] == (tmp_path / "ws", extra, Path("/tmp"))
+    (tmp_path / "ws").mkdir()
+    policy = Policy.build("workspace-write", tmp_path / "ws", [extra, tmp_path / "missing"],
+                          {"TMPDIR": "/tmp"})
+    # the roots that exist, resolved once; a missing one grants nothing
+    assert policy.writable == (tmp_path / "ws", extra, Path("/tmp"), Path("/dev/shm"))
     assert not policy.network and policy.enforced
     assert policy.allows_write(extra / "a") and not policy.allows_write(Path("/etc/x"))
     assert Policy.build("read-only", tmp_path).writable == ()
@@ -124,3 +128,58 @@ def test_policy_roots_and_the_fallback_notice(tmp_path, monkeypatch):
         "this kernel has no Landlock: --sandbox read-only binds the file tools only, "
         "not commands")
     assert unavailable_notice("danger-full-access") is None
+
+
+def _user_namespaces() -> bool:
+    try:
+        return int(Path("/proc/sys/user/max_user_namespaces").read_text()) > 0 and \
+            Path("/proc/sys/kernel/unprivileged_userns_clone").read_text().strip() != "0"
+    except FileNotFoundError:
+        return True  # no such switch: allowed
+    except (OSError, ValueError):
+        return False
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="runs the supervisor as another user (root switches to nobody)")
+@pytest.mark.skipif(not _user_namespaces(), reason="unprivileged user namespaces are off")
+def test_a_non_root_command_gets_its_mount_namespace_through_a_user_namespace(outside):
+    """CI runs as root; as any other user the supervisor needs a user namespace to give a
+    command its read-only mounts: run it as nobody and check the same guarantees."""
+    from baseagent.sandbox.supervisor import executable
+
+    supervisor = executable()
+    if supervisor is None:
+        pytest.skip("no C compiler for the supervisor")
+    outside.chmod(0o755)
+    binary = outside / "supervisor"
+    shutil.copy(supervisor, binary)
+    binary.chmod(0o755)
+    workspace = outside / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    for path in (workspace, workspace / ".git"):
+        os.chown(path, 65534, 65534)
+    mine = outside / "theirs.txt"  # a file of the same user, outside the roots
+    mine.write_text("x")
+    os.chown(mine, 65534, 65534)
+    policy = Policy.build("workspace-write", workspace, env={"TMPDIR": str(workspace)})
+    confinement = policy.supervisor_args()
+    command = (f"id -u; echo a > f && echo wrote; echo b > .git/x || echo git-read-only; "
+               f"chmod 600 {mine} || echo chmod-refused; grep CapEff /proc/self/status; "
+               "kill -0 $PPID 2>/dev/null || echo supervisor-out-of-reach")
+    try:
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", str(binary),
+             *confinement.args, "-1", "-1", "500", "--", "bash", "-c", command],
+            cwd=workspace, pass_fds=confinement.fds, capture_output=True, text=True,
+            timeout=30)
+    finally:
+        confinement.close()
+        policy.close()
+    assert done.stdout.split("\n")[:1] == ["65534"], (done.stdout, done.stderr)
+    for line in ("wrote", "git-read-only", "chmod-refused", "CapEff:\t0000000000000000",
+                 "supervisor-out-of-reach"):
+        assert line in done.stdout, (done.stdout, done.stderr)
+    assert "Read-only file system" in done.stderr
+    assert (stat_mode := os.stat(mine).st_mode & 0o777) == 0o644, oct(stat_mode)

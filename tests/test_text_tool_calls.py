@@ -79,3 +79,23 @@ def test_a_valid_call_next_to_an_invalid_one_runs_alone() -> None:
 def test_no_tools_offered_means_no_calls() -> None:
     assert parse_tool_calls(_tag(LS), []).calls == []
     assert parse_tool_calls(_tag(LS), None).text == _tag(LS)
+
+
+def test_null_for_an_optional_argument_means_not_given():
+    from baseagent.prompts.profiles import COMPACT
+
+    specs = [COMPACT.shape(s) for s in ToolRegistry().specs()]  # optional ints, no null
+    text = ('```json\n{"name": "shell", "arguments": {"command": "ls", "workdir": null, '
+            '"timeout_ms": null}}\n```')
+    parsed = parse_tool_calls(text, specs)
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [("shell", {"command": "ls"})]
+    required_null = '{"name": "shell", "arguments": {"command": null}}'
+    assert parse_tool_calls(required_null, specs).calls == []
+
+
+def test_fenced_calls_in_any_language_with_comment_lines_above():
+    text = ('Step 1\n```python\n# tools\n{"name": "read_file", "arguments": {"file_path": "a.py"}}'
+            '\n```\nStep 2\n```python\ndef f():\n    pass\n```\n')
+    parsed = parse_tool_calls(text, ToolRegistry().specs())
+    assert [c.name for c in parsed.calls] == ["read_file"]
+    assert "def f():" in parsed.text and "read_file" not in parsed.text

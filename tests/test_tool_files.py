@@ -137,6 +137,18 @@ def test_overwrite_keeps_mode_and_leaves_no_temp_files(ctx, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]
 
 
+def test_writing_back_the_same_code_says_nothing_changed(ctx, tmp_path):
+    """A small model writes back the stub it was shown and reads "Overwrote" as progress."""
+    (tmp_path / "stub.py").write_text("def f():\n    pass\n")
+    res = write(ctx, "stub.py", "def f():\n    pass")  # the same, less the final newline
+    assert res.output == ("Overwrote stub.py (17 bytes)\nNote: no change: this is the content "
+                          "stub.py already had (apart from whitespace at its end). The code "
+                          "is the same as before; write the changed code.")
+    res = write(ctx, "stub.py", "def f():\n    pass")
+    assert "Note: no change: this is the content stub.py already had. The code" in res.output
+    assert "Note" not in write(ctx, "stub.py", "def f():\n    return 1\n").output
+
+
 def test_failed_write_leaves_old_content_and_no_temp_file(ctx, tmp_path, monkeypatch):
     target = tmp_path / "keep.txt"
     target.write_text("original")
@@ -226,3 +238,16 @@ def test_write_announces_add_or_update_before_writing(ctx, tmp_path):
     assert write_file.planned_changes(args, ctx) == [{"path": new, "kind": "update"}]
     readonly = ToolContext(cwd=tmp_path, sandbox="read-only")
     assert write_file.planned_changes(args, readonly) == []  # refused: nothing planned
+
+
+def test_write_leaves_out_line_numbers_copied_from_read_file(ctx, tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    pass\n")
+    shown = read_file.run(read_file.Args(file_path="a.py"), ctx).output
+    copied = shown.replace("pass", "return 1")  # a model edits what it saw, numbers and all
+    result = write_file.run(write_file.Args(file_path="a.py", content=copied), ctx)
+    assert (tmp_path / "a.py").read_text() == "def f():\n    return 1"
+    assert "line number" in result.output and "left out" in result.output
+    # numbers that are the file's own text (not 1, 2, 3...) are kept
+    own = "L10: ten\nL20: twenty\n"
+    write_file.run(write_file.Args(file_path="b.txt", content=own), ctx)
+    assert (tmp_path / "b.txt").read_text() == own

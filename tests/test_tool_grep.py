@@ -247,15 +247,55 @@ def test_python_fallback_timeout_and_cancel(monkeypatch, tmp_path):
     ("# comment", "# comment", False, False),
 ])
 def test_gitignore_pattern_translation(pattern, path, is_dir, ignored):
-    rule = grep_files._parse_ignore_line(pattern, "/r")
-    rules = [rule] if rule else []
+    rules = grep_files.rules_from_lines([pattern], "/r")
     assert grep_files._ignored("/r/" + path, is_dir, rules) is ignored
 
 
 def test_gitignore_negation_and_last_rule_wins():
-    rules = [grep_files._parse_ignore_line(line, "/r") for line in ("*.log", "!keep.log")]
+    rules = grep_files.rules_from_lines(["*.log", "!keep.log"], "/r")
     assert grep_files._ignored("/r/a.log", False, rules)
     assert not grep_files._ignored("/r/keep.log", False, rules)
+    # a deeper ignore file overrides a shallower one
+    rules += grep_files.rules_from_lines(["keep.log"], "/r/sub")
+    assert grep_files._ignored("/r/sub/keep.log", False, rules)
+    assert not grep_files._ignored("/r/keep.log", False, rules)
+
+
+# Globs whose translation to a backtracking regex takes O(n^k) on a long name (issue 23):
+# `*a*a*...*b` against 60 a's. Include globs and ignore rules are matched with RE2: linear.
+CATASTROPHIC_GLOB = "*a" * 14 + "*b"
+
+
+def test_catastrophic_globs_and_ignore_rules_match_in_linear_time(tmp_path):
+    name = "a" * 60
+    make(tmp_path, {name: "needle", ".ignore": CATASTROPHIC_GLOB + "\n", "b.txt": "needle"})
+    ctx = context(tmp_path, grep_backend="python", grep_timeout_s=60)
+    started = time.monotonic()
+    assert grep(ctx, "needle", include=CATASTROPHIC_GLOB) == "No matches found."
+    assert sorted(grep(ctx, "needle").splitlines()) == [name, "b.txt"]
+    (tmp_path / "b.txt").rename(tmp_path / ("a" * 59 + "b"))
+    assert grep(ctx, "needle").splitlines() == [name]  # the ignore rule matched that one
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("abc", 3), ("a{3}", 3), ("(ab|cde){10}", 30), ("[a-z]{5}", 5), (r"\d{3,5}", 5),
+    ("x{2,}", 2), ("(a|aa)+$", 3), (r"\p{L}{4}", 4), ("[]a]{2}", 2)])
+def test_pattern_cost(pattern, expected):
+    assert grep_files.pattern_cost(pattern) == expected
+
+
+def test_a_pattern_that_would_exhaust_memory_is_refused(backend, tmp_path):
+    """Issue 23: `(?:(?:(?:a{60000}){60000}){60000})` took 21 GB to compile in the fallback;
+    rg refuses it by its own size limit."""
+    import resource
+
+    make(tmp_path, {"a.txt": "aaa"})
+    ctx = context(tmp_path)
+    with pytest.raises(ToolError, match="too costly|size limit") as caught:
+        grep(ctx, "(?:(?:(?:a{60000}){60000}){60000})")
+    assert len(str(caught.value)) < 600
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1_500_000  # KiB
 
 
 def test_system_rg_and_wheel_agree_with_python(monkeypatch, tmp_path):

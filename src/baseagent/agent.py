@@ -35,6 +35,7 @@ from baseagent.core.interrupt import Cancellation
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
+from baseagent.core.session import RecordWriteError
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
@@ -113,7 +114,10 @@ class Agent:
     which given value differs from the record).
     on_event: called with every event, on the thread running the turn.
     env: the environment commands start from (minus secrets; default: this process's,
-    copied now); its credential-looking values are redacted from every event.
+    copied now); its credential-looking values are redacted from every event, and from
+    every string the agent hands back (RunResult.final_message and .error, pending tool
+    calls, chat()'s answer, `history`) unless redact_results=False (raw text, for a
+    caller that knows what it does with it).
     model_client: an object with the client's `complete()`/`totals` used instead of
     litellm (tests; see baseagent.testing.deterministic).
     tools: your own tools, after the built-in ones: plain functions (type-hinted, or
@@ -131,7 +135,8 @@ class Agent:
                  on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
-                 external_tools: Sequence[ToolSpec] = (), **options: Any) -> None:
+                 external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
+                 **options: Any) -> None:
         from baseagent.config.load import settings_from_options
 
         explicit = set(options)
@@ -144,7 +149,7 @@ class Agent:
         settings, resume, notes = _resume(settings, thread_id, explicit)
         self._setup(settings, resume=resume, env=env, on_event=on_event,
                     model_client=model_client, sinks=sinks, notes=notes, tools=tools,
-                    external_tools=external_tools)
+                    external_tools=external_tools, redact_results=redact_results)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
@@ -155,7 +160,8 @@ class Agent:
 
         env = dict(os.environ) if env is None else dict(env)
         agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks",
-                                                   "tools", "external_tools") if k in kwargs}
+                                                   "tools", "external_tools", "redact_results")
+                        if k in kwargs}
         if "session" in kwargs:
             kwargs["record_session"] = kwargs.pop("session")
         if "openapi" in kwargs:
@@ -173,7 +179,8 @@ class Agent:
                       sinks: Sequence[EventListener] = (),
                       notes: Sequence[str] = (), thread_id: str | None = None,
                       tools: Sequence[Any] = (),
-                      external_tools: Sequence[ToolSpec] = ()) -> "Agent":
+                      external_tools: Sequence[ToolSpec] = (),
+                      redact_results: bool = True) -> "Agent":
         """From resolved Settings (what the CLI and batch workers do). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
         names a new thread (default: a fresh UUID; the CLI shows it before building the
@@ -181,7 +188,7 @@ class Agent:
         agent = cls.__new__(cls)
         agent._setup(settings, resume=resume, env=env, on_event=on_event,
                      model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id,
-                     tools=tools, external_tools=external_tools)
+                     tools=tools, external_tools=external_tools, redact_results=redact_results)
         return agent
 
     def _setup(self, settings: Settings, *, resume: LoadedSession | None,
@@ -189,8 +196,9 @@ class Agent:
                model_client: ModelClientProtocol | None,
                sinks: Sequence[EventListener], notes: Sequence[str] = (),
                thread_id: str | None = None, tools: Sequence[Any] = (),
-               external_tools: Sequence[ToolSpec] = ()) -> None:
+               external_tools: Sequence[ToolSpec] = (), redact_results: bool = True) -> None:
         self.settings = settings
+        self._redact_results = redact_results
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
         self.notes: list[str] = list(notes)
         self._model_client = model_client
@@ -238,8 +246,9 @@ class Agent:
 
     @property
     def history(self) -> list[dict[str, Any]]:
-        """A copy of the messages the model will see next (after any compaction)."""
-        return [dict(m) for m in self._prepared.history]
+        """A copy of the messages the model will see next (after any compaction), secrets
+        redacted (unless redact_results=False)."""
+        return self._clean([dict(m) for m in self._prepared.history])
 
     @property
     def running(self) -> bool:
@@ -253,7 +262,7 @@ class Agent:
     def pending_tool_calls(self) -> list[ev.PendingToolCall]:
         """The calls a paused turn waits for (also after resuming its thread elsewhere)."""
         paused = self._paused()
-        return [c.event() for c in paused.calls] if paused is not None else []
+        return self._pending(paused.calls) if paused is not None else []
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -397,21 +406,41 @@ class Agent:
             connected = self._connect()
             if connected is None:  # cancelled before the model was reachable
                 return RunResult("interrupted", self.thread_id, total_usage=before,
-                                 error=f"interrupted ({self._cancellation.reason})")
+                                 error=self._clean(f"interrupted ({self._cancellation.reason})"))
             if not self._announced:
                 self._announced = True
                 self._emitter.thread_started(self.thread_id)
                 for notice in connected.notices:
                     self._emitter.notice(notice)
             outcome = work(connected.loop)
+        except RecordWriteError as exc:  # before the turn began (the loop handles the rest)
+            outcome = TurnOutcome("failed", error=str(exc))
+            self._emitter.turn_failed(str(exc))
         finally:
             self._end_turn()
         if self._callback_error is not None:
             raise self._callback_error
         total = self.usage
-        return RunResult(outcome.status, self.thread_id, outcome.final_message, items,
-                         total.minus(before), total, outcome.error,
-                         [c.event() for c in outcome.pending])
+        # Events are redacted by the emitter; what is handed back directly is redacted here
+        # (a model that repeats a key, a provider's 401 that quotes it).
+        return RunResult(outcome.status, self.thread_id, self._clean(outcome.final_message),
+                         items, total.minus(before), total, self._clean(outcome.error),
+                         self._pending(outcome.pending))
+
+    def _clean(self, value: Any) -> Any:
+        """`value` (text, or JSON-like data) with the run's secrets redacted, unless the
+        caller asked for raw results."""
+        if value is None or not self._redact_results:
+            return value
+        redactor = self._prepared.redactor
+        return redactor.text(value) if isinstance(value, str) else redactor.data(value)
+
+    def _pending(self, calls: Sequence[Any]) -> list[ev.PendingToolCall]:
+        events = [c.event() for c in calls]
+        if not self._redact_results:
+            return events
+        return [ev.PendingToolCall.model_validate(self._clean(e.model_dump(mode="json")))
+                for e in events]
 
     def _connect(self) -> assembly.Connected | None:
         if self._connected is not None:
@@ -447,8 +476,20 @@ class Agent:
             self._cancellation.reset()
         connected = self._connected
         if connected is not None and connected.session is not None:
-            assembly.record_usage(connected.session, connected.client.totals)
+            try:
+                assembly.record_usage(connected.session, connected.client.totals)
+            except RecordWriteError:
+                pass  # record_error says so
             connected.session.sync()
+
+    @property
+    def record_error(self) -> str | None:
+        """Why the session record stopped being written (a full disk), or None: it is
+        complete up to its last line, and resumable from there."""
+        connected = self._connected
+        if connected is None or connected.session is None:
+            return None
+        return connected.session.failure
 
     def _deliver(self, event: ev.ThreadEvent) -> None:
         """Hand an event to the turn's listeners and the user's callback. A callback that

@@ -104,7 +104,7 @@ def read_instruction(instruction: Optional[str]) -> str:
     if instruction is None or instruction == "-":
         if instruction is None and sys.stdin.isatty():
             raise _fail_usage("no instruction: pass --instruction TEXT or pipe it on stdin")
-        text = sys.stdin.read()
+        text = _read_stdin("the instruction")
     else:
         text = instruction
     if not text.strip():
@@ -270,14 +270,26 @@ def chat_command() -> None:
 
 
 def _read_text(path: Path, flag: str) -> str:
-    """A file a flag names ('-': stdin), or a usage error saying why it cannot be read."""
+    """A file a flag names ('-': stdin), or a usage error saying why it cannot be read
+    (bounded, regular files only: fsutil.read_regular)."""
+    from baseagent.fsutil import read_regular
+
     if str(path) == "-":
-        return sys.stdin.read()
+        return _read_stdin(flag)
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise _fail_usage(f"{flag}: cannot read {path}: {reason}") from None
+
+
+def _read_stdin(what: str) -> str:
+    from baseagent.fsutil import read_stream
+
+    try:
+        return read_stream(sys.stdin.buffer)
+    except OSError as exc:
+        raise _fail_usage(f"{what} on stdin is {exc.strerror}") from None
 
 
 def _read_json(path: Path, flag: str, kind: type, what: str) -> Any:

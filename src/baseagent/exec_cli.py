@@ -275,7 +275,12 @@ def _read_prompt(prompt: str | None) -> str:
     if prompt is None or prompt == "-":
         if prompt is None and sys.stdin.isatty():
             raise ExecUsageError("no prompt: pass PROMPT or pipe it on stdin")
-        prompt = sys.stdin.read()
+        from baseagent.fsutil import read_stream
+
+        try:
+            prompt = read_stream(sys.stdin.buffer)
+        except OSError as exc:
+            raise ExecUsageError(f"the prompt on stdin is {exc.strerror}") from None
     if not prompt.strip():
         raise ExecUsageError("the prompt is empty")
     return prompt

@@ -1,12 +1,44 @@
 """Durable file replacement, shared by every writer (write_file, apply_patch, the CLI's
---output-last-message, exports), so there is one way to write a file that never tears.
+--output-last-message, exports), so there is one way to write a file that never tears; and
+bounded reading of the files (and the stdin) the user points the agent at, so that
+`/dev/zero`, a FIFO or a 2 GB file is one clear error, not a hang or a MemoryError.
 """
 from __future__ import annotations
 
 import errno
 import os
 import secrets
+import stat
 from pathlib import Path
+from typing import BinaryIO
+
+# What the CLI reads of an instruction, a prompt file or a JSON file it is given.
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def read_regular(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, or OSError whose strerror says why not: not
+    a regular file (a FIFO, a device such as /dev/zero, a directory: opened without
+    blocking, never read), or larger than `max_bytes`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return _bounded(handle, max_bytes)
+
+
+def read_stream(stream: BinaryIO, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """All of `stream` (stdin's bytes) as text, as text-mode stdin reads it (UTF-8,
+    universal newlines), or OSError when it holds more than `max_bytes`."""
+    text = _bounded(stream, max_bytes).decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _bounded(stream: BinaryIO, max_bytes: int) -> bytes:
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+    return data
 
 # Characters of the target's name kept in the temporary name: enough to recognise a leftover,
 # short enough that a 255-byte file name still leaves room for the random suffix.

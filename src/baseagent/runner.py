@@ -94,6 +94,11 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # The keys live in this process: no other process of the user may read its memory or
     # environment, and no core dump may carry them.
     harden_process()
+    from baseagent.tools.procs import adopt_orphans, end_descendants
+
+    # What a command leaves behind after killing its supervisor comes back here, so an
+    # interrupted run still ends it (below, and on a second signal).
+    adopt_orphans()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
     redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
     install_stderr(redactor)
@@ -122,11 +127,19 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     sink = make_sink(settings.json_output, settings.event_format)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
                                 notes=notes, thread_id=thread_id, external_tools=external_tools)
+    if hasattr(sink, "on_write_error"):  # stdout failing (a full disk, /dev/full): stop
+        sink.on_write_error(agent.cancel)
     if thread_id is not None:
         sink.headed(thread_id)
         sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
         sink.waiting()  # the model client may still be loading: a sign of life meanwhile
-    guard = SignalGuard(agent, getattr(sink, "exit_when_idle", None)).install()
+    exit_now = getattr(sink, "exit_when_idle", None) or os._exit
+
+    def hard_exit(code: int) -> None:
+        end_descendants(wait=0.5)
+        exit_now(code)
+
+    guard = SignalGuard(agent, hard_exit, watchdog=True).install()
     try:
         if tool_outputs is not None:
             result = agent.submit_tool_outputs(tool_outputs)
@@ -135,6 +148,8 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     finally:
         agent.close()
         guard.close()
+        if guard.signal_number is not None:
+            end_descendants(grace=0.5)  # interrupted: nothing of the run outlives it
         if thread_id is not None:
             sink.stop_waiting()
         close = getattr(sink, "close", None)
@@ -146,6 +161,10 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     if settings.output_last_message is not None and result.final_message is not None:
         # The file is output like any other: a key the model repeated is not written out.
         _write_last_message(settings.output_last_message, redactor.text(result.final_message))
+    failure = agent.record_error or getattr(sink, "failure", None)
+    if failure is not None:  # a full disk under the record or stdout: the run ended with it
+        print(f"baseagent: error: {failure}", file=sys.stderr)
+        return exit_code_for_status("failed", guard.signal_number)
     return exit_code_for_status(result.status, guard.signal_number)
 
 

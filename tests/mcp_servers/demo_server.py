@@ -4,7 +4,9 @@ MODE: stdio (the default) | http PORT TOKEN (streamable HTTP on 127.0.0.1, every
 must carry `Authorization: Bearer TOKEN`) | exit (dies before the handshake) | hang
 (never answers). Tools: echo, add, fail (an isError result), slow, crash (the process
 exits mid-call), spawn_child (starts a grandchild process and returns its pid, to check
-that the agent kills server process trees).
+that the agent kills server process trees), daemon (a double-forked setsid grandchild, out
+of the server's process group and session), flood_stderr (megabytes on stderr), reject
+(answers with a JSON-RPC error of the given code).
 """
 from __future__ import annotations
 
@@ -72,6 +74,39 @@ def spawn_child(pid_file: str = "") -> str:
         with open(pid_file, "w") as handle:
             handle.write(str(child.pid))
     return str(child.pid)
+
+
+@app.tool()
+def daemon(pid_file: str) -> str:
+    """Double-fork a `setsid` grandchild that sleeps (and leaves the process group and
+    session); its pid goes to `pid_file`."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(pid_file, "w") as handle:
+                handle.write(str(os.getpid()))
+            os.execvp("sleep", ["sleep", "600"])
+        os._exit(0)
+    return "started"
+
+
+@app.tool()
+def flood_stderr(megabytes: int) -> str:
+    """Write that many megabytes to stderr, then a last line."""
+    chunk = "x" * 1023 + "\n"
+    for _ in range(megabytes * 1024):
+        sys.stderr.write(chunk)
+    sys.stderr.write("flood done\n")
+    sys.stderr.flush()
+    return "flooded"
+
+
+@app.tool()
+def reject(code: int, message: str) -> str:
+    """Answer with a JSON-RPC error instead of a result."""
+    from mcp.shared.exceptions import MCPError
+
+    raise MCPError(code=code, message=message)
 
 
 def serve_http(port: int, token: str) -> None:

@@ -48,7 +48,11 @@ def worker_main(inbox: Connection, outbox: Connection, runner_args: tuple[Any, .
     settings, env, _out = runner_args
     install_stderr(Redactor.from_environment(env, settings.get("env_strip") or [],
                                              [settings.get("api_key")]))
-    runner = TaskRunner(*runner_args)
+    from baseagent.tools.procs import adopt_orphans
+
+    # This process runs nothing but its tasks: whatever a task leaves (even past a
+    # supervisor its command killed) comes back here and is ended before the next task.
+    runner = TaskRunner(*runner_args, own_process=adopt_orphans())
 
     def terminate(_signum: int, _frame: Any) -> None:  # the driver is replacing this worker
         runner.kill_processes()

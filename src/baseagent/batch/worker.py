@@ -35,8 +35,13 @@ class TaskRunner:
     data, so they cross process and machine boundaries); `env` is the environment the batch
     was started in (commands get it minus secrets, secrets are redacted from every record)."""
 
-    def __init__(self, settings: Mapping[str, Any], env: Mapping[str, str], out_dir: str) -> None:
+    def __init__(self, settings: Mapping[str, Any], env: Mapping[str, str], out_dir: str,
+                 own_process: bool = False) -> None:
+        """`own_process`: this process runs nothing but this runner's tasks and is a child
+        subreaper (the local backend's workers), so after each task every descendant it
+        still has is the task's and is ended before the next task starts."""
         self.settings = Settings.model_validate(dict(settings))
+        self.own_process = own_process
         self.env = dict(env)
         self.layout = Layout(Path(out_dir))
         self._lock = threading.Lock()
@@ -92,6 +97,10 @@ class TaskRunner:
         agent = self._agent
         if agent is not None:
             agent.kill_processes(grace=0)
+        if self.own_process:
+            from baseagent.tools.procs import end_descendants
+
+            end_descendants(wait=0.5)
 
     def _cancelled(self) -> bool:
         return self._cancel_reason is not None
@@ -132,6 +141,12 @@ class TaskRunner:
                 # The task is over (its check has run): nothing it started may run on into
                 # the next task of this worker, background servers included.
                 agent.kill_processes()
+            if self.own_process:
+                from baseagent.tools.procs import end_descendants
+
+                left = end_descendants(grace=0.5)
+                if left:  # pragma: no cover - a process in uninterruptible sleep
+                    result["leftover_processes"] = left
         result["duration_s"] = round(time.monotonic() - started, 3)
         result["cpu_s"] = round(time.process_time() - cpu_started, 4)
         # Check output and error texts can quote a secret (a command that prints a file).

@@ -32,6 +32,7 @@ from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
 from baseagent.prompts.profiles import PromptProfile, choose
+from baseagent.sandbox.policy import Policy
 from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
@@ -254,9 +255,11 @@ def system_prompt(settings: Settings, tools: Sequence[Tool],
 
 
 def _read_prompt_file(path: Path, key: str) -> str:
+    from baseagent.fsutil import read_regular
+
     path = path.expanduser()
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"{key}: cannot read {path}: {reason}") from None
@@ -268,17 +271,19 @@ def open_history(prepared: Prepared) -> None:
     starts."""
     if not prepared.history:
         prepared.history.extend(opening_messages(prepared.settings.cwd, prepared.shell,
-                                                 prepared.system_prompt))
+                                                 prepared.system_prompt, prepared.child_env))
 
 
-def opening_messages(cwd: Path, shell: str, system: str | None = None) -> list[dict[str, Any]]:
-    """The system prompt (default: the built-in one) and the environment context."""
+def opening_messages(cwd: Path, shell: str, system: str | None = None,
+                     env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The system prompt (default: the built-in one) and the environment context (`env`:
+    the commands' environment, which the agent's own git runs with)."""
     from baseagent.prompts.context import environment_context
 
     from baseagent.prompts.system import SYSTEM_PROMPT
 
     return [{"role": "system", "content": system or SYSTEM_PROMPT},
-            {"role": "user", "content": environment_context(cwd, shell)}]
+            {"role": "user", "content": environment_context(cwd, shell, env=env)}]
 
 
 def preflight(settings: Settings, env: Mapping[str, str]) -> None:
@@ -340,7 +345,10 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
         thread_id=prepared.thread_id,
         delegate=_delegation(prepared, client, litellm_limits, route) if settings.delegate
-        else None)
+        else None,
+        # The writable roots are opened now, once: what the workspace is for the whole run.
+        sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
+                                    prepared.child_env, settings.sandbox_network))
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
@@ -352,14 +360,17 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 session=session, context=context, cancelled=cancelled,
                 cancel_reason=cancel_reason, thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code)
+                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
+                show_named_files=prepared.profile.show_named_files)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
 
 
 def disconnect(connected: Connected) -> None:
-    """Close what a connected thread holds open: its session record and the direct path's
-    connection to the provider (an injected model client is the caller's to close)."""
+    """Close what a connected thread holds open: its tool context (the workspace's roots held
+    open), its session record and the direct path's connection to the provider (an injected
+    model client is the caller's to close)."""
+    connected.tool_context.close()
     if connected.session is not None:
         connected.session.close()
     from baseagent.llm.client import ModelClient
@@ -393,7 +404,7 @@ def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequen
     judges the answer) and no session record of its own (its items are in the parent's)."""
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                history=opening_messages(tool_context.cwd, shell),
+                history=opening_messages(tool_context.cwd, shell, env=tool_context.env),
                 max_iterations=max_iterations, verify=False,
                 context=_compactor(settings, client, registry, emitter, None, litellm_limits,
                                    route),

@@ -58,11 +58,16 @@ def named_test_command(*texts: str) -> str | None:
         for quoted in re.findall(r"`([^`\n]+)`", text or ""):
             if _RUNNER.search(quoted):
                 return quoted.strip()
-        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:python\d?\s+-m\s+)?(?:"
+        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:[\w./~-]*python[\d.]*\s+-m\s+)?(?:"
                           + "|".join(_RUNNERS) + r")\b[^\n`]*)", text or "")
         if match:
             return match.group(1).strip().rstrip(".")
     return None
+
+
+def runs_tests(command: str) -> bool:
+    """Whether a command runs a known test runner."""
+    return bool(_RUNNER.search(command))
 
 
 def forbids_test_changes(text: str) -> bool:
@@ -103,7 +108,7 @@ class Evidence:
     def saw(self, item_type: str, success: bool, item: dict[str, Any]) -> None:
         """A tool call finished with this item payload. Only edits of code count as edits
         here (a text file written and read back needs no command to prove it)."""
-        if item_type == "file_change" and success:
+        if item_type == "file_change" and success and item.get("diff") != "":
             paths = [c.get("path", "") for c in item.get("changes") or []]
             code = [p for p in paths if PurePath(p).suffix.lstrip(".").lower() in _CODE_SUFFIXES]
             if code:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -30,15 +31,18 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
-from baseagent.core.prose_code import file_blocks, without_blocks
-from baseagent.core.repeats import RepeatedFailures
+from baseagent.core.named_files import shown_files
+from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
+from baseagent.core.repeats import RepeatedCalls
+from baseagent.core.session import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
 from baseagent.output import notes
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
-                                      STUMBLE_PROMPTS)
+                                      PROSE_TESTS_RUN,
+                                      PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.base import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
@@ -64,6 +68,11 @@ STUMBLE_ENDINGS = {
               "row (finish_reason 'length'); raise --max-tokens or ask for shorter answers",
     "malformed": "the model wrote tool calls that could not be read {n} times in a row",
 }
+# Replies that only announce a next step ("I will run the tests") that get a note, a turn.
+MAX_INTENT_NUDGES = 2
+# The end of a reply that announces what it will do rather than saying what was done.
+_ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let's|Next,? I|"
+                        r"Now,? I|I need to|We need to|I should)\b", re.IGNORECASE)
 # What an answer with code for a file and no tool call leads to (core/prose_code.py).
 ProseCode = Literal["apply", "tell", "off"]
 
@@ -164,8 +173,9 @@ class _TurnState:
     evidence: Evidence = field(default_factory=Evidence)
     evidence_asked: bool = False
     stumbles: int = 0  # replies in a row that were not answers
+    intent_nudges: int = 0  # replies that only announced a next step
     told_prose_code: bool = False
-    repeats: RepeatedFailures = field(default_factory=RepeatedFailures)
+    repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
 
 
 class Loop:
@@ -176,7 +186,8 @@ class Loop:
                  cancelled: Callable[[], bool] = lambda: False,
                  cancel_reason: Callable[[], str] = lambda: "interrupted",
                  thread_id: str = "", paused: Paused | None = None,
-                 tool_choice: str | None = None, prose_code: ProseCode = "apply") -> None:
+                 tool_choice: str | None = None, prose_code: ProseCode = "apply",
+                 show_named_files: bool = False) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -196,6 +207,7 @@ class Loop:
         self._turn_items = _TurnItems(emitter)
         self.tool_choice = tool_choice
         self.prose_code = prose_code
+        self.show_named_files = show_named_files
         self._tool_called = False
 
     @property
@@ -216,7 +228,10 @@ class Loop:
                                  evidence=Evidence.for_turn(turn.text, self._repository_notes()),
                                  evidence_asked=not self.verify)
         self._open(continued=False)
-        self._append({"role": "user", "content": turn.message_content})
+        content = turn.message_content
+        if self.show_named_files and isinstance(content, str):
+            content += shown_files(turn.text, self.tool_context.cwd)
+        self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
         return self._close(self._work)
@@ -284,6 +299,8 @@ class Loop:
             return self._fail(exc.status, str(exc))
         except ModelError as exc:
             return self._fail("failed", str(exc))
+        except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
+            return self._fail("failed", str(exc))
         self.emitter.note(notes.TurnClosing(status="completed"))
         state = self._state
         self.emitter.turn_completed(
@@ -343,7 +360,7 @@ class Loop:
                 self._recover(stumble, turn)
                 continue
             state.stumbles = 0
-            if self._tell_prose_code(turn):
+            if self._tell_prose_code(turn) or self._nudge_intent(turn):
                 continue
             if not state.verified:
                 state.verified = True
@@ -375,6 +392,19 @@ class Loop:
         details = "; ".join(turn.malformed_calls)
         self._append({"role": "user",
                       "content": STUMBLE_PROMPTS[stumble].format(details=details)})
+
+    def _nudge_intent(self, turn: ModelTurn) -> bool:
+        """A reply that only announces what comes next ("I will run the tests") while the
+        turn has not shown its work: the model is told nothing happened (twice a turn at
+        most; after that the reply is taken as the answer)."""
+        state = self._state
+        assert state is not None
+        if state.intent_nudges >= MAX_INTENT_NUDGES or state.evidence.missing() is None \
+                or not _announces(turn.text):
+            return False
+        state.intent_nudges += 1
+        self._append({"role": "user", "content": STUMBLE_PROMPTS["intent"]})
+        return True
 
     def _tell_prose_code(self, turn: ModelTurn) -> bool:
         """An answer holding code for a file that no tool wrote, when the run tells the
@@ -465,14 +495,28 @@ class Loop:
         cwd = self.tool_context.cwd
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
                   if _differs(cwd / b.path, b.content)]
-        if not blocks:
-            return
-        turn.tool_calls = [ToolCall(
+        calls = [ToolCall(
             id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
-        turn.text = without_blocks(turn.text, blocks)
+        # The test run the reply shows but did not make, when the turn still lacks one;
+        # else, after files written from the reply, the task's own test command (Aider's
+        # auto-test): the model sees at once whether its code works.
+        shown = test_command_block(turn.text)
+        command = shown.content if shown is not None else state.evidence.test_command
+        if command and self.registry.get("shell") is not None \
+                and (blocks or (shown is not None and state.evidence.missing() is not None)):
+            note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
+            if shown is not None:
+                blocks.append(shown)
+            calls.append(ToolCall(
+                id=f"call_{uuid.uuid4().hex[:24]}", name="shell",
+                arguments=json.dumps({"command": command}, ensure_ascii=False),
+                note=note.format(command=command)))
+        if calls:
+            turn.tool_calls = calls
+            turn.text = without_blocks(turn.text, blocks)
 
     def _choice(self) -> dict[str, Any]:
         """The `tool_choice` of the next call, as a keyword (none at all when unset, so any
@@ -508,7 +552,7 @@ class Loop:
                     self._not_run([c for c, _ in handed_over] + calls[index + 1:],
                                   "the turn ended")
                     raise TurnEnded("failed", "the model kept repeating calls that had "
-                                              "failed the same way")
+                                              "given the same result")
                 continue
             prepared = self.registry.prepare(call.name, call.arguments)
             if prepared.error is None and is_external(prepared.tool):
@@ -527,12 +571,12 @@ class Loop:
             self._append(_tool_message(call.id, f"Error: not run: {why}"))
 
     def _refuse(self, call: ToolCall, refusal: str) -> None:
-        """A call that failed identically before is not run again: a failed item, a notice,
-        and the refusal as its result."""
+        """A call that gave the same result twice is not run again: a failed item, a
+        notice, and the refusal as its result."""
         prepared = PreparedCall(name=call.name, raw_arguments=call.arguments,
                                 error=refusal.removeprefix("Error: "))
-        self.emitter.notice(f"not running {call.name} again: the same call already failed "
-                            "the same way twice")
+        self.emitter.notice(f"not running {call.name} again: the same call gave the same "
+                            "result twice")
         result = self._run_as_item(call, prepared)
         self._append(_tool_message(call.id, result.output))
 
@@ -543,8 +587,9 @@ class Loop:
         assert state is not None
         if prepared.error is None:
             state.evidence.saw(prepared.item_type, result.success, result.item)
-            if result.success and prepared.item_type == "file_change":
-                state.repeats.forget()  # files changed: earlier failures may not repeat
+            if result.success and prepared.item_type == "file_change" \
+                    and result.item.get("diff") != "":
+                state.repeats.forget()  # files changed: earlier results may not repeat
         repeated = state.repeats.after(call.name, call.arguments, result.success,
                                        result.output)
         notes_for_model = [n for n in (repeated, call.note) if n]
@@ -708,6 +753,12 @@ class _TurnItems:
         items, self.items = self.items, {}
         for item in items.values():
             self.emitter.emit(ev.ItemCompleted(item=item))
+
+
+def _announces(text: str) -> bool:
+    """Whether a reply's last paragraph announces a next step."""
+    tail = text.strip().rsplit("\n\n", 1)[-1][-400:]
+    return bool(_ANNOUNCES.search(tail))
 
 
 def _stumble(turn: ModelTurn) -> str | None:

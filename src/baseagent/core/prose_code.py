@@ -11,7 +11,8 @@ A block belongs to a file when the file is named just before it (a line such as
 (```` ```python hamming.py ````) or on its first line (`# hamming.py`), and the file exists or
 the task names it. Without a name, a block counts only when the task names exactly one file
 that exists, in the block's language. Either way a block that leaves out a function or class
-the file defines today is a fragment, not the file, and is never written.
+the file defines today is a fragment, not the file, and is never written; nor is a test
+file when the task says not to change the tests.
 """
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
+from baseagent.core.named_files import named_in
+
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
-_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
 _TOP_LEVEL = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
 # Languages a fence names, by file extension (only to match an unnamed block to a file).
 _LANGUAGES = {".py": {"python", "py", "python3"}, ".js": {"javascript", "js"},
@@ -39,13 +42,14 @@ class FileBlock:
 
 def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
-    named_in_task = {m.group(0).lstrip("./") for m in _FILE_NAME.finditer(task)}
+    named_in_task = set(named_in(task))
+    keep_tests = forbids_test_changes(task)
     found: dict[str, FileBlock] = {}
     for match in _FENCE.finditer(answer):
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
             or _only_candidate(info, cwd, named_in_task)
-        if path is None or not _language_fits(info, path):
+        if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)):
             continue
         code = _without_name_line(code, path)
         if _is_whole(code, cwd / path):
@@ -69,8 +73,7 @@ def _named(before: str, info: str, code: str, cwd: Path, task_files: set[str]) -
     first = code.splitlines()[0] if code.strip() else ""
     sources = [info, *(reversed(lines)), first if first.lstrip().startswith(("#", "//")) else ""]
     for source in sources:
-        for match in _FILE_NAME.finditer(source or ""):
-            name = match.group(0).lstrip("./")
+        for name in named_in(source or ""):
             if name in task_files or (cwd / name).is_file():
                 return name
     return None
@@ -112,6 +115,24 @@ def _is_whole(code: str, target: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return True  # a new file: whatever the block holds is all of it
     return set(_TOP_LEVEL.findall(current)) <= set(_TOP_LEVEL.findall(code))
+
+
+_SHELL_LANGUAGES = ("", "bash", "sh", "shell", "console", "zsh", "terminal")
+
+
+def test_command_block(answer: str) -> FileBlock | None:
+    """A fenced shell block in `answer` that only runs the tests (`python -m pytest -q x`,
+    `npm test`): what a model shows when it says it ran them but did not. Returned as a
+    block whose `content` is the command (its `path` is empty)."""
+    for match in _FENCE.finditer(answer):
+        info = match.group("info").strip().lower()
+        if (info.split()[0] if info else "") not in _SHELL_LANGUAGES:
+            continue
+        lines = [line.strip().removeprefix("$ ").strip()
+                 for line in match.group("code").splitlines() if line.strip()]
+        if len(lines) == 1 and runs_tests(lines[0]) and not lines[0].startswith(("=", "#")):
+            return FileBlock("", lines[0], match.span())
+    return None
 
 
 def without_blocks(answer: str, blocks: list[FileBlock]) -> str:

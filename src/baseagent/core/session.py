@@ -1,7 +1,10 @@
 """Append-only session record: one JSONL file per thread, written as things happen.
 
 Every history message, every event and the usage are appended and flushed immediately, so a
-run killed at any point leaves everything up to the kill on disk. A history rewrite
+run killed at any point leaves everything up to the kill on disk. A write that fails (a full
+disk, a file size limit) is undone to the last complete line, the record stops there, and
+RecordWriteError says so once: the turn then fails with that message, and the record stays
+readable and resumable as it was. A history rewrite
 (compaction) is recorded as a `history` snapshot, so replaying the file rebuilds exactly the
 history the model last saw. Assistant `message` records also carry the usage of the call that
 produced them and its reasoning, for resume (core/records.py) and trajectory export (export/).
@@ -28,6 +31,10 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
+class RecordWriteError(Exception):
+    """The session record could not be written (raised once; the record is closed)."""
+
+
 class SessionRecorder:
     """Writes one thread's record; also an event listener for the Emitter."""
 
@@ -37,10 +44,9 @@ class SessionRecorder:
         self.path = path
         self._redact = redact or (lambda record: record)
         path.parent.mkdir(parents=True, exist_ok=True)
-        # errors="replace": a lone surrogate from a model or a tool must not kill the record.
-        self._file = open(_open_locked(path), "a", encoding="utf-8",  # noqa: SIM115
-                          errors="replace", closefd=True)
+        self._fd: int | None = _open_locked(path)
         self._lock = threading.Lock()
+        self.failure: str | None = None  # why writing stopped, once it has
         # Per-call metrics for trajectory export (ATIF step metrics): see track_usage().
         self._usage_probe: Callable[[], Any] | None = None
         self._usage_seen: tuple[tuple[int, ...], float | None, int] = ((0,) * len(TOKEN_KEYS),
@@ -49,12 +55,27 @@ class SessionRecorder:
 
     def _write(self, record: dict[str, Any]) -> None:
         record.setdefault("ts", _now())
-        line = json_line(self._redact(record))
+        # errors="replace": a lone surrogate from a model or a tool must not kill the record.
+        data = (json_line(self._redact(record)) + "\n").encode("utf-8", errors="replace")
         with self._lock:
-            if self._file.closed:
+            if self._fd is None:
                 return
-            self._file.write(line + "\n")
-            self._file.flush()
+            before = os.fstat(self._fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError as exc:
+                try:
+                    os.ftruncate(self._fd, before)  # back to the last complete line
+                except OSError:
+                    pass
+                self.failure = (f"cannot write the session record {self.path}: "
+                                f"{exc.strerror or exc}; it is complete up to the last "
+                                "event before this one")
+                os.close(self._fd)
+                self._fd = None
+                raise RecordWriteError(self.failure) from None
 
     def meta(self, **fields: Any) -> None:
         self._write({"kind": "meta", **fields})
@@ -121,15 +142,15 @@ class SessionRecorder:
     def close(self) -> None:
         with self._lock:
             self._sync_locked()
-            if not self._file.closed:
-                self._file.close()
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def _sync_locked(self) -> None:
-        if self._file.closed:
+        if self._fd is None:
             return
-        self._file.flush()
         try:
-            os.fsync(self._file.fileno())
+            os.fsync(self._fd)
         except OSError:
             pass
 

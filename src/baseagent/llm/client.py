@@ -6,6 +6,7 @@ JSONL), and called with num_retries=0 because the retry policy lives here.
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import threading
@@ -45,6 +46,8 @@ _UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "alep
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
 # The finish reason of an answer cut because it repeated itself (llm/repetition.py).
 RUNAWAY_FINISH = "repetition"
+# How long a process ending mid-import waits for the background litellm import.
+PRELOAD_EXIT_WAIT_SECONDS = 60.0
 
 # Read by litellm at import time only (checked in 1.105.0): the price map comes from the
 # bundled file, never the network; logging stays quiet; and LITELLM_MODE other than "DEV"
@@ -94,9 +97,16 @@ def load_litellm() -> Any:
 
 
 def preload_in_background() -> threading.Thread:
-    """Start importing litellm while the caller builds context (overlaps the slow import)."""
+    """Start importing litellm while the caller builds context (overlaps the slow import).
+
+    A process that ends while the import is still running (an early error, a paused turn)
+    waits for it at exit: a daemon thread stopped by the interpreter's shutdown in the
+    middle of loading a compiled extension can abort the process ("FATAL: exception not
+    rethrown", exit -6) instead of leaving with its own exit code.
+    """
     thread = threading.Thread(target=_quiet_preload, name="litellm-preload", daemon=True)
     thread.start()
+    atexit.register(thread.join, PRELOAD_EXIT_WAIT_SECONDS)
     return thread
 
 

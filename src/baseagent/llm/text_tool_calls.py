@@ -8,7 +8,8 @@ given as a JSON string are decoded):
 
 - Hermes / Qwen tags: `<tool_call>{...}</tool_call>` (the closing tag may be missing at
   the very end, where generation stopped on it);
-- a fenced block: ```` ```json {...} ``` ```` (or a fence with no language);
+- a fenced block: ```` ```json {...} ``` ```` (any language or none; comment lines above
+  the object are skipped);
 - the whole answer being that one object, or a JSON array of such objects (as some models
   list parallel calls); an array runs only if every call in it is valid.
 
@@ -29,7 +30,10 @@ from typing import Any
 
 PARSER_MODES = ("auto", "native", "text")
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
-_FENCED = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
+# Any fence language: small models label the call ```python or ```bash as often as ```json,
+# and may put a comment line (`# tools`) above it; the content must still be a call.
+_FENCED = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(?:[ \t]*(?:#|//)[^\n]*\n)*(.*?)\n[ \t]*```",
+                     re.DOTALL)
 
 
 @dataclass
@@ -118,9 +122,14 @@ def _call(candidate: str, schemas: dict[str, dict[str, Any]],
             return None
     if not isinstance(name, str) or name not in schemas:
         return None
-    if not isinstance(arguments, dict) or not _valid(arguments, schemas[name]):
+    if isinstance(arguments, dict):
+        arguments = _without_nulls(arguments, schemas[name])
+    problem = "they are not an object" if not isinstance(arguments, dict) \
+        else _problem(arguments, schemas[name])
+    if problem is not None:
         if malformed is not None:
-            malformed.append(f"{name}: its arguments do not match the tool's parameters")
+            malformed.append(f"{name}: its arguments do not match the tool's parameters "
+                             f"({problem})")
         return None
     return TextCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False))
 
@@ -149,6 +158,8 @@ def _lenient_call(candidate: str, schemas: dict[str, dict[str, Any]], error: str
         read = lenient_json.loads(body, schemas[name])
     except ValueError:
         read = None
+    if read is not None and isinstance(read.value, dict):
+        read.value = _without_nulls(read.value, schemas[name])
     if read is None or not isinstance(read.value, dict) or not _valid(read.value, schemas[name]):
         if malformed is not None:
             malformed.append(f"{name}: its arguments are not valid JSON ({error})")
@@ -163,11 +174,26 @@ def _named_tool(candidate: str, schemas: dict[str, dict[str, Any]]) -> str | Non
     return match.group(1) if match is not None and match.group(1) in schemas else None
 
 
+def _without_nulls(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """`null` for an optional argument means "not given" (models write `"timeout_ms": null`
+    for what they leave at its default); a required one keeps it, to fail validation."""
+    required = set(schema.get("required") or [])
+    return {k: v for k, v in arguments.items() if v is not None or k in required}
+
+
 def _valid(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    return _problem(arguments, schema) is None
+
+
+def _problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """The first way `arguments` break `schema`, in words, or None when they fit."""
     import jsonschema  # a dependency already (exec --output-schema); imported when needed
 
     validator = jsonschema.validators.validator_for(schema)(schema)
-    return not any(True for _ in validator.iter_errors(arguments))
+    for error in validator.iter_errors(arguments):
+        where = ".".join(str(p) for p in error.absolute_path)
+        return f"{where}: {error.message}" if where else error.message
+    return None
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:

@@ -10,17 +10,25 @@ calls are submitted to that loop from the loop's thread and waited for with the 
 
 A server that cannot be started (missing command, exits at once, hangs past its timeout,
 refuses the connection) is one notice, and the run goes on without it. A server that dies
-during a call fails that call with a clear message, and its tools fail at once afterwards.
-The SDK kills a stdio server's process group when it closes the connection; the agent also
-tracks each server's session (found by a marker variable in its environment) and kills
-what is left, and kills everything at once when the process must exit (a second signal).
+during a call fails that call with a clear message, and its tools fail at once afterwards;
+an error the server answers with (JSON-RPC, whatever its code) is "the server rejected the
+call (code N): message".
+
+A stdio server runs under the command supervisor (sandbox/supervisor.c, when it can be
+built), so its whole process tree, double-forked `setsid` daemons included, is ended with
+it, and by the supervisor itself if the agent dies. The SDK kills the server's process
+group when it closes the connection; the agent also tracks each server (found by a marker
+variable in its environment) and kills what is left, at once when the process must exit.
+Its stderr is read through a pipe of which only the last STDERR_TAIL_BYTES are kept.
 """
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import math
-import tempfile
+import os
+import selectors
+import shutil
 import threading
 import time
 import uuid
@@ -46,6 +54,9 @@ CLOSE_TIMEOUT_SECONDS = 8.0
 KILL_GRACE_SECONDS = 0.5
 # Lines of a failed server's stderr quoted in its notice.
 STDERR_TAIL_LINES = 3
+# How much of a server's stderr is kept (the newest part): a server writing gigabytes there
+# costs nothing.
+STDERR_TAIL_BYTES = 64 * 1024
 MISSING_SDK = ("the `mcp` package is not installed (pip install 'baseagent[mcp]', "
                "or pip install 'mcp>=2.3,<3')")
 
@@ -156,7 +167,9 @@ class McpServers:
             pids = children_with_env(MARKER_VAR, connection.marker)
             if pids:
                 connection.pid = pids[0]
-                self.processes.add(pids[0])  # started with setsid: its pid is its session
+                # Started with setsid: its pid is its session; under the supervisor, that is
+                # what SIGTERM ends the whole tree through.
+                self.processes.add(pids[0], supervised=connection.supervised)
 
     def submit(self, coroutine: Any) -> concurrent.futures.Future:
         loop = self._loop
@@ -179,9 +192,10 @@ class _Connection:
         self.tools: list[dict[str, Any]] = []
         self.settled = threading.Event()
         self.pid: int | None = None
+        self.supervised = False
         self._client: Any = None
         self._stop: asyncio.Event | None = None
-        self._stderr: Any = None
+        self._stderr: StderrTail | None = None
         self._http_error = ""  # the last HTTP error status, which the SDK's errors omit
         try:
             self._env = server_env(config, env, self.marker) if config.command else {}
@@ -209,7 +223,6 @@ class _Connection:
     def release(self) -> None:
         if self._stderr is not None:
             self._stderr.close()
-            self._stderr = None
 
     # -- on the loop -----------------------------------------------------------------------
 
@@ -263,11 +276,11 @@ class _Connection:
                 from mcp import StdioServerParameters
                 from mcp.client.stdio import stdio_client
 
-                self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8",
-                                                      errors="replace")
-                params = StdioServerParameters(command=config.command, args=config.args,
-                                               env=self._env, cwd=str(self._cwd))
-                yield stdio_client(params, errlog=self._stderr)
+                self._stderr = StderrTail()
+                command, args = self._command()
+                params = StdioServerParameters(command=command, args=args, env=self._env,
+                                               cwd=str(self._cwd))
+                yield stdio_client(params, errlog=self._stderr.writer)
             else:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
@@ -283,6 +296,21 @@ class _Connection:
 
         return transport()
 
+    def _command(self) -> tuple[str, list[str]]:
+        """The server's command, under the supervisor when there is one: no lifeline (the
+        SDK's launcher passes no fds), the subtree killed when the servers' thread ends."""
+        from baseagent.sandbox.supervisor import executable
+
+        config = self.config
+        assert config.command is not None
+        supervisor = executable()
+        if supervisor is None or shutil.which(config.command, path=self._env.get("PATH")) is None:
+            return config.command, list(config.args)  # a missing command: the SDK says so
+        self.supervised = True
+        return supervisor, ["--parent-death", str(os.getpid()), "-1", "-1",
+                            str(int(KILL_GRACE_SECONDS * 1000)), "--", config.command,
+                            *config.args]
+
     def _ready(self, client: Any, listing: list[Any]) -> None:
         names = select([t.name for t in listing], self.config.enabled_tools,
                        self.config.disabled_tools)
@@ -296,12 +324,7 @@ class _Connection:
     def _stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            lines = [line.strip() for line in self._stderr.read().splitlines() if line.strip()]
-        except (OSError, ValueError):
-            return ""
+        lines = [line.strip() for line in self._stderr.text().splitlines() if line.strip()]
         return f" (stderr: {' | '.join(lines[-STDERR_TAIL_LINES:])})" if lines else ""
 
     # -- calls, from the agent's loop thread -----------------------------------------------
@@ -355,12 +378,10 @@ class _Connection:
 
     def _call_failed(self, tool: str, exc: BaseException) -> ToolResult:
         from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        if isinstance(exc, TimeoutError) or \
-                (isinstance(exc, MCPError) and exc.error.code == REQUEST_TIMEOUT):
+        if isinstance(exc, TimeoutError) or sdk_error(exc) == "timeout":
             return self._timed_out(tool)
-        if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+        if sdk_error(exc) == "closed":
             self.state = "crashed"
             self.error = f"it closed the connection during a call to {tool}"
             return ToolResult(output=f"Error: MCP server '{self.name}' stopped during the call "
@@ -368,11 +389,83 @@ class _Connection:
                                      "tools are unavailable for the rest of the run",
                               success=False)
         if isinstance(exc, MCPError):
-            return ToolResult(output=f"Error: MCP server '{self.name}' rejected the call to "
-                                     f"{tool}: {exc.error.message} (code {exc.error.code})",
-                              success=False)
+            return ToolResult(output=f"Error: calling {tool} on MCP server '{self.name}': the "
+                                     f"server rejected the call (code {exc.error.code}): "
+                                     f"{exc.error.message}", success=False)
         return ToolResult(output=f"Error: calling {tool} on MCP server '{self.name}' failed: "
                                  f"{describe_failure(exc, self.config)}", success=False)
+
+
+def sdk_error(exc: BaseException) -> str | None:
+    """"closed" or "timeout" when the SDK itself raised `exc` (the connection closed, the
+    read timeout passed), None for anything else, an error the server sent included: a
+    server may answer with any code, -32000 and -32001 too, so the SDK's own are told apart
+    by their exact messages (mcp/shared/jsonrpc_dispatcher.py), which carry no data."""
+    try:
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    except ImportError:  # pragma: no cover - the SDK was importable to get here
+        return None
+    if not isinstance(exc, MCPError) or exc.error.data is not None:
+        return None
+    if exc.error.code == CONNECTION_CLOSED and exc.error.message == "Connection closed":
+        return "closed"
+    if exc.error.code == REQUEST_TIMEOUT and exc.error.message.startswith("Request ") \
+            and exc.error.message.endswith(" timed out"):
+        return "timeout"
+    return None
+
+
+class StderrTail:
+    """A server's stderr: a pipe drained by a thread that keeps the newest bytes only."""
+
+    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+        read, write = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(read, False)
+        self._read: int | None = read
+        self.writer = os.fdopen(write, "w")  # what the server's stderr is made of
+        self._limit = limit
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        threading.Thread(target=self._drain, name="mcp-stderr", daemon=True).start()
+
+    def _drain(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._read, selectors.EVENT_READ)
+            while not self._closed.is_set():
+                if selector.select(0.2) and not self._take():
+                    break
+
+    def _take(self) -> bool:
+        """Read what is there now; False at end of file (or once closed)."""
+        with self._lock:
+            while self._read is not None:
+                try:
+                    chunk = os.read(self._read, 65536)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                self._tail += chunk
+                del self._tail[:max(0, len(self._tail) - self._limit)]
+            return False
+
+    def text(self) -> str:
+        self._take()  # what the server wrote just before it exited
+        with self._lock:
+            return self._tail.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        self._closed.set()
+        if not self.writer.closed:
+            self.writer.close()
+        with self._lock:
+            if self._read is not None:
+                os.close(self._read)
+                self._read = None
 
 
 async def _list_tools(client: Any) -> list[Any]:
@@ -395,12 +488,7 @@ def describe_failure(exc: BaseException, config: McpServerConfig) -> str:
         return f"command not found: {config.command}"
     if isinstance(exc, PermissionError) and config.command is not None:
         return f"cannot execute {config.command}: permission denied"
-    try:
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
-    except ImportError:  # pragma: no cover - the SDK was importable to get here
-        MCPError, CONNECTION_CLOSED = (), None  # type: ignore[assignment]
-    if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+    if sdk_error(exc) == "closed":
         return "the server closed the connection before it was ready (did it exit?)"
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -10,6 +10,7 @@ Authorization) are not offered. Cookie parameters are not supported and are left
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -68,14 +69,16 @@ class Operation:
 
 
 def operations(doc: dict[str, Any], *, source: str, include: list[str], exclude: list[str],
-               taken: set[str], reserved_headers: set[str] = frozenset()) -> list[Operation]:
+               taken: set[str], reserved_headers: set[str] = frozenset(),
+               stop: threading.Event | None = None) -> list[Operation]:
     """The selected operations in document order (paths as written, methods in the order
-    of METHODS), named so no name is in `taken` (which gains them)."""
+    of METHODS), named so no name is in `taken` (which gains them). `stop` set abandons the
+    work (OpenApiError)."""
     out = []
     for path, item in (doc.get("paths") or {}).items():
         if not isinstance(item, dict):
             continue
-        item = resolve(doc, item)
+        item = resolve(doc, item, stop)
         shared = item.get("parameters") or []
         for method in METHODS:
             op = item.get(method)

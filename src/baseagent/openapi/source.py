@@ -2,7 +2,9 @@
 is made, its operations offered as tools, each call sent with httpx.
 
 A call's result for the model is the HTTP status, a few useful response headers and the
-body (JSON pretty-printed), cut in the middle like shell output. An HTTP error is such a
+body (JSON pretty-printed), cut in the middle like shell output. The body is streamed and
+no more than MAX_RESPONSE_BYTES of it is read; a loader its run stopped waiting for is
+told to stop (document.py bounds the document and what its references expand to). An HTTP error is such a
 result (the item is failed, the run goes on), and so is a service that cannot be reached.
 The auth value (from an environment variable) is added to every request and to the fetch of
 the document; it is removed from everything the model, the events and the session record
@@ -28,6 +30,8 @@ SHOWN_HEADERS = ("content-type", "location", "retry-after", "www-authenticate", 
                  "link", "x-request-id", "x-ratelimit-remaining")
 # Time to load a document before the first turn stops waiting (on top of timeout_sec).
 LOAD_GRACE_SECONDS = 5.0
+# What is read of a response body (the model sees 10,000 characters of it).
+MAX_RESPONSE_BYTES = 1024 * 1024
 REDACTED = "[REDACTED]"
 
 
@@ -56,6 +60,7 @@ class OpenApiSource:
                         else value
         self._thread: threading.Thread | None = None
         self._loaded = threading.Event()
+        self._stop = threading.Event()  # the run stopped waiting: the loader gives up
         self._operations: list[Operation] = []
         self._doc: dict[str, Any] | None = None
         self._spec_url: str | None = None
@@ -83,9 +88,11 @@ class OpenApiSource:
         while not self._loaded.wait(0.05):
             waited += 0.05
             if cancelled():
+                self._stop.set()
                 return []
             if waited > limit:
                 self._problem = self._problem or f"loading took longer than {limit:g}s"
+                self._stop.set()
                 break
         if self._problem:
             return [f"OpenAPI document '{self.name}' is unusable: {self._clean(self._problem)}; "
@@ -101,6 +108,7 @@ class OpenApiSource:
         return [OpenApiTool(self, op) for op in ops]
 
     def close(self) -> None:
+        self._stop.set()
         with self._lock:
             self._closed = True
             if self._client is not None:
@@ -117,12 +125,12 @@ class OpenApiSource:
             if self._problem:
                 return
             self._doc, self._spec_url = load(self.config.spec, timeout=self.config.timeout_sec,
-                                             headers=self._auth_headers)
+                                             headers=self._auth_headers, stop=self._stop)
             self._base = base_url(self._doc, self.config.base_url, self._spec_url)
             # Build the operations once here, so a bad `$ref` is this document's notice
             # rather than an error when the run's tools are fixed.
             found = operations(self._doc, source=self.name, include=self.config.include,
-                               exclude=self.config.exclude, taken=set())
+                               exclude=self.config.exclude, taken=set(), stop=self._stop)
             if not found:
                 self._problem = "no operation matches include/exclude" \
                     if self.config.include or self.config.exclude else "it has no operations"
@@ -146,8 +154,9 @@ class OpenApiSource:
         try:
             client = self._http()
             response = _interruptible(
-                lambda: client.request(op.method, url, params=query, headers=headers,
-                                       json=body if has_body else None), ctx.cancelled)
+                lambda: _bounded(client, client.build_request(
+                    op.method, url, params=query, headers=headers,
+                    json=body if has_body else None)), ctx.cancelled)
         except _Interrupted:
             return ToolResult(output=f"Error: {op.method} {url} was interrupted", success=False)
         except httpx.TimeoutException:
@@ -169,10 +178,13 @@ class OpenApiSource:
                                             follow_redirects=True)
             return self._client
 
-    def _result(self, op: Operation, response: Any) -> ToolResult:
+    def _result(self, op: Operation, response: "_Response") -> ToolResult:
         lines = [f"HTTP {response.status_code} {response.reason_phrase}".rstrip()]
         lines += [f"{h}: {response.headers[h]}" for h in SHOWN_HEADERS if h in response.headers]
-        text = self._clean("\n".join(lines) + "\n\n" + _body_text(response))
+        body = _body_text(response)
+        if response.cut:
+            body += f"\n[... the response was cut after {MAX_RESPONSE_BYTES:,} bytes ...]"
+        text = self._clean("\n".join(lines) + "\n\n" + body)
         if len(text) > MODEL_OUTPUT_MAX_CHARS:
             from baseagent.tools.output_buffer import truncate_middle
 
@@ -241,16 +253,55 @@ def _interruptible(send: Callable[[], Any], cancelled: Callable[[], bool]) -> An
     return box["value"]
 
 
-def _body_text(response: Any) -> str:
+class _Response:
+    """What is kept of a response: status, headers, and at most MAX_RESPONSE_BYTES of body."""
+
+    def __init__(self, response: Any, content: bytes, cut: bool) -> None:
+        self.status_code = response.status_code
+        self.reason_phrase = response.reason_phrase
+        self.headers = response.headers
+        self.encoding = response.encoding or "utf-8"
+        self.content = content
+        self.cut = cut
+
+    @property
+    def text(self) -> str:
+        try:
+            return self.content.decode(self.encoding, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+
+def _bounded(client: Any, request: Any) -> _Response:
+    """Send `request` and read no more of the body than the limit (a 2 GB answer costs
+    a megabyte)."""
+    response = client.send(request, stream=True)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        cut = False
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                cut = True
+                break
+        content = b"".join(chunks)[:MAX_RESPONSE_BYTES]
+    finally:
+        response.close()
+    return _Response(response, content, cut)
+
+
+def _body_text(response: _Response) -> str:
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if not response.content:
         return "(empty body)"
-    if kind == "application/json" or kind.endswith("+json"):
+    if (kind == "application/json" or kind.endswith("+json")) and not response.cut:
         try:
-            return json.dumps(response.json(), indent=2, ensure_ascii=False)
+            return json.dumps(json.loads(response.content), indent=2, ensure_ascii=False)
         except ValueError:
             pass
     if kind.startswith("text/") or kind in ("", "application/xml", "application/yaml") \
             or "json" in kind or "xml" in kind:
         return response.text
-    return f"({len(response.content)} bytes of {kind})"
+    return f"({len(response.content)}{'+' if response.cut else ''} bytes of {kind})"

@@ -272,5 +272,12 @@ class AgentBSink:
     def exit_when_idle(self, code: int) -> None:
         self._jsonl.exit_when_idle(code)
 
+    def on_write_error(self, callback: Any) -> None:
+        self._jsonl.on_write_error(callback)
+
+    @property
+    def failure(self) -> str | None:
+        return self._jsonl.failure
+
     def close(self) -> None:
         self._jsonl.close()

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import threading
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from baseagent.output.events import ThreadEvent
 
@@ -59,25 +59,38 @@ EXIT_WAIT_SECONDS = 2.0
 
 
 class JsonlSink:
+    """A write that fails (a full disk, /dev/full, a reader that went away) is never
+    retried: the sink stops writing, keeps the reason in `failure`, and tells the callback
+    given to `on_write_error` once (the CLI ends the run: nobody gets its events)."""
+
     def __init__(self, stream: BinaryIO | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout.buffer
         self._lock = threading.Lock()
         self._writing = False
         self._exit_code: int | None = None
+        self.failure: str | None = None
+        self._on_error: Callable[[str], None] | None = None
+
+    def on_write_error(self, callback: Callable[[str], None]) -> None:
+        self._on_error = callback
 
     def emit(self, event: ThreadEvent) -> None:
         line = event_to_line(event)
+        failed = None
         with self._lock:
             self._writing = True
             try:
-                self._stream.write(line)
-                self._stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                # The consumer went away (or stdout was closed): losing our own output is the
-                # only option left, and crashing would lose the run's work on disk too.
-                pass
+                if self.failure is None:
+                    self._stream.write(line)
+                    self._stream.flush()
+            except (ValueError, OSError) as exc:
+                # Crashing would lose the run's work on disk too: record it, stop writing.
+                reason = getattr(exc, "strerror", None) or str(exc)
+                self.failure = failed = f"cannot write the events to stdout: {reason}"
             finally:
                 self._writing = False
+        if failed is not None and self._on_error is not None:
+            self._on_error(failed)
         if self._exit_code is not None:
             os._exit(self._exit_code)
 

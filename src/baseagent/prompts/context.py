@@ -9,7 +9,7 @@ import datetime as _dt
 import os
 import platform
 import stat
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 AGENTS_MD_MAX_BYTES = 32 * 1024  # Codex caps the joined AGENTS.md text at 32 KiB
@@ -81,13 +81,13 @@ def read_instructions(path: Path, max_bytes: int) -> str:
     return b"".join(chunks).decode("utf-8", errors="ignore" if left <= 0 else "replace")
 
 
-def _git_status(cwd: Path) -> str:
-    try:
-        proc = subprocess.run(
-            ["git", "status", "--short", "--branch"], cwd=cwd, capture_output=True,
-            text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, errors="replace",
-        )
-    except (OSError, subprocess.TimeoutExpired):
+def _git_status(cwd: Path, env: Mapping[str, str]) -> str:
+    """`git status`, run confined and with the repository's program-naming settings off
+    (tools/confined.py): the workspace's configuration is the model's to write."""
+    from baseagent.tools.confined import run_git
+
+    proc = run_git(["status", "--short", "--branch"], cwd=cwd, env=env, timeout=GIT_TIMEOUT_S)
+    if proc is None:
         return "unavailable"
     if proc.returncode != 0:
         return "not a git repository"
@@ -111,8 +111,10 @@ def _listing(cwd: Path) -> str:
     return "\n".join(shown) or "(empty)"
 
 
-def environment_context(cwd: Path, shell: str = "bash", today: _dt.date | None = None) -> str:
-    """`shell` is the user's login shell as the entry point read it ($SHELL)."""
+def environment_context(cwd: Path, shell: str = "bash", today: _dt.date | None = None,
+                        env: Mapping[str, str] | None = None) -> str:
+    """`shell` is the user's login shell as the entry point read it ($SHELL); `env` the
+    environment the run's commands get (git runs with it: no secrets)."""
     today = today or _dt.date.today()
     parts = [
         "<environment_context>",
@@ -120,7 +122,7 @@ def environment_context(cwd: Path, shell: str = "bash", today: _dt.date | None =
         f"  <os>{platform.system()} {platform.release()}</os>",
         f"  <shell>{Path(shell).name}</shell>",
         f"  <date>{today.isoformat()}</date>",
-        f"  <git_status>\n{_git_status(cwd)}\n  </git_status>",
+        f"  <git_status>\n{_git_status(cwd, env or {})}\n  </git_status>",
         f"  <workspace_listing>\n{_listing(cwd)}\n  </workspace_listing>",
         "</environment_context>",
     ]

@@ -8,7 +8,9 @@ chooses the "whole" edit format for weak models for the same reason).
 
 `compact`: a short system prompt, three tools (shell, read_file, write_file) with one-line
 descriptions and no parameter prose, and whole-file edits; code the model leaves in its
-answer for a file is written with write_file (core/prose_code.py). About 600 tokens.
+answer for a file is written with write_file (core/prose_code.py), and the files the task
+names are shown with it (core/named_files.py), as Aider shows the files in play. About 600
+tokens, plus those files.
 
 `auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
 as ollama/ or lm_studio/) and `full` for everything else. An API base on this machine
@@ -29,12 +31,19 @@ LOCAL_PROVIDERS = ("ollama", "ollama_chat", "lm_studio", "llamafile", "local")
 
 COMPACT_SYSTEM_PROMPT = """\
 You are a coding agent working in a terminal on the user's machine. Nobody will answer
-questions: do the task yourself with the tools, step by step.
-- Look before you change: read_file the files you need.
-- Change a file with write_file, giving its whole new content.
-- Run the tests or the program with shell, read the output, and fix what fails.
-- Do not change tests unless asked to.
-When the task is done and checked, reply with a short summary and no tool call.
+questions: do the task yourself, step by step.
+- To change a file, write its path on a line of its own, then a code block with the
+  file's whole new content:
+
+path/to/file.py
+```python
+the entire content of the file
+```
+
+  It is written for you, and the task's tests are run on it. (write_file does the same.)
+- Run commands (tests, the program) with the shell tool; read_file reads a file.
+- Keep the names of existing functions and classes. Do not change tests unless asked to.
+When the tests pass, reply with a short summary and no code block.
 """
 
 # One line each: what the tool does, in the words a small model needs.
@@ -59,6 +68,8 @@ class PromptProfile:
     # What an answer with a file's code and no tool call leads to (core/loop.py).
     prose_code: Literal["apply", "tell"]
     descriptions: dict[str, str] = field(default_factory=dict)
+    # The files the instruction names are shown after it (core/named_files.py).
+    show_named_files: bool = False
 
     def shape(self, spec: dict[str, Any]) -> dict[str, Any]:
         """A tool spec as this profile sends it: compact ones keep names and types, with a
@@ -75,7 +86,7 @@ class PromptProfile:
 
 FULL = PromptProfile("full", SYSTEM_PROMPT, None, "tell")
 COMPACT = PromptProfile("compact", COMPACT_SYSTEM_PROMPT, COMPACT_TOOLS, "apply",
-                        COMPACT_DESCRIPTIONS)
+                        COMPACT_DESCRIPTIONS, show_named_files=True)
 PROFILES = {"full": FULL, "compact": COMPACT}
 
 

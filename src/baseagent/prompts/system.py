@@ -140,6 +140,9 @@ STUMBLE_PROMPTS = {
         "Your last reply was cut off at the output limit before it was complete. Keep "
         "replies short: one tool call at a time, and write a large file in parts (write_file "
         "with the first part, then apply_patch to add the rest)."),
+    "intent": (
+        "You said what you would do next, but called no tool, so nothing happened. Do it "
+        "now: call the tool."),
     "malformed": (
         "Your reply contains a tool call written as text that could not be read, so it did "
         "not run: {details}. Call the tool again through the tool-calling interface with "
@@ -148,10 +151,15 @@ STUMBLE_PROMPTS = {
 }
 
 # An answer with a file's whole new content in a code block and no tool call.
+# The compact profile takes a file's whole content in a code block as an edit (its system
+# prompt offers that form): these notes say what was done with it, without blame.
 PROSE_CODE_APPLIED = (
-    "Note: your reply held the whole new content of {path} in a code block but called no "
-    "tool, so it was written to the file with write_file (whole-file edit). Files change "
-    "only through tool calls; next time call write_file or apply_patch yourself.")
+    "Wrote {path} with the whole content of the code block in your reply.")
+PROSE_COMMAND_RUN = (
+    "Ran `{command}`, the command shown in a code block in your reply.")
+PROSE_TESTS_RUN = (
+    "Ran the task's test command `{command}` on the files your reply wrote. If it fails, "
+    "fix the code: reply with the file's whole new content again.")
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "

@@ -9,15 +9,23 @@ is never restricted.
 What it enforces here: everything under "/" may be read and executed; only the writable
 roots (and /dev/null) may be written, created, removed, renamed into or truncated. From
 ABI 4 with the network off, TCP bind and connect are refused too (UDP and other families
-are seccomp's job, sandbox/seccomp.py).
+are seccomp's job, sandbox/seccomp.py). From ABI 6 the domain is also scoped: a process in
+it cannot signal, or connect to an abstract unix socket of, a process outside it (the
+command supervisor, the agent, other commands' processes).
+
+A ruleset is built once per run from directory fds opened when the run started
+(`build_ruleset`), so renaming a root or swapping a symlink in its place later changes
+nothing: the rules hold the directories themselves, not their paths. The same ruleset fd
+restricts every command (in the supervisor's child, sandbox/supervisor.c) and every file
+tool's thread (`restrict_thread`).
 """
 from __future__ import annotations
 
 import ctypes
 import os
 import platform
+import stat
 from collections.abc import Iterable
-from pathlib import Path
 
 # The syscall numbers are the same on every architecture (they came after the unification).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -32,6 +40,8 @@ REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
 _ABI1_FS = (1 << 13) - 1
 # TCP rights (ABI 4).
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
+# Scopes (ABI 6): what a process in the domain may not reach outside it.
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
 # Rights that make sense on a regular file (a rule on a file may hold no others).
@@ -43,7 +53,8 @@ class LandlockError(OSError):
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -96,39 +107,50 @@ def set_no_new_privs() -> None:
     _check(_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def restrict_thread(writable: Iterable[Path], *, block_tcp: bool) -> None:
-    """Restrict the calling thread (and what it starts) to reading everywhere and writing
-    only beneath `writable` (paths that do not exist are skipped) and /dev/null."""
+def build_ruleset(writable_fds: Iterable[int], *, block_tcp: bool) -> int:
+    """A ruleset fd: read and execute everywhere, write only beneath the directories (or
+    files) the fds hold and /dev/null; TCP refused when `block_tcp` (ABI 4); signals and
+    abstract unix sockets scoped to the domain (ABI 6). The caller owns the fd."""
     version = abi()
     if version < 1:
         raise LandlockError(0, "landlock is not available on this kernel")
     fs = handled_fs(version)
-    attr = _RulesetAttr(fs, BIND_TCP | CONNECT_TCP if block_tcp and version >= 4 else 0)
-    size = ctypes.sizeof(_RulesetAttr) if version >= 4 else 8
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if version >= 6 else 0
+    attr = _RulesetAttr(fs, BIND_TCP | CONNECT_TCP if block_tcp and version >= 4 else 0, scoped)
+    size = 24 if version >= 6 else 16 if version >= 4 else 8
     ruleset = _check(_syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                               ctypes.c_uint32(0)), "create_ruleset")
     try:
         _add_path(ruleset, "/", READ_ONLY & fs)
         _add_path(ruleset, "/dev/null", (READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV) & fs)
-        for root in writable:
-            _add_path(ruleset, str(root), fs)
-        set_no_new_privs()
-        _check(_syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
-               "restrict_self")
-    finally:
+        for fd in writable_fds:
+            _add_fd(ruleset, fd, fs)
+    except BaseException:
         os.close(ruleset)
+        raise
+    return ruleset
+
+
+def restrict_thread(ruleset: int) -> None:
+    """Restrict the calling thread (and what it starts) to `ruleset` for good."""
+    set_no_new_privs()
+    _check(_syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "restrict_self")
 
 
 def _add_path(ruleset: int, path: str, rights: int) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
-        return  # a root that does not exist grants nothing
+        return  # a path that does not exist grants nothing
     try:
-        if not os.path.isdir(f"/proc/self/fd/{fd}"):
-            rights &= _FILE_RIGHTS
-        rule = _PathBeneathAttr(rights, fd)
-        _check(_syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                        ctypes.byref(rule), ctypes.c_uint32(0)), f"add_rule {path}")
+        _add_fd(ruleset, fd, rights)
     finally:
         os.close(fd)
+
+
+def _add_fd(ruleset: int, fd: int, rights: int) -> None:
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        rights &= _FILE_RIGHTS
+    rule = _PathBeneathAttr(rights, fd)
+    _check(_syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                    ctypes.byref(rule), ctypes.c_uint32(0)), f"add_rule fd {fd}")

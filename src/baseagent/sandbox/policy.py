@@ -1,37 +1,85 @@
-"""What a run's commands and file writes may touch, and applying it to one thread.
+"""What a run's commands and file writes may touch, and applying it to a thread or a command.
 
-`Policy` is derived once from the settings (mode, workspace, extra roots, the temp dirs of
-the child environment, whether commands get the network). `confine(policy, fn)` runs `fn`
-on a new thread that first restricts itself with Landlock (writes) and seccomp (network);
-a process `fn` starts inherits the restriction, and a file `fn` writes is checked by the
-kernel at the moment it is opened, so a symlink swapped in after the tool's own path check
-cannot carry the write outside. The thread ends with `fn`: the agent's process, its other
-threads and any program hosting the library stay unrestricted. Nothing runs between fork
-and exec (no preexec_fn), so this is safe in a multi-threaded process.
+`Policy.build` is called once per run (core/assembly.py): it opens every writable root (the
+workspace, the extra roots, the commands' temp dir, /dev/shm) and keeps the directory fds
+for the life of the run, and every later decision is made from those fds, never from the
+paths again. A root renamed, or replaced by a symlink to `/`, by an earlier command still
+means the directory that was opened (the Landlock ruleset holds the directories, the
+supervisor's bind mounts are checked against them).
+
+Two ways to apply it:
+- `confine(policy, fn)` runs `fn` on a new thread that first restricts itself (Landlock,
+  seccomp): how file tools write, and how commands start when the supervisor is missing
+  (then the thread also drops its capabilities).
+- `confine(policy, fn, supervised=True)`: the thread sets only no_new_privs and the seccomp
+  filters, and `fn` starts the supervisor with `policy.supervisor_args()`; the supervisor's
+  child builds the command's mount namespace (the file system read-only but for the roots,
+  `.git` read-only inside them), drops every capability and restricts itself with the run's
+  Landlock ruleset before it executes the command. The supervisor itself stays outside the
+  command's Landlock domain, where the command cannot signal or inspect it.
+The agent's process, its other threads and any program hosting the library stay
+unrestricted. Nothing runs between fork and exec in Python (no preexec_fn), so this is safe
+in a multi-threaded process.
 """
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from baseagent.sandbox import SandboxMode, landlock, seccomp
+from baseagent.sandbox import SandboxMode, caps, landlock, seccomp
 
 T = TypeVar("T")
 
 # Shared memory (POSIX semaphores, multiprocessing) is scratch space like the temp dir.
 SCRATCH_DIRS = ("/dev/shm",)
+# Inside a writable root, what stays read-only for commands (Codex's rule): the repository's
+# metadata, whose hooks and config the agent's own git and the user's would run.
+PROTECTED_NAMES = (".git",)
 
 
 @dataclass(frozen=True)
+class Root:
+    """A writable root as opened when the run started: its path then, and an O_PATH fd that
+    holds the directory itself for the rest of the run."""
+
+    path: Path
+    fd: int
+
+    def location(self) -> Path:
+        """Where the directory is now (it may have been renamed since)."""
+        try:
+            return Path(os.readlink(f"/proc/self/fd/{self.fd}"))
+        except OSError:
+            return self.path
+
+
 class Policy:
-    mode: SandboxMode
-    writable: tuple[Path, ...] = ()
-    network: bool = True
+    """A run's sandbox: the mode, the writable roots (held open) and the network switch."""
+
+    def __init__(self, mode: SandboxMode, roots: Sequence[Root] = (), network: bool = True,
+                 git_root: Path | None = None) -> None:
+        self.mode = mode
+        self.roots = tuple(roots)
+        self.network = network
+        # The repository the workspace is in, if any: its .git is protected when it lies in
+        # a writable root (the workspace may be a subdirectory of it).
+        self.git_root = git_root
+        self._ruleset: int | None = None
+        self._lock = threading.Lock()
+        self._fds: list[int] = [root.fd for root in self.roots]
+        self._finalizer = weakref.finalize(self, _close_all, self._fds)
+
+    @property
+    def writable(self) -> tuple[Path, ...]:
+        """The writable roots, as resolved when the run started."""
+        return tuple(root.path for root in self.roots)
 
     @property
     def restricted(self) -> bool:
@@ -48,25 +96,167 @@ class Policy:
         """workspace-write: the workspace, the extra roots and the temp dirs are writable
         (the commands' $TMPDIR, else the system temp dir, and /dev/shm); read-only: nothing
         is. `network` lets commands use it in those modes (danger-full-access always has
-        it)."""
+        it). Roots that do not exist are left out; each is opened here, once."""
         if mode == "danger-full-access":
             return cls(mode)
-        roots: list[Path] = []
+        roots: list[Root] = []
         if mode == "workspace-write":
             tmpdir = (env or {}).get("TMPDIR") or tempfile.gettempdir()
-            candidates = [cwd, *extra_roots, Path(tmpdir), *(Path(d) for d in SCRATCH_DIRS)]
-            for root in candidates:
-                real = Path(os.path.realpath(root))
-                if real not in roots:
-                    roots.append(real)
-        return cls(mode, tuple(roots), network)
+            seen: set[tuple[int, int]] = set()
+            for candidate in [cwd, *extra_roots, Path(tmpdir), *(Path(d) for d in SCRATCH_DIRS)]:
+                root = _open_root(candidate)
+                if root is None:
+                    continue
+                st = os.fstat(root.fd)
+                if (st.st_dev, st.st_ino) in seen:
+                    os.close(root.fd)
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                roots.append(root)
+        return cls(mode, roots, network, git_root=_git_root(cwd))
+
+    def close(self) -> None:
+        """Release the held directories (the end of the run)."""
+        self._finalizer()
 
     def allows_write(self, path: Path) -> bool:
         """The same rule the kernel applies, for a clear error before trying."""
         if not self.restricted:
             return True
         real = Path(os.path.realpath(path))
-        return any(real == root or root in real.parents for root in self.writable)
+        return any(real == loc or loc in real.parents
+                   for loc in (root.location() for root in self.roots))
+
+    def ruleset(self) -> int:
+        """The run's Landlock ruleset fd, built on first use from the held roots."""
+        with self._lock:
+            if self._ruleset is None:
+                self._ruleset = landlock.build_ruleset([r.fd for r in self.roots],
+                                                       block_tcp=not self.network)
+                self._fds.append(self._ruleset)
+            return self._ruleset
+
+    def supervisor_args(self) -> "SupervisorArgs":
+        """How the supervisor confines a command: the ruleset to restrict it with, the roots
+        its mount namespace keeps writable and the paths in them kept read-only. Close the
+        result once the supervisor has started (it holds fds for it)."""
+        if not self.enforced:
+            return SupervisorArgs([], ())
+        ruleset = self.ruleset()
+        args = ["--landlock", str(ruleset)]
+        fds = [ruleset]
+        opened: list[int] = []
+        for root in self.roots:
+            args += ["--rw", str(root.fd), str(root.location())]
+            fds.append(root.fd)
+        for path, fd in self._protected():
+            opened.append(fd)
+            args += ["--ro", str(fd), str(path)]
+            fds.append(fd)
+        return SupervisorArgs(args, tuple(fds), opened)
+
+    def _protected(self) -> list[tuple[Path, int]]:
+        """`.git` of every writable root and of the workspace's repository, where they lie in
+        a writable root, opened now (a repository made by an earlier command counts): a
+        directory as it is; a `.git` file (a worktree, a submodule) and the directories it
+        names."""
+        found: list[tuple[Path, int]] = []
+        seen: set[tuple[int, int]] = set()
+        candidates = [root.location() / name for root in self.roots for name in PROTECTED_NAMES]
+        if self.git_root is not None:
+            candidates.append(self.git_root / ".git")
+        for candidate in candidates:
+            for path in _git_paths(candidate):
+                if not self.allows_write(path):
+                    continue  # outside the roots: read-only anyway
+                try:
+                    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) in seen or stat.S_ISLNK(st.st_mode):
+                    os.close(fd)
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                found.append((path, fd))
+        return found
+
+
+@dataclass
+class SupervisorArgs:
+    """Arguments for the supervisor (before its LIFELINE), the fds they name (to pass to it),
+    and the ones opened for this command alone (closed by `close()`)."""
+
+    args: list[str]
+    fds: tuple[int, ...]
+    opened: list[int] | None = None
+
+    def close(self) -> None:
+        for fd in self.opened or ():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.opened = []
+
+
+def _open_root(path: Path) -> Root | None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None  # a root that does not exist grants nothing
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        real = Path(os.path.realpath(path))
+    return Root(real, fd)
+
+
+def _git_root(cwd: Path) -> Path | None:
+    for directory in (cwd, *cwd.parents):
+        if os.path.lexists(directory / ".git"):
+            return Path(os.path.realpath(directory))
+    return None
+
+
+def _git_paths(dotgit: Path) -> list[Path]:
+    """What makes up the repository `dotgit` names: the directory itself; for a `.git` file
+    (`gitdir: DIR`), the file, DIR and DIR's common dir (a worktree's main repository); for
+    a symlink, where it leads."""
+    try:
+        st = os.lstat(dotgit)
+    except OSError:
+        return []
+    if stat.S_ISDIR(st.st_mode):
+        return [dotgit]
+    if stat.S_ISLNK(st.st_mode):
+        real = Path(os.path.realpath(dotgit))
+        return [real] if real.is_dir() else []
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+        return []
+    try:
+        text = dotgit.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return [dotgit]
+    paths = [dotgit]
+    if text.startswith("gitdir:"):
+        gitdir = Path(os.path.realpath(dotgit.parent / text[7:].strip()))
+        paths.append(gitdir)
+        try:
+            common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+            paths.append(Path(os.path.realpath(gitdir / common)))
+        except OSError:
+            pass
+    return paths
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    fds.clear()
 
 
 def available() -> bool:
@@ -82,23 +272,35 @@ def unavailable_notice(mode: SandboxMode) -> str | None:
             "not commands")
 
 
-def apply_to_current_thread(policy: Policy) -> None:
-    """Restrict the calling thread for good: only on a thread made for it."""
-    landlock.restrict_thread(policy.writable, block_tcp=not policy.network)
-    if not policy.network and seccomp.supported():
-        seccomp.install_network_filter()
+def apply_to_current_thread(policy: Policy, *, supervised: bool = False,
+                            command: bool = False) -> None:
+    """Restrict the calling thread for good: only on a thread made for it. `supervised`:
+    only what the supervisor cannot do after it starts (no_new_privs, seccomp); `command`
+    (a command started without the supervisor): also drop every capability."""
+    landlock.set_no_new_privs()
+    if seccomp.supported():
+        if not policy.network:
+            seccomp.install_network_filter()
+        if policy.mode == "read-only":
+            seccomp.install(seccomp.metadata_filter())
+    if supervised:
+        return
+    landlock.restrict_thread(policy.ruleset())
+    if command:
+        caps.drop_all()
 
 
-def confine(policy: Policy, fn: Callable[[], T]) -> T:
+def confine(policy: Policy, fn: Callable[[], T], *, supervised: bool = False,
+            command: bool = False) -> T:
     """`fn()` on a fresh thread restricted by `policy` (as it is when the kernel cannot
-    enforce it: danger-full-access, or no Landlock)."""
+    enforce it: danger-full-access, or no Landlock). See apply_to_current_thread."""
     if not policy.enforced:
         return fn()
     outcome: list[tuple[bool, object]] = []
 
     def work() -> None:
         try:
-            apply_to_current_thread(policy)
+            apply_to_current_thread(policy, supervised=supervised, command=command)
             outcome.append((True, fn()))
         except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
             outcome.append((False, exc))

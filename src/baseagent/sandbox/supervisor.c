@@ -1,6 +1,7 @@
 /* baseagent's command supervisor: every command a run starts runs under one of these.
  *
- *   supervisor LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]
+ *   supervisor [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... [--parent-death PID]
+ *              LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]
  *
  * It is a child subreaper (PR_SET_CHILD_SUBREAPER), so whatever the command starts stays in
  * its subtree even after a double fork or setsid, and it stays alive as long as anything in
@@ -11,25 +12,80 @@
  *   - when LIFELINE_FD reaches end of file: the agent died (even by SIGKILL: the kernel
  *     closed its end of the pipe) without releasing it, so SIGKILL to every descendant.
  * SIGUSR1 releases it: the agent finished normally, and background jobs may outlive it.
- * It exits once it has no child left. Only system calls and /proc are used; see
- * supervisor.py for how it is built and tracker use in tools/procs.py.
+ * It exits once it has no child left. LIFELINE_FD -1: no lifeline (--parent-death PID then
+ * kills the subtree when the thread that started it ends, for MCP servers whose launcher
+ * cannot pass fds). It makes itself non-dumpable, so a process of the same user without
+ * CAP_SYS_PTRACE cannot open /proc/<supervisor>/fd (and reopen the lifeline's write end).
+ *
+ * In a sandbox mode (--landlock given) the command's child, before it executes PROGRAM:
+ *   - gets its own mount namespace (a user namespace too when it is not root, where the
+ *     kernel allows it) in which every mount is read-only but the --rw directories (each
+ *     re-opened by its path and used only if it is still the directory the agent opened,
+ *     FD), with the --ro paths inside them (.git) read-only again;
+ *   - drops every capability (bounding, ambient, effective, permitted, inheritable);
+ *   - restricts itself with the run's Landlock ruleset FD, which also scopes signals and
+ *     abstract sockets to the command's own domain: the supervisor, outside it, cannot be
+ *     signalled, traced or inspected by the command.
+ *
+ *   supervisor --watchdog PID GRACE_MS
+ *
+ * is the agent's signal watchdog instead (signals.py): it reads its stdin, the write end of
+ * which is the agent's signal wakeup fd. A byte other than 0xFF is a signal the agent
+ * received (written by the C-level handler, whatever Python is doing); 0xFF is the agent's
+ * Python handler saying it runs. A signal not answered within GRACE_MS (a thread holds the
+ * GIL in a long C call), or a second one before the first was answered, gets PID SIGKILLed.
+ * It exits when stdin reaches end of file (the agent is gone or done).
+ *
+ * Only system calls and /proc are used; see supervisor.py for how it is built and
+ * sandbox/policy.py and tools/procs.py for how it is used.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_PROCS 65536
+#define MAX_PATHS 64
+
+/* The new mount API and openat2, defined here so that older C library headers (and the
+ * <linux/mount.h> vs <sys/mount.h> clash of glibc before 2.36) do not matter. These system
+ * calls came after the numbering was unified: the same numbers on every architecture. */
+#define NR_open_tree 428
+#define NR_move_mount 429
+#define NR_openat2 437
+#define NR_mount_setattr 442
+#define NR_landlock_restrict_self 446
+#define OPEN_TREE_CLONE_ 1
+#define MOVE_MOUNT_F_EMPTY_PATH_ 0x00000004
+#define MOVE_MOUNT_T_EMPTY_PATH_ 0x00000040
+#define MOUNT_ATTR_RDONLY_ 0x00000001
+#define RESOLVE_NO_MAGICLINKS_ 0x02
+#define RESOLVE_NO_SYMLINKS_ 0x04
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+struct open_how_ { unsigned long long flags, mode, resolve; };
+struct mount_attr_ { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
+
+struct held { int fd; const char *path; };
+static struct held rw_paths[MAX_PATHS], ro_paths[MAX_PATHS];
+static int n_rw, n_ro, landlock_fd = -1;
 
 static pid_t self_pid, command_pid;
 static int status_fd = -1;
@@ -130,16 +186,212 @@ static int no_children_left(void) {
     return 0;
 }
 
+
+/* -- the command's confinement (its child only, before exec) ------------------------- */
+
+static void fail(const char *what) {
+    fprintf(stderr, "supervisor: cannot confine the command (%s): %s\n", what, strerror(errno));
+    _exit(126);
+}
+
+static void write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, text, strlen(text)) < 0) fail(path);
+    close(fd);
+}
+
+static int same_inode(int a, int b) {
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* `path` opened afresh without following any symlink, if it is still what `held` holds. */
+static int reopen(const struct held *held) {
+    struct open_how_ how = {.flags = O_PATH | O_CLOEXEC,
+                            .resolve = RESOLVE_NO_SYMLINKS_ | RESOLVE_NO_MAGICLINKS_};
+    int fd = (int)syscall(NR_openat2, AT_FDCWD, held->path, &how, sizeof how);
+    if (fd >= 0 && !same_inode(fd, held->fd)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int clone_tree(int fd) {
+    return (int)syscall(NR_open_tree, fd, "",
+                        OPEN_TREE_CLONE_ | O_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+}
+
+static int attach(int tree, int onto) {
+    return (int)syscall(NR_move_mount, tree, "", onto, "",
+                        MOVE_MOUNT_F_EMPTY_PATH_ | MOVE_MOUNT_T_EMPTY_PATH_);
+}
+
+static int set_read_only(int dfd, const char *path, unsigned flags) {
+    struct mount_attr_ attr = {.attr_set = MOUNT_ATTR_RDONLY_};
+    return (int)syscall(NR_mount_setattr, dfd, path, flags | AT_RECURSIVE, &attr, sizeof attr);
+}
+
+/* A mount namespace where everything is read-only but the writable roots (.git in them
+ * read-only again). Returns 0 without changing anything when the kernel does not let this
+ * process have a mount namespace (not root, no user namespaces): Landlock alone binds it. */
+static int isolate_mounts(void) {
+    for (int i = 0; i < n_rw; i++)
+        if (strcmp(rw_paths[i].path, "/") == 0) return 0;  /* everything is writable */
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    char cwd[PATH_MAX];
+    int have_cwd = getcwd(cwd, sizeof cwd) != NULL;
+    int old_cwd = open(".", O_PATH | O_CLOEXEC);
+    if (unshare(CLONE_NEWNS) != 0) {
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+            if (old_cwd >= 0) close(old_cwd);
+            return 0;
+        }
+        char map[64];
+        write_file("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
+        write_file("/proc/self/uid_map", map);
+        snprintf(map, sizeof map, "%u %u 1\n", gid, gid);
+        write_file("/proc/self/gid_map", map);
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) fail("mount --make-rslave /");
+    int trees[MAX_PATHS], targets[MAX_PATHS], n = 0;
+    for (int i = 0; i < n_rw; i++) {
+        int fd = reopen(&rw_paths[i]);
+        if (fd < 0) continue;  /* renamed or swapped for something else: not writable */
+        int tree = clone_tree(fd);
+        if (tree < 0) fail(rw_paths[i].path);
+        trees[n] = tree;
+        targets[n++] = fd;
+    }
+    if (set_read_only(AT_FDCWD, "/", 0) != 0) fail("read-only /");
+    for (int i = 0; i < n; i++) {
+        if (attach(trees[i], targets[i]) != 0) fail("bind a writable root");
+        close(trees[i]);
+        close(targets[i]);
+    }
+    for (int i = 0; i < n_ro; i++) {
+        int fd = reopen(&ro_paths[i]);
+        if (fd < 0) continue;
+        int tree = clone_tree(fd);
+        if (tree < 0 || set_read_only(tree, "", AT_EMPTY_PATH) != 0 || attach(tree, fd) != 0)
+            fail(ro_paths[i].path);
+        close(tree);
+        close(fd);
+    }
+    /* Back into the working directory as the new mounts show it. */
+    if (have_cwd && old_cwd >= 0) {
+        struct held here = {old_cwd, cwd};
+        int fd = reopen(&here);
+        if (fd >= 0) {
+            if (fchdir(fd) != 0) fail("chdir");
+            close(fd);
+        }
+    }
+    if (old_cwd >= 0) close(old_cwd);
+    return 0;
+}
+
+static void drop_capabilities(void) {
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &header, data) != 0) fail("capset");
+}
+
+static void confine_command(void) {
+    if (landlock_fd < 0) return;  /* danger-full-access */
+    /* The supervisor is non-dumpable, which makes /proc/self of this child root's: a user
+     * namespace's maps could not be written. The exec below resets it anyway. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
+    isolate_mounts();
+    drop_capabilities();
+    if (syscall(NR_landlock_restrict_self, landlock_fd, 0) != 0) fail("landlock");
+}
+
+static int parse_held(char **argv, int i, int argc, struct held *list, int *count) {
+    if (i + 2 >= argc || *count >= MAX_PATHS) return -1;
+    list[*count].fd = atoi(argv[i + 1]);
+    list[*count].path = argv[i + 2];
+    fcntl(list[*count].fd, F_SETFD, FD_CLOEXEC);
+    (*count)++;
+    return i + 3;
+}
+
+static void close_held(void) {
+    for (int i = 0; i < n_rw; i++) close(rw_paths[i].fd);
+    for (int i = 0; i < n_ro; i++) close(ro_paths[i].fd);
+    if (landlock_fd >= 0) close(landlock_fd);
+}
+
+static int watchdog(pid_t agent, long grace_ms) {
+    long deadline = -1;
+    for (;;) {
+        struct pollfd fd = {0, POLLIN, 0};
+        long left = deadline < 0 ? -1 : deadline - now_ms();
+        int ready = poll(&fd, 1, deadline < 0 ? -1 : (int)(left > 0 ? left : 0));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) {  /* a signal went unanswered: the agent cannot run Python */
+            kill(agent, SIGKILL);
+            return 0;
+        }
+        unsigned char bytes[64];
+        ssize_t got = read(0, bytes, sizeof bytes);
+        if (got <= 0) return 0;
+        for (ssize_t k = 0; k < got; k++) {
+            if (bytes[k] == 0xFF) {
+                deadline = -1;
+            } else if (deadline >= 0) {
+                kill(agent, SIGKILL);
+                return 0;
+            } else {
+                deadline = now_ms() + grace_ms;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc < 6 || strcmp(argv[4], "--") != 0) {
-        fprintf(stderr, "usage: %s LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]\n",
+    if (argc == 4 && strcmp(argv[1], "--watchdog") == 0)
+        return watchdog((pid_t)atol(argv[2]), atol(argv[3]));
+    int i = 1;
+    pid_t watched_parent = 0;
+    while (i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
+        if (strcmp(argv[i], "--landlock") == 0 && i + 1 < argc) {
+            landlock_fd = atoi(argv[i + 1]);
+            fcntl(landlock_fd, F_SETFD, FD_CLOEXEC);
+            i += 2;
+        } else if (strcmp(argv[i], "--rw") == 0) {
+            i = parse_held(argv, i, argc, rw_paths, &n_rw);
+        } else if (strcmp(argv[i], "--ro") == 0) {
+            i = parse_held(argv, i, argc, ro_paths, &n_ro);
+        } else if (strcmp(argv[i], "--parent-death") == 0 && i + 1 < argc) {
+            watched_parent = (pid_t)atol(argv[i + 1]);
+            i += 2;
+        } else {
+            i = -1;
+        }
+        if (i < 0) break;
+    }
+    if (i < 0 || argc - i < 5 || strcmp(argv[i + 3], "--") != 0) {
+        fprintf(stderr, "usage: %s [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... "
+                "[--parent-death PID] LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]\n",
                 argv[0]);
         return 127;
     }
-    int lifeline = atoi(argv[1]);
-    status_fd = atoi(argv[2]);
-    long grace_ms = atol(argv[3]);
+    int lifeline = atoi(argv[i]);
+    status_fd = atoi(argv[i + 1]);
+    long grace_ms = atol(argv[i + 2]);
+    char **program = argv + i + 4;
     self_pid = getpid();
+    /* No process of this user without CAP_SYS_PTRACE may open /proc/<self>/fd. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (lifeline >= 0) fcntl(lifeline, F_SETFD, FD_CLOEXEC);
     if (status_fd >= 0) fcntl(status_fd, F_SETFD, FD_CLOEXEC);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -151,6 +403,11 @@ int main(int argc, char **argv) {
         sigaddset(&handled, signals[i]);
     sigprocmask(SIG_BLOCK, &handled, &previous);
     int sfd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (watched_parent > 0) {
+        /* The thread that started it ends (the agent died): SIGUSR2, kill the subtree. */
+        prctl(PR_SET_PDEATHSIG, SIGUSR2, 0, 0, 0);
+        if (getppid() != watched_parent) kill(self_pid, SIGUSR2);
+    }
 
     command_pid = fork();
     if (command_pid < 0) {
@@ -164,10 +421,12 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int sig = 1; sig < NSIG; sig++)
             if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
-        execvp(argv[5], argv + 5);
-        fprintf(stderr, "supervisor: cannot run %s: %s\n", argv[5], strerror(errno));
+        confine_command();
+        execvp(program[0], program);
+        fprintf(stderr, "supervisor: cannot run %s: %s\n", program[0], strerror(errno));
         _exit(127);
     }
+    close_held();
     /* The command's output pipe must close when the command's processes close it. */
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull >= 0) {

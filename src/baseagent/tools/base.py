@@ -91,11 +91,21 @@ class ToolContext:
     model_calls: CallBudget | None = None
     # The sub-agent runner, when the delegate tool is enabled.
     delegate: Delegator | None = None
+    # The run's sandbox, its writable roots opened once (built when the run starts, else on
+    # first use; shared with sub-agents' contexts).
+    sandbox_policy: Policy | None = None
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
-        return Policy.build(self.sandbox, self.cwd, self.writable_roots, self.env,
-                            self.sandbox_network)
+        if self.sandbox_policy is None:
+            self.sandbox_policy = Policy.build(self.sandbox, self.cwd, self.writable_roots,
+                                               self.env, self.sandbox_network)
+        return self.sandbox_policy
+
+    def close(self) -> None:
+        """The run is over: release what the sandbox policy holds open."""
+        if self.sandbox_policy is not None:
+            self.sandbox_policy.close()
 
     def resolve(self, path: str) -> Path:
         """Resolve a model-supplied path: absolute as given, relative against the workspace."""

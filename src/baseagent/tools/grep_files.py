@@ -28,6 +28,7 @@ from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import display_path, resolve_read
 
 if TYPE_CHECKING:
+    import re2
     import regex
 
 NAME = "grep_files"
@@ -64,6 +65,12 @@ POLL_SECONDS = 0.05
 BINARY_SNIFF_BYTES = 8192
 # Ignore files read by the fallback, lowest precedence first (as in ripgrep).
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+# How much of one ignore file the fallback reads.
+MAX_IGNORE_FILE_BYTES = 1 << 20
+# What a pattern may cost the Python fallback to compile, in elements after its counted
+# repeats are unrolled (`(?:a{1000}){1000}` is a million): the `regex` module builds
+# ~250 bytes per element, so this caps a compile near 50 MB. rg has its own limit.
+MAX_PATTERN_COST = 200_000
 NO_MATCHES = "No matches found."
 
 
@@ -246,6 +253,11 @@ def _search_python(args: Args, root: Path, ctx: ToolContext, deadline: float) ->
     """
     import regex  # the fallback's alone: not imported on the way to the first request
 
+    cost = pattern_cost(args.pattern)
+    if cost > MAX_PATTERN_COST:
+        raise ToolError(f"pattern {args.pattern[:200]!r} is too costly to compile: its counted "
+                        f"repeats unroll to about {cost:,} elements (the limit is "
+                        f"{MAX_PATTERN_COST:,}); use smaller counts, or + and *")
     try:
         compiled = regex.compile(args.pattern)
     except regex.error as exc:
@@ -279,6 +291,87 @@ def _search_python(args: Args, root: Path, ctx: ToolContext, deadline: float) ->
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+_REPEAT = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")  # stdlib re: a fixed, linear pattern
+
+
+def pattern_cost(pattern: str) -> int:
+    """An upper bound on the elements a regex engine builds for `pattern` with its counted
+    repeats unrolled: each atom costs one, a group the largest of its alternatives, and
+    `{m,n}` multiplies what it follows by its largest count (`*`, `+`, `?` do not). Checked
+    before compiling: `(?:(?:a{60000}){60000}){60000}` would need terabytes. Linear in the
+    pattern's length; errs on the high side for escapes it does not know."""
+    frames: list[list[int]] = [[0, 0, 0]]  # per open group: [branch total, best branch, last]
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        frame = frames[-1]
+        atom = 0
+        if ch == "\\":
+            i += 2
+            if i < n and pattern[i] == "{" and pattern[i - 1] in "pPNxu":
+                i = pattern.find("}", i) + 1 or n
+            atom = 1
+        elif ch == "[":
+            i = _class_end_in_regex(pattern, i)
+            atom = 1
+        elif ch == "(":
+            frames.append([0, 0, 0])
+            i += 1
+            continue
+        elif ch == ")" and len(frames) > 1:
+            closed = frames.pop()
+            atom = max(closed[0], closed[1])
+            frame = frames[-1]
+            i += 1
+        elif ch == "|":
+            frame[1], frame[0], frame[2] = max(frame[1], frame[0]), 0, 0
+            i += 1
+            continue
+        elif ch == "{" and (repeat := _REPEAT.match(pattern, i)) is not None:
+            low, comma, high = repeat.groups()
+            count = max(int(low or 0), int(high or 0) if high else 0,
+                        int(low or 0) if not comma else 0)
+            frame[0] += frame[2] * (max(count, 1) - 1)
+            frame[2] *= max(count, 1)
+            i = repeat.end()
+            continue
+        elif ch in "*+?":
+            i += 1
+            continue
+        else:
+            atom = 1
+            i += 1
+        frame[0] += atom
+        frame[2] = atom
+    while len(frames) > 1:  # unbalanced: the compiler will say so
+        closed = frames.pop()
+        frames[-1][0] += max(closed[0], closed[1])
+    return max(frames[0][0], frames[0][1])
+
+
+def _class_end_in_regex(pattern: str, start: int) -> int:
+    """Index just past the character class opened at `start` (nested classes, as the
+    `regex` module allows, and escapes included)."""
+    depth, i = 0, start
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            depth += 1
+            if pattern[i + 1:i + 2] == "^":
+                i += 1
+            if pattern[i + 1:i + 2] == "]":
+                i += 1  # a leading "]" is a member
+        elif ch == "]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(pattern)
 
 
 def _check_clock(ctx: ToolContext, deadline: float, stop: threading.Event | None = None) -> None:
@@ -378,15 +471,24 @@ def _rules_in(directory: Path, in_repo: bool) -> list[_Rule]:
 
 
 def _read_rules(path: Path, base: str) -> list[_Rule]:
+    """The ignore file at `path` (its patterns relative to `base`), or nothing. Read
+    bounded: a huge ignore file is not a reason to hold the search up."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_IGNORE_FILE_BYTES)
     except OSError:
         return []
+    return rules_from_lines(data.decode("utf-8", errors="replace").splitlines(), base)
+
+
+def rules_from_lines(lines: list[str], base: str) -> list[_Rule]:
+    """The rules of one ignore file's lines, relative to `base`."""
     rules = []
-    for line in text.splitlines():
-        rule = _parse_ignore_line(line, base)
-        if rule is not None:
-            rules.append(rule)
+    for line in lines:
+        parsed = _parse_pattern(line)
+        if parsed is not None:
+            regex, negated, dir_only = parsed
+            rules.append(_Rule(base=base, regex=regex, negated=negated, dir_only=dir_only))
     return rules
 
 
@@ -405,21 +507,21 @@ class _Rule:
     """One gitignore line, compiled; paths are matched relative to ``base``."""
 
     base: str
-    regex: re.Pattern[str]
+    regex: re2._Regexp
     negated: bool
     dir_only: bool
 
     def matches(self, rel: str, is_dir: bool) -> bool:
         if self.dir_only and not is_dir:
             return False
-        return self.regex.match(rel) is not None
+        return self.regex.fullmatch(rel) is not None
 
 
 @dataclass(frozen=True)
 class _Glob:
     """The `include` argument, with the precedence of rg's --glob over ignore rules."""
 
-    regex: re.Pattern[str]
+    regex: re2._Regexp
     negated: bool
 
     def verdict(self, rel: str, is_dir: bool) -> bool | None:
@@ -428,20 +530,12 @@ class _Glob:
         A plain glob selects the files it matches and rejects the others, but does not stop
         the walk from entering directories; a `!glob` only rejects what it matches.
         """
-        hit = self.regex.match(rel) is not None
+        hit = self.regex.fullmatch(rel) is not None
         if self.negated:
             return False if hit else None
         if hit:
             return True
         return None if is_dir else False
-
-
-def _parse_ignore_line(line: str, base: str) -> _Rule | None:
-    parsed = _parse_pattern(line, braces=False)
-    if parsed is None:
-        return None
-    regex, negated, dir_only = parsed
-    return _Rule(base=base, regex=regex, negated=negated, dir_only=dir_only)
 
 
 def _compile_glob(glob: str) -> _Glob:
@@ -452,8 +546,12 @@ def _compile_glob(glob: str) -> _Glob:
     return _Glob(regex=regex, negated=negated)
 
 
-def _parse_pattern(line: str, braces: bool) -> tuple[re.Pattern[str], bool, bool] | None:
-    """Compile a gitignore-style pattern to (regex over relative paths, negated, dir_only)."""
+def _parse_pattern(line: str, braces: bool = False) -> tuple[re2._Regexp, bool, bool] | None:
+    """Compile a gitignore-style pattern to (expression over relative paths, negated,
+    dir_only). The expression is RE2's: matched in time linear in the path, whatever the
+    pattern (`*a*a*a...*b` took a backtracking engine minutes on a 60-character name)."""
+    import re2  # the fallback's alone, as regex is
+
     line = line.rstrip("\r\n")
     if not line or line.startswith("#"):
         return None
@@ -472,12 +570,14 @@ def _parse_pattern(line: str, braces: bool) -> tuple[re.Pattern[str], bool, bool
     body = _glob_to_regex(line.lstrip("/"), braces)
     prefix = "" if anchored else "(?:.*/)?"
     try:
-        return re.compile(f"{prefix}{body}\\Z", re.DOTALL), negated, dir_only
-    except re.error:
+        return re2.compile(f"(?s){prefix}{body}"), negated, dir_only
+    except re2.error:
         return None
 
 
 def _glob_to_regex(glob: str, braces: bool) -> str:
+    import re2
+
     out: list[str] = []
     i, n = 0, len(glob)
     depth = 0  # open {…} groups
@@ -504,7 +604,7 @@ def _glob_to_regex(glob: str, braces: bool) -> str:
         elif ch == "[":
             end = _class_end(glob, i)
             if end < 0:
-                out.append(re.escape(ch))
+                out.append(re2.escape(ch))
             else:
                 inner = glob[i + 1:end]
                 negate = inner[:1] in ("!", "^")
@@ -515,7 +615,7 @@ def _glob_to_regex(glob: str, braces: bool) -> str:
                 i = end
         elif ch == "\\" and i + 1 < n:
             i += 1
-            out.append(re.escape(glob[i]))
+            out.append(re2.escape(glob[i]))
         elif braces and ch == "{" and "}" in glob[i:]:
             out.append("(?:")
             depth += 1
@@ -525,7 +625,7 @@ def _glob_to_regex(glob: str, braces: bool) -> str:
             out.append(")")
             depth -= 1
         else:
-            out.append(re.escape(ch))
+            out.append(re2.escape(ch))
         i += 1
     return "".join(out)
 

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baseagent.sandbox.policy import Policy
 
 # Fields of /proc/<pid>/stat after the parenthesised command name: state ppid pgrp session.
-_PGRP, _SESSION = 2, 3
+_PPID, _PGRP, _SESSION = 1, 2, 3
 
 
 def live_in_group(pgid: int) -> list[int]:
@@ -28,11 +34,23 @@ def live_in_session(session_id: int) -> list[int]:
 
 
 def _live_where(index: int, value: int) -> list[int]:
+    return [pid for pid, fields in _live_stats() if len(fields) > index
+            and int(fields[index]) == value]
+
+
+def _live_stats() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, the /proc/<pid>/stat fields after the command name) of live processes."""
+    for pid, fields in _live_stats_all():
+        if fields[0] not in (b"Z", b"X"):
+            yield pid, fields
+
+
+def _live_stats_all() -> Iterator[tuple[int, list[bytes]]]:
+    """The same for every process, zombies included."""
     try:
         names = os.listdir("/proc")
     except OSError:
-        return []
-    found = []
+        return
     for name in names:
         if not name.isdigit():
             continue
@@ -42,9 +60,8 @@ def _live_where(index: int, value: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > index and fields[0] not in (b"Z", b"X") and int(fields[index]) == value:
-            found.append(int(name))
-    return found
+        if fields:
+            yield int(name), fields
 
 
 # Between SIGTERM and SIGKILL for what is left of a run's commands when it is interrupted.
@@ -103,8 +120,11 @@ class ProcessTracker:
             self._supervisor = executable() or False
         return self._supervisor or None
 
-    def launch(self, argv: list[str]) -> Launch:
-        """The way to start `argv` under this run's supervision (see Launch)."""
+    def launch(self, argv: list[str], options: Sequence[str] = (),
+               fds: Sequence[int] = ()) -> Launch:
+        """The way to start `argv` under this run's supervision (see Launch). `options` go
+        to the supervisor before its lifeline (how to confine the command: the policy's
+        supervisor_args()), with the `fds` they name."""
         path = self.supervisor_path()
         if path is None:
             return Launch(list(argv))
@@ -115,9 +135,39 @@ class ProcessTracker:
         status_read, status_write = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(status_read, False)
         grace_ms = str(int(KILL_GRACE_SECONDS * 1000))
-        return Launch([path, str(lifeline_read), str(status_write), grace_ms, "--", *argv],
-                      pass_fds=(lifeline_read, status_write), status_fd=status_read,
+        return Launch([path, *options, str(lifeline_read), str(status_write), grace_ms, "--",
+                       *argv],
+                      pass_fds=(lifeline_read, status_write, *fds), status_fd=status_read,
                       _child_fds=(status_write,))
+
+    def start(self, argv: list[str], policy: Policy,
+              **popen: Any) -> tuple[subprocess.Popen[bytes], Launch]:
+        """Start `argv` under this run's supervision, confined by `policy`: the supervisor
+        confines a sandboxed command itself (mounts, capabilities, Landlock), the starting
+        thread adds no_new_privs and seccomp (and, without a supervisor, does all it can:
+        Landlock, seccomp, capabilities). `popen` are subprocess.Popen's other arguments;
+        the command leads its own session. Returns the process and its Launch (whose
+        status_fd the caller owns); raises what Popen raises."""
+        from baseagent.sandbox.policy import SupervisorArgs, confine
+
+        supervised = self.supervisor_path() is not None
+        confinement = policy.supervisor_args() if supervised else SupervisorArgs([], ())
+        launch = self.launch(argv, confinement.args, confinement.fds)
+        try:
+            proc = confine(policy, lambda: subprocess.Popen(
+                launch.argv, start_new_session=True, pass_fds=launch.pass_fds, **popen),
+                supervised=supervised, command=not supervised)
+        except BaseException:
+            if launch.status_fd is not None:
+                os.close(launch.status_fd)
+            raise
+        finally:
+            confinement.close()
+            launch.started()
+        # Remembered after the command ends: an interrupted run kills whatever is still
+        # alive of it (background jobs included), so no child outlives the run.
+        self.add(proc.pid, supervised=supervised)
+        return proc, launch
 
     def add(self, session_id: int, supervised: bool = False) -> None:
         self._sessions.add(session_id)
@@ -141,6 +191,9 @@ class ProcessTracker:
         and sleeps."""
         supervisors = [pid for pid in self._supervisors if is_live(pid)]
         targets = self.live()
+        # A supervisor a command stopped (danger-full-access: nothing keeps it out of reach)
+        # cannot act: continue it first.
+        signal_all(supervisors, signal.SIGCONT)
         for pid in supervisors:
             signal_all([pid], signal.SIGTERM if grace > 0 else signal.SIGUSR2)
         first = signal.SIGTERM if grace > 0 else signal.SIGKILL
@@ -155,6 +208,9 @@ class ProcessTracker:
             time.sleep(0.02)
         for sid in targets:
             signal_all(live_in_session(sid), signal.SIGKILL)
+        for pid in supervisors:  # stopped again, or wedged: its subtree, from here
+            if is_live(pid):
+                signal_all([*descendants(pid), pid], signal.SIGKILL)
         return list(targets)
 
     def release(self) -> None:
@@ -170,6 +226,76 @@ class ProcessTracker:
                 for fd in self._lifeline:
                     os.close(fd)
                 self._lifeline = None
+
+
+def descendants(root: int) -> list[int]:
+    """Live descendants of `root`, by the parent links in /proc (what the supervisor walks
+    itself; the agent walks it when the supervisor cannot)."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in _live_stats():
+        if len(fields) > _PPID:
+            children.setdefault(int(fields[_PPID]), []).append(pid)
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process a child subreaper: what a command leaves behind after killing its
+    own supervisor (nothing keeps it out of reach in danger-full-access) is re-parented
+    here rather than to init, so `end_descendants()` still finds it. A property of the
+    whole process: for entry points that own theirs (the CLI, batch workers), never the
+    library. False where the platform has no such thing."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def end_descendants(grace: float = 0.0, wait: float = 2.0) -> list[int]:
+    """SIGKILL (after SIGTERM and `grace` seconds, when grace > 0) every live descendant of
+    this process, reap what was re-parented here, and wait until none is left or `wait`
+    runs out. Returns those still alive (empty: the tree is gone). For an entry point whose
+    process is the run's alone (the CLI at an interrupted exit, a batch worker between
+    tasks)."""
+    me = os.getpid()
+    found = descendants(me)
+    if grace > 0 and found:
+        signal_all(found, signal.SIGCONT)
+        signal_all(found, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(is_live(p) for p in found):
+            _reap_orphans()
+            time.sleep(0.02)
+    deadline = time.monotonic() + wait
+    while True:
+        left = descendants(me)
+        signal_all(left, signal.SIGKILL)
+        _reap_orphans()
+        if not left or time.monotonic() >= deadline:
+            return [p for p in left if is_live(p)]
+        time.sleep(0.02)
+
+
+def _reap_orphans() -> None:
+    """Collect the exit status of re-parented children that have ended (nobody else waits
+    for them); children this process started itself are waited for by their owners."""
+    for pid, fields in _live_stats_all():
+        if len(fields) > _PPID and int(fields[_PPID]) == os.getpid() and fields[0] == b"Z":
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
 def is_live(pid: int) -> bool:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from baseagent.sandbox.policy import confine
 from baseagent.tools.base import ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
@@ -77,31 +76,15 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
     # Under the run's supervisor (tools/procs.py): everything the command starts can be
-    # ended, and dies with a killed agent.
-    launch = ctx.processes.launch(["bash", "-c", args.command])
+    # ended, and dies with a killed agent; in a sandbox mode it runs confined by the run's
+    # policy (sandbox/policy.py). The agent itself stays unrestricted.
     try:
-        # Started on a thread restricted by the sandbox policy (Landlock, seccomp), which
-        # the command inherits; the agent itself stays unrestricted (sandbox/policy.py).
-        proc = confine(ctx.policy(), lambda: subprocess.Popen(
-            launch.argv,
-            cwd=workdir,
-            env=ctx.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=launch.pass_fds,
-            bufsize=0,
-        ))
+        proc, launch = ctx.processes.start(
+            ["bash", "-c", args.command], ctx.policy(), cwd=workdir, env=ctx.env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            bufsize=0)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
-        launch.started()
-        if launch.status_fd is not None:
-            os.close(launch.status_fd)
         raise ToolError(f"failed to start command: {exc}") from exc
-    launch.started()
-    # Remembered after the command ends: an interrupted run kills whatever is still alive
-    # of it (background jobs included), so no child outlives the run.
-    ctx.processes.add(proc.pid, supervised=launch.status_fd is not None)
     command = _Command(proc, launch.status_fd)
 
     buffer = HeadTailBuffer()
@@ -279,6 +262,7 @@ def _kill(command: _Command) -> None:
         command.poll()
         return
     pgid = proc.pid
+    signal_all([proc.pid], signal.SIGCONT)  # a supervisor the command stopped
     signal_all([proc.pid], signal.SIGTERM)  # the supervisor: TERM, then KILL, its subtree
     try:
         os.killpg(pgid, signal.SIGTERM)

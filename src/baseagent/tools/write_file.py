@@ -6,6 +6,7 @@ concurrent reader never sees a half-written file, and a failed write leaves the 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -58,13 +59,39 @@ def named_changes(args: Args, ctx: ToolContext) -> list[dict[str, str]]:
     return [{"path": event_path(ctx, target), "kind": "update" if exists else "add"}]
 
 
+# read_file shows lines as `L{n}: text`; models copy those numbers into what they write.
+_LINE_NUMBER = re.compile(r"^L(\d+): ?")
+
+
+def without_line_numbers(content: str) -> str | None:
+    """`content` without read_file's `L{n}: ` prefixes, when every line carries one and the
+    numbers count up from 1 (then they are the display's, not the file's); else None."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if len(lines) < 2:
+        return None
+    stripped = []
+    for number, line in enumerate(lines, 1):
+        match = _LINE_NUMBER.match(line)
+        if match is None or int(match.group(1)) != number:
+            return None
+        stripped.append(line[match.end():])
+    return "\n".join(stripped) + ("\n" if content.endswith("\n") else "")
+
+
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     target = resolve_write(ctx, args.file_path)
     # Write through a symlink to its target (resolve_write has checked where it points), so
     # replacing the file does not replace the link with a regular file.
     real = Path(os.path.realpath(target))
+    content, note = args.content, ""
+    if (plain := without_line_numbers(content)) is not None:
+        content = plain
+        note = ("\nNote: every line began with read_file's line number (`L1: `, `L2: `, "
+                "...); those numbers were left out of the file. Write the file's own text only.")
     # Lone surrogates (possible in JSON strings) cannot be UTF-8; they become "?".
-    data = args.content.encode("utf-8", errors="replace")
+    data = content.encode("utf-8", errors="replace")
     try:
         existing = _stat_or_none(real)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
@@ -84,8 +111,14 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None
     shown = display_path(ctx, target)
     verb, kind = ("Overwrote", "update") if existing else ("Created", "add")
+    if old is not None and old.rstrip() == data.rstrip():
+        # A small model often writes back the file it was shown (the stub, unchanged) and
+        # takes "Overwrote" for progress: say plainly that nothing changed.
+        note += (f"\nNote: no change: this is the content {shown} already had"
+                 + (" (apart from whitespace at its end)" if old != data else "")
+                 + ". The code is the same as before; write the changed code.")
     return ToolResult(
-        output=f"{verb} {shown} ({len(data)} bytes)",
+        output=f"{verb} {shown} ({len(data)} bytes)" + note,
         item={"changes": [{"path": event_path(ctx, target), "kind": kind}],
               "diff": too_large(shown) if big else render_diff(shown, old, data)},
     )

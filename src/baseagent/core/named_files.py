@@ -1,0 +1,56 @@
+"""Files a task names, and their content shown with the task (the compact profile).
+
+A small model asked to change `hamming.py` often writes a new file without reading the old
+one, and loses the function names the tests call. Aider shows the files in play inside the
+prompt; the compact prompt profile does the same: the files the instruction names that
+exist in the workspace, small text files only, follow the instruction in its message, so
+the first reply can already be the edit. The model still reads anything else with its tools.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# A path-like word with an extension: `hamming.py`, `src/app/main.go`, `./notes.txt`.
+FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
+# What is shown: files up to this size, this much in all (a few thousand tokens).
+MAX_FILE_BYTES = 16 * 1024
+MAX_TOTAL_BYTES = 32 * 1024
+
+SECTION = "\n\nThe files named above, as they are now:\n{files}"
+
+
+def named_in(text: str) -> list[str]:
+    """The file names `text` mentions, in order, each once (without a leading `./`)."""
+    names: list[str] = []
+    for match in FILE_NAME.finditer(text):
+        name = match.group(0).lstrip("./")
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def shown_files(text: str, cwd: Path) -> str:
+    """The section to add after an instruction: each named file that exists under `cwd`
+    and is small UTF-8 text, as a fenced block under its name; "" when there is none."""
+    blocks: list[str] = []
+    total = 0
+    root = cwd.resolve()
+    for name in named_in(text):
+        path = (cwd / name).resolve()
+        if root not in path.parents or not path.is_file():
+            continue  # outside the workspace, or not a file: never shown
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            content = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if total + len(content) > MAX_TOTAL_BYTES:
+            break
+        total += len(content)
+        fence = "````" if "```" in content else "```"
+        language = path.suffix.lstrip(".")
+        body = content if content.endswith("\n") else content + "\n"
+        blocks.append(f"\n{name}\n{fence}{language}\n{body}{fence}\n")
+    return SECTION.format(files="".join(blocks)) if blocks else ""

@@ -1,0 +1,133 @@
+"""Programs the agent runs for itself on the workspace (its `git status`), confined read-only.
+
+A repository's configuration can name programs git runs (core.fsmonitor, filters, hooks),
+and in workspace-write the model may have written it in an earlier run (a repository made
+during a run is writable). So whatever the run's own mode, such a program runs as a
+read-only command would: under a one-shot supervisor, in a read-only mount namespace,
+without capabilities, network, metadata changes or the agent's secrets (`env` is the run's
+child environment), and everything it started is killed when it returns. Where the kernel
+sandbox is missing it runs with the supervisor only; `git_argv` neutralises the
+configuration that names programs, so normally nothing of the repository's runs at all.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from baseagent.sandbox.policy import Policy
+from baseagent.tools.procs import ProcessTracker
+
+# Settings that make git run a program, overridden on the command line (which wins over
+# every configuration file): the file system monitor hook, hooks, pagers and editors,
+# external diff, credential helpers, submodule recursion.
+GIT_OVERRIDES = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat",
+                 "core.editor=true", "sequence.editor=true", "diff.external=",
+                 "credential.helper=", "core.sshCommand=false", "submodule.recurse=false",
+                 "core.attributesFile=/dev/null", "status.submoduleSummary=false")
+# No system or global configuration (neither the repository's to change, nor needed).
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
+           "GIT_OPTIONAL_LOCKS": "0"}
+# How much of a program's output is kept.
+MAX_OUTPUT_BYTES = 256 * 1024
+# After the program exits, how long output from what it left running is still read.
+DRAIN_SECONDS = 0.2
+
+
+def git_argv(args: Sequence[str], filters: Sequence[str] = ()) -> list[str]:
+    """`git ARGS` with every program-naming setting overridden; `filters` are the names of
+    the content filters the repository's configuration defines (each turned off)."""
+    argv = ["git"]
+    for setting in GIT_OVERRIDES:
+        argv += ["-c", setting]
+    for name in filters:
+        for key in ("clean", "smudge", "process"):
+            argv += ["-c", f"filter.{name}.{key}="]
+        argv += ["-c", f"filter.{name}.required=false"]
+    return argv + ["--no-optional-locks", *args]
+
+
+def run_git(args: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+            timeout: float) -> subprocess.CompletedProcess[str] | None:
+    """`git ARGS` in `cwd`, confined and neutralised; None when it cannot run or times out.
+    The configured content filters are listed first (reading configuration runs nothing)
+    so that they can be turned off by name."""
+    git_env = {**env, **GIT_ENV}
+    listed = run_confined(git_argv(["config", "--name-only", "--get-regexp", r"^filter\."]),
+                          cwd=cwd, env=git_env, timeout=timeout)
+    filters: list[str] = []
+    if listed is not None and listed.returncode == 0:
+        for key in listed.stdout.splitlines():
+            name = key.strip()[len("filter."):].rpartition(".")[0]
+            if name and name not in filters:
+                filters.append(name)
+    return run_confined(git_argv(args, filters), cwd=cwd, env=git_env, timeout=timeout)
+
+
+def run_confined(argv: list[str], *, cwd: Path, env: Mapping[str, str],
+                 timeout: float) -> subprocess.CompletedProcess[str] | None:
+    """Run `argv` as a read-only command would run (see the module docstring); stdout and
+    stderr as text (bounded). None when it cannot be started or does not finish in time."""
+    policy = Policy.build("read-only", cwd, network=False)
+    tracker = ProcessTracker()
+    try:
+        try:
+            proc, launch = tracker.start(argv, policy, cwd=cwd, env=dict(env),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE)
+        except (OSError, ValueError):
+            return None
+        try:
+            code, out, err = _collect(proc, launch.status_fd, time.monotonic() + timeout)
+        finally:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+            if launch.status_fd is not None:
+                os.close(launch.status_fd)
+        if code is None:
+            return None
+        return subprocess.CompletedProcess(argv, code, out.decode("utf-8", "replace"),
+                                           err.decode("utf-8", "replace"))
+    finally:
+        tracker.kill_all(0)  # whatever it left behind (a monitor daemon, a filter's child)
+        tracker.release()
+        policy.close()
+
+
+def _collect(proc: subprocess.Popen[bytes], status_fd: int | None,
+             deadline: float) -> tuple[int | None, bytes, bytes]:
+    """(exit code, stdout, stderr) of the program itself: its status comes from the
+    supervisor, which lives on while anything the program started does, so output is
+    read until the program has exited and its pipes closed, or briefly after it exited."""
+    assert proc.stdout is not None and proc.stderr is not None
+    buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    code: int | None = None
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        for fd in [*buffers, *([status_fd] if status_fd is not None else [])]:
+            selector.register(fd, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if exited_at is not None and (len(selector.get_map()) == 0 or
+                                          time.monotonic() - exited_at > DRAIN_SECONDS):
+                break
+            for key, _ in selector.select(0.05):
+                data = os.read(key.fd, 65536)
+                if key.fd == status_fd:
+                    selector.unregister(key.fd)
+                    if data:
+                        code = os.waitstatus_to_exitcode(int(data.split()[0]))
+                    exited_at = time.monotonic()  # no report: the supervisor was killed
+                    continue
+                if not data:
+                    selector.unregister(key.fd)
+                elif len(buffers[key.fd]) < MAX_OUTPUT_BYTES:
+                    buffers[key.fd] += data
+            if status_fd is None and exited_at is None and proc.poll() is not None:
+                code, exited_at = proc.returncode, time.monotonic()
+    out, err = buffers.values()
+    return code, bytes(out[:MAX_OUTPUT_BYTES]), bytes(err[:MAX_OUTPUT_BYTES])
