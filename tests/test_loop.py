@@ -216,7 +216,7 @@ def test_context_overflow_compacts_and_retries(tmp_path):
 
     policy = Policy()
     loop, client, _ = make_loop(tmp_path, [ContextOverflowError("too long"), {"content": "ok"}],
-                                verify=False, context=policy)
+                                verify=False, compactor=policy)
     assert loop.run_turn("x").final_message == "ok"
     assert policy.overflows == [1] and client.calls == 2
 

@@ -19,7 +19,7 @@ _EXPORTS = {
     "TurnStream": "baseagent.agent",
     "Usage": "baseagent.agent",
     "ExternalTool": "baseagent.tools.external",
-    "Settings": "baseagent.config.defaults",
+    "Settings": "baseagent.config.settings",
     "BaseAgentError": "baseagent.errors",
     "ConfigError": "baseagent.errors",
     "InputError": "baseagent.errors",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.exit_codes import exit_code_for_status
 
 
