@@ -18,9 +18,8 @@ from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import VERIFICATION_PROMPT
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.base import ToolContext, ToolResult
 from baseagent.tools.registry import ToolRegistry, builtin_tools
-from baseagent.tools.tool import ModelTool
+from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
 from pydantic import BaseModel
 
 

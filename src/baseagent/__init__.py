@@ -27,9 +27,9 @@ _EXPORTS = {
     "AgentBusyError": "baseagent.errors",
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
-    "ToolContext": "baseagent.tools.base",
-    "ToolError": "baseagent.tools.base",
-    "ToolResult": "baseagent.tools.base",
+    "ToolContext": "baseagent.tools.tool",
+    "ToolError": "baseagent.tools.tool",
+    "ToolResult": "baseagent.tools.tool",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

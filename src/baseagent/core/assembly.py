@@ -31,12 +31,11 @@ from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
 from baseagent.prompts.profiles import PromptProfile, choose
 from baseagent.sandbox.policy import Policy
-from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
 from baseagent.tools.registry import ToolRegistry, builtin_tools
 from baseagent.tools.sources import ToolSources
-from baseagent.tools.tool import Tool
+from baseagent.tools.tool import Tool, ToolContext
 
 
 @dataclass

@@ -26,8 +26,7 @@ from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
 from baseagent.output import events as ev
 from baseagent.prompts.system import SUBAGENT_TASK
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.tool import ModelTool, Tool
+from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
 
 NAME = "delegate"
 # What a sub-agent gets when the parent does not choose: it can look, not change.

@@ -43,7 +43,7 @@ from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
-from baseagent.tools.base import CallBudget, ToolContext, ToolResult
+from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
 

@@ -24,7 +24,7 @@ import re2
 import regex
 from pydantic import BaseModel, Field
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import display_path, resolve_read
 
 NAME = "grep_files"
@@ -632,3 +632,8 @@ def _class_end(glob: str, start: int) -> int:
             return i
         i += 1
     return -1
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE)
