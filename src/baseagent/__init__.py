@@ -27,6 +27,7 @@ _EXPORTS = {
     "AgentBusyError": "baseagent.errors",
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
+    "Tool": "baseagent.tools.tool",
     "ToolContext": "baseagent.tools.tool",
     "ToolError": "baseagent.tools.tool",
     "ToolResult": "baseagent.tools.tool",

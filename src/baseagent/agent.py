@@ -507,12 +507,10 @@ class Agent:
 
     def _deliver_note(self, note: RunNote) -> None:
         for listener in self._turn_listeners:
-            take = getattr(listener, "note", None)
-            if take is not None:
-                take(note)
+            listener.note(note)
 
 
-class _Dispatch:
+class _Dispatch(EventListener):
     """The Agent's own listener on its emitter (after the sinks)."""
 
     def __init__(self, agent: Agent) -> None:
@@ -525,7 +523,7 @@ class _Dispatch:
         self._agent._deliver_note(note)
 
 
-class _Collect:
+class _Collect(EventListener):
     """The turn's completed items, for its RunResult."""
 
     def __init__(self) -> None:
@@ -536,7 +534,7 @@ class _Collect:
             self.items.append(event.item)
 
 
-class _Forward:
+class _Forward(EventListener):
     """A stream's listener: Codex events as they are."""
 
     def __init__(self, put: Callable[[Any], None]) -> None:
