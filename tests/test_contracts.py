@@ -281,3 +281,19 @@ def test_the_runner_and_the_output_package_probe_nothing():
             if ("getattr(" in line or "hasattr(" in line) and rel != "output/emitter.py":
                 # a stream wrapper's own attributes (output/redact.py) are not a sink's hooks
                 assert rel == "output/redact.py" and "self._target" in line, f"{rel}: {line}"
+
+
+# -- one name for one thing ------------------------------------------------------------------
+
+def test_one_turn_status_and_one_configuration_error():
+    import baseagent.agent
+    import baseagent.core.loop
+    import baseagent.llm.errors
+    from baseagent.errors import ConfigError
+    from baseagent.llm.local_server import check_local_server
+
+    assert baseagent.agent.Status is baseagent.core.loop.Status
+    assert not any(isinstance(value, type) and issubclass(value, Exception)
+                   and "config" in name.lower() for name, value in vars(baseagent.llm.errors).items())
+    with pytest.raises(ConfigError, match="no local model server answers"):
+        check_local_server("http://127.0.0.1:9/v1", "openai/m")

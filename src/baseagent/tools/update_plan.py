@@ -30,7 +30,7 @@ DESCRIPTION = (
     "just do it. A plan is not the result: keep working until every step is completed."
 )
 
-Status = Literal["pending", "in_progress", "completed"]
+StepStatus = Literal["pending", "in_progress", "completed"]
 STATUSES = ("pending", "in_progress", "completed")
 
 # Codex's schema, inline (no $defs, no null unions): the shape models are trained on. Args
@@ -63,7 +63,7 @@ class PlanStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     step: str
-    status: Status
+    status: StepStatus
 
     @field_validator("step")
     @classmethod
