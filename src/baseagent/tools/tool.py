@@ -48,6 +48,92 @@ class ToolArgumentsError(Exception):
     """The model's arguments do not fit the tool's schema; the message tells it what to fix."""
 
 
+@runtime_checkable
+class Tool(Protocol):
+    """What the registry needs of a tool. Members without a default must be provided;
+    the hooks with one (`tool_name`, `planned_changes`, `named_changes`) are inherited by
+    subclasses and filled in by `adopt()` for other objects."""
+
+    # What the model calls it (unique in a run) and the description it reads.
+    name: str
+    description: str
+    # The event item kind its calls appear as (one of ITEM_KINDS).
+    item_type: str
+    # The `server` of its mcp_tool_call items (BUILTIN_SERVER for the agent's own tools).
+    server: str
+
+    @property
+    def tool_name(self) -> str:
+        """How an mcp_tool_call item names the tool: an MCP server's own name for it may
+        differ from the collision-free `name`. Default: `name`."""
+        return self.name
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (what the model sees)."""
+        ...
+
+    def parse(self, data: dict[str, Any]) -> Any:
+        """The validated arguments, or ToolArgumentsError saying what to fix."""
+        ...
+
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Do the call. ToolError for an expected failure (its message goes to the model);
+        any other exception becomes an error result too. Poll `ctx.cancelled` in long work."""
+        ...
+
+    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
+        """The files a file-changing call means to touch (its `item.started`); `[{"path",
+        "kind"}]`. Default: none."""
+        return []
+
+    def named_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
+        """The files the call names even when it will not change them (a refused path):
+        what a failed file_change item reports. Default: `planned_changes`."""
+        return self.planned_changes(args, ctx)
+
+
+# The members every tool provides, and the hooks `Tool` gives a default (tests hold these
+# to the protocol).
+REQUIRED_MEMBERS = ("name", "description", "item_type", "server", "parameters", "parse", "run")
+HOOKS = ("tool_name", "planned_changes", "named_changes")
+
+
+def adopt(obj: Any) -> Tool:
+    """A caller's tool object held to the contract: a `Tool` (by subclass or by having every
+    member) as it is; an object that leaves some hooks out, wrapped so that it gets their
+    defaults. TypeError when a required member is missing. This is the one place an
+    object's members are looked for; nothing calls a tool's hook on faith."""
+    if isinstance(obj, Tool):
+        return obj
+    missing = [member for member in REQUIRED_MEMBERS if not hasattr(obj, member)]
+    if missing:
+        raise TypeError(f"{type(obj).__name__} is not a Tool: it has no "
+                        f"{', '.join(missing)}")
+    return _Adopted(obj)
+
+
+class _Adopted(Tool):
+    """An object with the required members and some of the hooks (see `adopt`)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.tool = obj
+        self.name, self.description = obj.name, obj.description
+        self.item_type, self.server = obj.item_type, obj.server
+        self.parameters, self.parse, self.run = obj.parameters, obj.parse, obj.run
+        self._tool_name = obj.tool_name if hasattr(obj, "tool_name") else obj.name
+        if hasattr(obj, "planned_changes"):
+            self.planned_changes = obj.planned_changes  # type: ignore[method-assign]
+        if hasattr(obj, "named_changes"):
+            self.named_changes = obj.named_changes  # type: ignore[method-assign]
+
+    @property
+    def tool_name(self) -> str:
+        return self._tool_name
+
+    def __repr__(self) -> str:
+        return repr(self.tool)
+
+
 @dataclass
 class ToolResult:
     """What a tool hands back: text for the model, success flag, and the event item payload.
@@ -133,92 +219,6 @@ class ToolContext:
         """Resolve a model-supplied path: absolute as given, relative against the workspace."""
         p = Path(path).expanduser()
         return p if p.is_absolute() else (self.cwd / p)
-
-
-@runtime_checkable
-class Tool(Protocol):
-    """What the registry needs of a tool. Members without a default must be provided;
-    the hooks with one (`tool_name`, `planned_changes`, `named_changes`) are inherited by
-    subclasses and filled in by `adopt()` for other objects."""
-
-    # What the model calls it (unique in a run) and the description it reads.
-    name: str
-    description: str
-    # The event item kind its calls appear as (one of ITEM_KINDS).
-    item_type: str
-    # The `server` of its mcp_tool_call items (BUILTIN_SERVER for the agent's own tools).
-    server: str
-
-    @property
-    def tool_name(self) -> str:
-        """How an mcp_tool_call item names the tool: an MCP server's own name for it may
-        differ from the collision-free `name`. Default: `name`."""
-        return self.name
-
-    def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments (what the model sees)."""
-        ...
-
-    def parse(self, data: dict[str, Any]) -> Any:
-        """The validated arguments, or ToolArgumentsError saying what to fix."""
-        ...
-
-    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
-        """Do the call. ToolError for an expected failure (its message goes to the model);
-        any other exception becomes an error result too. Poll `ctx.cancelled` in long work."""
-        ...
-
-    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        """The files a file-changing call means to touch (its `item.started`); `[{"path",
-        "kind"}]`. Default: none."""
-        return []
-
-    def named_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        """The files the call names even when it will not change them (a refused path):
-        what a failed file_change item reports. Default: `planned_changes`."""
-        return self.planned_changes(args, ctx)
-
-
-# The members every tool provides, and the hooks `Tool` gives a default (tests hold these
-# to the protocol).
-REQUIRED_MEMBERS = ("name", "description", "item_type", "server", "parameters", "parse", "run")
-HOOKS = ("tool_name", "planned_changes", "named_changes")
-
-
-def adopt(obj: Any) -> Tool:
-    """A caller's tool object held to the contract: a `Tool` (by subclass or by having every
-    member) as it is; an object that leaves some hooks out, wrapped so that it gets their
-    defaults. TypeError when a required member is missing. This is the one place an
-    object's members are looked for; nothing calls a tool's hook on faith."""
-    if isinstance(obj, Tool):
-        return obj
-    missing = [member for member in REQUIRED_MEMBERS if not hasattr(obj, member)]
-    if missing:
-        raise TypeError(f"{type(obj).__name__} is not a Tool: it has no "
-                        f"{', '.join(missing)}")
-    return _Adopted(obj)
-
-
-class _Adopted(Tool):
-    """An object with the required members and some of the hooks (see `adopt`)."""
-
-    def __init__(self, obj: Any) -> None:
-        self.tool = obj
-        self.name, self.description = obj.name, obj.description
-        self.item_type, self.server = obj.item_type, obj.server
-        self.parameters, self.parse, self.run = obj.parameters, obj.parse, obj.run
-        self._tool_name = obj.tool_name if hasattr(obj, "tool_name") else obj.name
-        if hasattr(obj, "planned_changes"):
-            self.planned_changes = obj.planned_changes  # type: ignore[method-assign]
-        if hasattr(obj, "named_changes"):
-            self.named_changes = obj.named_changes  # type: ignore[method-assign]
-
-    @property
-    def tool_name(self) -> str:
-        return self._tool_name
-
-    def __repr__(self) -> str:
-        return repr(self.tool)
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
