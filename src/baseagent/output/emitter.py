@@ -19,8 +19,9 @@ from baseagent.output.notes import RunNote
 @runtime_checkable
 class EventListener(Protocol):
     """The one sink interface: every hook the Emitter and the CLI's runner (runner.py) call
-    on a listener. `emit` must be provided; every other hook has a default (nothing to do),
-    inherited by subclasses and given by `listening()` to any other object.
+    on a listener. `emit` must be provided; every other hook has a default (nothing to do;
+    `exit_when_idle` exits at once), inherited by subclasses and given by `listening()` to
+    any other object.
 
     Sinks are JsonlSink (output/jsonl.py), PrettySink (output/pretty.py) and AgentBSink
     (output/agentb.py); the session record (core/recorder.py) and the Agent's own
