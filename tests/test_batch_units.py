@@ -15,7 +15,7 @@ from baseagent.batch.driver import BatchOptions, StopFlag, run_batch
 from baseagent.batch.results import ResultsWriter, finished_ids, read_results
 from baseagent.batch.summary import percentile, summarize
 from baseagent.batch.tasks import TaskFileError, load_tasks, task_key
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 
 
 def write_lines(path: Path, *lines: Any) -> Path:

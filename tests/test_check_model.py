@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import run_agent
 
-from baseagent.llm.client import ConfigurationError, check_model
+from baseagent.errors import ConfigError
+from baseagent.llm.client import check_model
 
 # (model, api_base, environment, None when the run may start or a phrase of the error)
 CASES = {
@@ -37,7 +38,7 @@ def test_missing_keys(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if error is None:
         check_model(model, api_base, None)
         return
-    with pytest.raises(ConfigurationError, match=error):
+    with pytest.raises(ConfigError, match=error):
         check_model(model, api_base, None)
     check_model(model, api_base, "sk-from-config")  # api_key in the config is enough
 

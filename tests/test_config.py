@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.config.defaults import DEFAULT_MODEL
+from baseagent.config.settings import DEFAULT_MODEL
 from baseagent.config.load import ConfigError, load_settings
 from helpers import run_agent
 

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.core.records import MISSING_RESULT
-from baseagent.core.session import SessionRecorder
+from baseagent.core.recorder import SessionRecorder
 from baseagent.export import export_record
 from baseagent.export.atif import Trajectory
 from baseagent.output import events as ev

@@ -189,7 +189,7 @@ def test_pause_survives_the_agent_through_the_session_record(scripted_server, tm
 def test_a_record_whose_outputs_arrived_is_not_paused_any_more(tmp_path):
     """A run killed after appending the outputs but before clearing its `paused` record:
     the calls are answered, so the thread is not waiting (and nothing gets "not run")."""
-    from baseagent.core.session import SessionRecorder
+    from baseagent.core.recorder import SessionRecorder
 
     path = tmp_path / "t-1.jsonl"
     record = SessionRecorder(path)

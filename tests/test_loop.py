@@ -18,9 +18,8 @@ from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import VERIFICATION_PROMPT
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.base import ToolContext, ToolResult
 from baseagent.tools.registry import ToolRegistry, builtin_tools
-from baseagent.tools.tool import ModelTool
+from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
 from pydantic import BaseModel
 
 
@@ -216,7 +215,7 @@ def test_context_overflow_compacts_and_retries(tmp_path):
 
     policy = Policy()
     loop, client, _ = make_loop(tmp_path, [ContextOverflowError("too long"), {"content": "ok"}],
-                                verify=False, context=policy)
+                                verify=False, compactor=policy)
     assert loop.run_turn("x").final_message == "ok"
     assert policy.overflows == [1] and client.calls == 2
 

@@ -48,7 +48,7 @@ def test_the_tool_speaks_codexs_schema():
     assert item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
     assert "$defs" not in json.dumps(params)  # inline, as models are trained on
     assert "At most one step can be in_progress" in spec["description"]
-    assert list(get_args(update_plan.Status)) == list(update_plan.STATUSES)
+    assert list(get_args(update_plan.StepStatus)) == list(update_plan.STATUSES)
 
 
 @pytest.mark.parametrize("arguments,problem", [

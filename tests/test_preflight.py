@@ -17,7 +17,7 @@ from helpers import AGENT, agent_env
 def litellm_verdict(model: str, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
     """What llm.client.check_model (litellm) says: ok, unknown or missing."""
     from baseagent.llm import client
-    from baseagent.llm.errors import ConfigurationError
+    from baseagent.errors import ConfigError
 
     for name in {k for keys in PROVIDER_KEYS.values() for k in keys}:
         monkeypatch.delenv(name, raising=False)
@@ -25,7 +25,7 @@ def litellm_verdict(model: str, env: dict[str, str], monkeypatch: pytest.MonkeyP
         monkeypatch.setenv(name, value)
     try:
         client.check_model(model, None, None)
-    except ConfigurationError as exc:
+    except ConfigError as exc:
         return "unknown" if "unknown model" in str(exc) else "missing"
     return "ok"
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import read_file, write_file
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import grep_files
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 
 SYSTEM_RG_DIR = "/usr/bin"  # where a distro package (Debian's `ripgrep`) puts rg
 # The backend the current test runs (set by the `backend` fixture).
@@ -322,7 +322,7 @@ CATASTROPHIC_GREP = """
 import sys, time
 from pathlib import Path
 from baseagent.tools import grep_files
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 root = Path(sys.argv[1])
 ctx = ToolContext(cwd=root, grep_backend="python", grep_timeout_s=1.0)
 started = time.monotonic()

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import list_dir
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 
 
 @pytest.fixture

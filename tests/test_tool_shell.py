@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import shell
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS, child_env, is_secret_name
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
@@ -203,7 +203,7 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, {str(SRC)!r})
 from baseagent.tools import shell
-from baseagent.tools.base import ToolContext
+from baseagent.tools.tool import ToolContext
 
 def hwm_kib():
     for line in open("/proc/self/status"):

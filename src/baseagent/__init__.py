@@ -19,7 +19,7 @@ _EXPORTS = {
     "TurnStream": "baseagent.agent",
     "Usage": "baseagent.agent",
     "ExternalTool": "baseagent.tools.external",
-    "Settings": "baseagent.config.defaults",
+    "Settings": "baseagent.config.settings",
     "BaseAgentError": "baseagent.errors",
     "ConfigError": "baseagent.errors",
     "InputError": "baseagent.errors",
@@ -27,9 +27,10 @@ _EXPORTS = {
     "AgentBusyError": "baseagent.errors",
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
-    "ToolContext": "baseagent.tools.base",
-    "ToolError": "baseagent.tools.base",
-    "ToolResult": "baseagent.tools.base",
+    "Tool": "baseagent.tools.tool",
+    "ToolContext": "baseagent.tools.tool",
+    "ToolError": "baseagent.tools.tool",
+    "ToolResult": "baseagent.tools.tool",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

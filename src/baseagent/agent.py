@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.core import assembly
 from baseagent.core.interrupt import Cancellation
-from baseagent.core.loop import Loop, TurnInput, TurnOutcome
+from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
-from baseagent.core.session import RecordWriteError
+from baseagent.core.recorder import RecordWriteError
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
@@ -44,7 +44,6 @@ from baseagent.output.notes import RunNote
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
-Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
 EventFormat = Literal["codex", "agentb"]
 EventCallback = Callable[[ev.ThreadEvent], None]
 ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
@@ -105,7 +104,7 @@ class Agent:
     Keyword arguments are the CLI's settings under their config names (`model`,
     `api_base`, `api_key`, `cwd`, `max_iterations`, `cost_limit`, `verify`, `sandbox`,
     `session_dir`, `temperature`, `max_tokens`, `context_window`, ...; see
-    config/defaults.py), validated by the same model: a bad value raises ConfigError.
+    config/settings.py), validated by the same model: a bad value raises ConfigError.
     Only these are read: no configuration file and no BASEAGENT_* variable unless you ask
     with `Agent.from_config()`.
 
@@ -506,12 +505,10 @@ class Agent:
 
     def _deliver_note(self, note: RunNote) -> None:
         for listener in self._turn_listeners:
-            take = getattr(listener, "note", None)
-            if take is not None:
-                take(note)
+            listener.note(note)
 
 
-class _Dispatch:
+class _Dispatch(EventListener):
     """The Agent's own listener on its emitter (after the sinks)."""
 
     def __init__(self, agent: Agent) -> None:
@@ -524,7 +521,7 @@ class _Dispatch:
         self._agent._deliver_note(note)
 
 
-class _Collect:
+class _Collect(EventListener):
     """The turn's completed items, for its RunResult."""
 
     def __init__(self) -> None:
@@ -535,7 +532,7 @@ class _Collect:
             self.items.append(event.item)
 
 
-class _Forward:
+class _Forward(EventListener):
     """A stream's listener: Codex events as they are."""
 
     def __init__(self, put: Callable[[Any], None]) -> None:

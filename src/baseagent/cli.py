@@ -16,7 +16,7 @@ from baseagent import __version__
 from baseagent.exit_codes import EXIT_USAGE
 
 if TYPE_CHECKING:
-    from baseagent.config.defaults import Settings
+    from baseagent.config.settings import Settings
 
 app = typer.Typer(
     add_completion=False,

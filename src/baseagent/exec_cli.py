@@ -111,7 +111,7 @@ def _config_override(item: str, request: ExecRequest) -> None:
     key = key.strip()
     if not sep or not key:
         raise ExecUsageError(f"--config expects KEY=VALUE, got {item!r}")
-    from baseagent.config.defaults import Settings
+    from baseagent.config.settings import Settings
     from baseagent.config.load import ALIASES, TABLE_KEYS
 
     head, _, path = key.partition(".")

@@ -12,10 +12,13 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.exit_codes import exit_code_for_status
+
+if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
+    from baseagent.output.emitter import EventListener
 
 
 def wants_terminal(settings: Settings) -> bool:
@@ -25,7 +28,7 @@ def wants_terminal(settings: Settings) -> bool:
         and sys.stdout.isatty()
 
 
-def make_sink(json_output: bool, event_format: str = "codex") -> Any:
+def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
     """JSONL unless a person is watching a terminal (and did not ask for --json); AgentB's
     vocabulary (`--event-format agentb`) is always JSONL.
 
@@ -127,17 +130,14 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     sink = make_sink(settings.json_output, settings.event_format)
     agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
                                 notes=notes, thread_id=thread_id, external_tools=external_tools)
-    if hasattr(sink, "on_write_error"):  # stdout failing (a full disk, /dev/full): stop
-        sink.on_write_error(agent.cancel)
+    sink.on_write_error(agent.cancel)  # stdout failing (a full disk, /dev/full): stop
     if thread_id is not None:
         sink.headed(thread_id)
         sink.bind_usage(lambda: agent.usage, resume.turns if resume is not None else 0)
         sink.waiting()  # the model client may still be loading: a sign of life meanwhile
-    exit_now = getattr(sink, "exit_when_idle", None) or os._exit
-
     def hard_exit(code: int) -> None:
         end_descendants(wait=0.5)
-        exit_now(code)
+        sink.exit_when_idle(code)
 
     guard = SignalGuard(agent, hard_exit, watchdog=True).install()
     try:
@@ -152,16 +152,14 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
             end_descendants(grace=0.5)  # interrupted: nothing of the run outlives it
         if thread_id is not None:
             sink.stop_waiting()
-        close = getattr(sink, "close", None)
-        if close is not None:
-            close()
+        sink.close()
         # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
         # frozen objects are skipped by the final collections.
         gc.freeze()
     if settings.output_last_message is not None and result.final_message is not None:
         # The file is output like any other: a key the model repeated is not written out.
         _write_last_message(settings.output_last_message, redactor.text(result.final_message))
-    failure = agent.record_error or getattr(sink, "failure", None)
+    failure = agent.record_error or sink.failure
     if failure is not None:  # a full disk under the record or stdout: the run ended with it
         print(f"baseagent: error: {failure}", file=sys.stderr)
         return exit_code_for_status("failed", guard.signal_number)

@@ -16,7 +16,7 @@ from baseagent.core.messages import content_text
 from baseagent.core.ids import uuid7_time_ms
 from baseagent.core.records import (SessionLoadError, find_session, load_session, read_strict,
                                    session_files, usage_so_far)
-from baseagent.core.session import RECORD_SUFFIX, read_records
+from baseagent.core.recorder import RECORD_SUFFIX, read_records
 
 # Instruction previews in listings: one terminal line's worth.
 PREVIEW_CHARS = 60

@@ -12,7 +12,7 @@ import os
 import sys
 
 from baseagent.batch.driver import BatchOptions, StopFlag, run_batch
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.exit_codes import EXIT_OK, exit_code_for_signal
 from baseagent.signals import SignalGuard
 

@@ -29,7 +29,7 @@ from baseagent.batch.layout import Layout
 from baseagent.batch.results import ResultsWriter, finished_ids, latest, read_results
 from baseagent.batch.summary import summarize
 from baseagent.batch.tasks import Task, load_tasks
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.fsutil import atomic_write
 
 BackendName = Literal["local", "ray"]

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from baseagent.batch.layout import Layout
 from baseagent.batch.tasks import Task
 from baseagent.batch.workspace import fresh_workspace, run_command
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 
 EVENTS_FILE = "events.jsonl"
 

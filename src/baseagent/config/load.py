@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.errors import ConfigError
 
 ENV_PREFIX = "BASEAGENT_"

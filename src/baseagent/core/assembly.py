@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from baseagent.config.defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, Settings
+from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, Settings
 from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop
 from baseagent.core.records import LoadedSession
-from baseagent.core.session import SessionRecorder
+from baseagent.core.recorder import SessionRecorder
 from baseagent.credentials import child_env
 from baseagent.errors import ConfigError, InputError
 from baseagent.llm.route import Route
@@ -33,12 +33,11 @@ from baseagent.output.emitter import Emitter
 from baseagent.output.redact import Redactor
 from baseagent.prompts.profiles import PromptProfile, choose
 from baseagent.sandbox.policy import Policy
-from baseagent.tools.base import ToolContext
 from baseagent.tools.external import ExternalTool, is_external
 from baseagent.tools.procs import ProcessTracker
 from baseagent.tools.registry import ToolRegistry, builtin_tools
 from baseagent.tools.sources import ToolSources
-from baseagent.tools.tool import Tool
+from baseagent.tools.tool import Tool, ToolContext
 
 
 @dataclass
@@ -299,19 +298,14 @@ def preflight(settings: Settings, env: Mapping[str, str]) -> None:
 def check_model(settings: Settings, route: Route | None = None) -> None:
     """Unknown provider or missing API key: a ConfigError before anything runs (imports
     litellm, unless the run's calls take the direct path `route`)."""
-    from baseagent.llm.errors import ConfigurationError
+    if route is None:  # the direct path has its key and a provider it knows
+        from baseagent.llm import client as llm
 
-    try:
-        if route is None:  # the direct path has its key and a provider it knows
-            from baseagent.llm import client as llm
+        llm.check_model(settings.model, settings.api_base, settings.request_api_key())
+    if settings.oss and settings.api_base:
+        from baseagent.llm.local_server import check_local_server
 
-            llm.check_model(settings.model, settings.api_base, settings.request_api_key())
-        if settings.oss and settings.api_base:
-            from baseagent.llm.local_server import check_local_server
-
-            check_local_server(settings.api_base, settings.model)
-    except ConfigurationError as exc:
-        raise ConfigError(str(exc)) from None
+        check_local_server(settings.api_base, settings.model)
 
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
@@ -352,12 +346,12 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
-    context = _compactor(settings, client, prepared.registry, emitter, session,
-                         litellm_limits=litellm_limits, route=route)
+    compactor = _compactor(settings, client, prepared.registry, emitter, session,
+                           litellm_limits=litellm_limits, route=route)
     loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
                 tool_context=tool_context, history=prepared.history,
                 max_iterations=settings.max_iterations, verify=settings.verify,
-                session=session, context=context, cancelled=cancelled,
+                session=session, compactor=compactor, cancelled=cancelled,
                 cancel_reason=cancel_reason, thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
                 tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
@@ -406,8 +400,8 @@ def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequen
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
                 history=opening_messages(tool_context.cwd, shell, env=tool_context.env),
                 max_iterations=max_iterations, verify=False,
-                context=_compactor(settings, client, registry, emitter, None, litellm_limits,
-                                   route),
+                compactor=_compactor(settings, client, registry, emitter, None, litellm_limits,
+                                     route),
                 cancelled=tool_context.cancelled,
                 cancel_reason=lambda: "the delegating run was interrupted",
                 thread_id=tool_context.thread_id)

@@ -25,9 +25,9 @@ from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
 from baseagent.output import events as ev
+from baseagent.output.emitter import Emitter, EventListener
 from baseagent.prompts.system import SUBAGENT_TASK
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.tool import ModelTool, Tool
+from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
 
 NAME = "delegate"
 # What a sub-agent gets when the parent does not choose: it can look, not change.
@@ -95,8 +95,6 @@ class Delegation:
             raise ToolError("no model calls are left in this turn for a sub-agent")
         child_id = str(uuid.uuid4())
         nest = _Nest(ctx.progress, child_id)
-        from baseagent.output.emitter import Emitter
-
         emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
         child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,
                                         delegate=None, progress=lambda _payload: None)
@@ -121,7 +119,7 @@ class Delegation:
         return list(dict.fromkeys(names))
 
 
-class _Nest:
+class _Nest(EventListener):
     """The child's event listener: its completed items go into the parent's collab item.
     Every update carries the item's whole state (progress applies to the started item)."""
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from baseagent.core.pending import PendingCall
 from baseagent.output import events as ev
-from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.tools.tool import ToolContext, ToolResult
 from baseagent.tools.external import EXTERNAL_SERVER
 from baseagent.tools.registry import PreparedCall
 

@@ -2,7 +2,7 @@
 
 The loop owns the message history and the iteration. It knows nothing about HTTP, SSE,
 terminals or file formats: it talks to a model client, a ToolRegistry, an Emitter and
-(optionally) a context policy and a session record, all handed in by the composition root
+(optionally) a compactor and a session record, all handed in by the composition root
 (core/assembly.py). Every way out of a turn other than a final answer is an exception,
 so the loop body carries no flags.
 
@@ -34,7 +34,7 @@ from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.named_files import shown_files
 from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
-from baseagent.core.session import RecordWriteError
+from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output import events as ev
@@ -43,7 +43,7 @@ from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
-from baseagent.tools.base import CallBudget, ToolContext, ToolResult
+from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
 
@@ -76,6 +76,7 @@ _ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let
 # What an answer with code for a file and no tool call leads to (core/prose_code.py).
 ProseCode = Literal["apply", "tell", "off"]
 
+# How a turn ends (RunResult.status; exit_codes.py maps it to the process exit code).
 Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
 
 
@@ -182,7 +183,7 @@ class Loop:
     def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: Emitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
-                 context: ContextPolicy | None = None, session: HistorySink | None = None,
+                 compactor: ContextPolicy | None = None, session: HistorySink | None = None,
                  cancelled: Callable[[], bool] = lambda: False,
                  cancel_reason: Callable[[], str] = lambda: "interrupted",
                  thread_id: str = "", paused: Paused | None = None,
@@ -195,7 +196,7 @@ class Loop:
         self.history = history
         self.max_iterations = max_iterations
         self.verify = verify
-        self.context = context or _PassThrough()
+        self.compactor = compactor or _PassThrough()
         self.session = session
         self.cancelled = cancelled
         self.cancel_reason = cancel_reason
@@ -449,7 +450,7 @@ class Loop:
         stream = _StreamItems(self.emitter, hold_calls=bool(self.registry.specs()))
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
-                messages, estimate = self.context.prepare(self.history)
+                messages, estimate = self.compactor.prepare(self.history)
                 try:
                     turn = self.client.complete(messages, self.registry.specs(),
                                                 stream.progress, estimated_input_tokens=estimate,
@@ -458,7 +459,7 @@ class Loop:
                 except ContextOverflowError:
                     if attempt == MAX_OVERFLOW_RECOVERIES:
                         raise
-                    self.context.on_overflow(self.history, attempt + 1)
+                    self.compactor.on_overflow(self.history, attempt + 1)
         except BaseException:
             stream.abandon()
             raise

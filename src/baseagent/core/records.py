@@ -1,6 +1,6 @@
 """The record store: find, read and replay thread records (for resume, sessions, export).
 
-The record (core/session.py) is append-only: `message` records extend the history, a
+The record (core/recorder.py) is append-only: `message` records extend the history, a
 `history` record (compaction) replaces it, `usage` records hold cumulative totals at the end
 of each run and assistant `message` records carry the usage of their own call. Replaying it
 gives back the exact history the model last saw and the usage spent so far, even when the
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.core.pending import Paused
-from baseagent.core.session import RECORD_SUFFIX
+from baseagent.core.recorder import RECORD_SUFFIX
 from baseagent.errors import ConfigError
 from baseagent.llm.types import UsageTotals
 
@@ -116,7 +116,7 @@ def read_strict(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-# Every record line starts with its kind (core/session.py writes it first).
+# Every record line starts with its kind (core/recorder.py writes it first).
 _RECORD_START = '{"kind":'
 
 

@@ -1,10 +1,10 @@
 """The interactive terminal session: `baseagent` with no instruction on a terminal, or
 `baseagent chat`. One library Agent per thread; every line the user enters is a turn of it.
 
-    session.py   the read-run loop, Ctrl-C handling, the Agent of the current thread
+    repl.py      the read-run loop, Ctrl-C handling, the Agent of the current thread
     commands.py  the slash commands (/new, /resume, /model, /cost, /help, /exit)
     prompt.py    the prompt_toolkit input line (history, multi-line input)
 """
-from baseagent.interactive.session import start
+from baseagent.interactive.repl import start
 
 __all__ = ["start"]

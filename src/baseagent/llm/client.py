@@ -14,9 +14,10 @@ import time
 import warnings
 from typing import Any, Callable
 
+from baseagent.errors import ConfigError
 from baseagent.scoped_env import scoped_environ
-from baseagent.llm.errors import (ConfigurationError, ContextOverflowError, CostLimitError,
-                                  ModelError, ModelInterrupted)
+from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelError,
+                                  ModelInterrupted)
 from baseagent.llm.repetition import RepetitionGuard
 from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  backoff_delay, classify, connection_problem, describe,
@@ -123,7 +124,7 @@ def check_model(model: str, api_base: str | None, api_key: str | None) -> None:
     try:
         _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
     except Exception:  # noqa: BLE001 - litellm raises BadRequestError with a long help text
-        raise ConfigurationError(
+        raise ConfigError(
             f"unknown model or provider: {model!r} (use a litellm model string such as "
             "openai/gpt-4.1 or anthropic/claude-sonnet-4-5)") from None
     if api_key:
@@ -131,7 +132,7 @@ def check_model(model: str, api_base: str | None, api_key: str | None) -> None:
     missing = missing_key_variables(litellm, model, provider, api_base)
     if missing is not None:
         names = ", ".join(missing) if missing else "the provider's API key variable"
-        raise ConfigurationError(
+        raise ConfigError(
             f"missing API key for {provider}: set {names} (or api_key in config)")
 
 

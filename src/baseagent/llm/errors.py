@@ -1,4 +1,7 @@
-"""The few typed failures that leave the client; the loop acts on each differently."""
+"""The few typed failures that leave the client; the loop acts on each differently.
+
+Settings the client cannot work with (an unknown model, a missing key, no local server) are
+`baseagent.errors.ConfigError`, the one configuration error of the package."""
 from __future__ import annotations
 
 
@@ -16,7 +19,3 @@ class CostLimitError(ModelError):
 
 class ModelInterrupted(ModelError):
     """The run was interrupted (signal) while waiting on the model."""
-
-
-class ConfigurationError(ModelError):
-    """Unknown model or provider, missing API key: a usage error (exit code 2)."""

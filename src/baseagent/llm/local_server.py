@@ -12,14 +12,14 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from baseagent.llm.errors import ConfigurationError
+from baseagent.errors import ConfigError
 
 PROBE_TIMEOUT_S = 3.0
 OLLAMA_PORT = 11434
 
 
 def check_local_server(api_base: str, model: str) -> None:
-    """ConfigurationError with the fix when nothing answers at `api_base`, or when an
+    """ConfigError with the fix when nothing answers at `api_base`, or when an
     Ollama server there has not pulled `model` (`openai/NAME`: NAME is Ollama's name)."""
     url = api_base.rstrip("/") + "/models"
     try:
@@ -29,14 +29,14 @@ def check_local_server(api_base: str, model: str) -> None:
         return  # something answers; a server without the listing still serves chats
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise ConfigurationError(
+        raise ConfigError(
             f"no local model server answers at {api_base} ({reason}): start Ollama "
             f"(`ollama serve`), or pass --api-base for LM Studio (http://localhost:1234/v1) "
             f"or llama-server (http://127.0.0.1:8080/v1)") from None
     name = model.split("/", 1)[1] if "/" in model else model
     served = [str(m.get("id")) for m in listing.get("data") or [] if isinstance(m, dict)]
     if urlparse(api_base).port == OLLAMA_PORT and served and not _has(served, name):
-        raise ConfigurationError(
+        raise ConfigError(
             f"the local server at {api_base} has no model {name!r} (it has: "
             f"{', '.join(served[:8])}): run `ollama pull {name}`, or pass --model "
             f"openai/<one of those>")

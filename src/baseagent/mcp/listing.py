@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 
 
 @dataclass

@@ -15,8 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.tool import check_json_arguments
+from baseagent.tools.tool import Tool, ToolContext, ToolResult, check_json_arguments
 
 DELIMITER = "__"
 PREFIX = "mcp"
@@ -113,7 +112,7 @@ def call_result(content: list[dict[str, Any]], structured: Any, is_error: bool) 
 Caller = Callable[[str, dict[str, Any], ToolContext], ToolResult]
 
 
-class McpTool:
+class McpTool(Tool):
     """One tool of one MCP server, as the registry sees it."""
 
     item_type = "mcp_tool_call"
@@ -139,6 +138,3 @@ class McpTool:
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return self._call(self._tool, args, ctx)
-
-    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        return []

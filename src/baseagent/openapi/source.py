@@ -20,8 +20,7 @@ from typing import Any, Callable
 from baseagent.config.sources import OpenApiConfig
 from baseagent.openapi.document import OpenApiError, base_url, load
 from baseagent.openapi.operations import Operation, operations
-from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.tool import check_json_arguments
+from baseagent.tools.tool import Tool, ToolContext, ToolResult, check_json_arguments
 
 # What the model reads of a response, cut in the middle beyond this (shell's limit).
 MODEL_OUTPUT_MAX_CHARS = 10_000
@@ -197,7 +196,7 @@ class OpenApiSource:
         return text.replace(self._secret, REDACTED) if self._secret else text
 
 
-class OpenApiTool:
+class OpenApiTool(Tool):
     """One operation, as the registry sees it."""
 
     item_type = "mcp_tool_call"
@@ -221,9 +220,6 @@ class OpenApiTool:
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return self._source.send(self.op, args, ctx)
-
-    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        return []
 
 
 class _Interrupted(Exception):

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from baseagent.output import agentb_events as ab
 from baseagent.output import events as ev
 from baseagent.output import notes
+from baseagent.output.emitter import EventListener
 
 # thread.run.failed's error.code for each way a turn can fail.
 FAILURE_CODES = {"failed": "failed", "limit": "limit_reached", "interrupted": "cancelled"}
@@ -53,7 +54,7 @@ class _CallItem:
     announced_child: str | None = None
 
 
-class AgentBMapper:
+class AgentBMapper(EventListener):
     """An Emitter listener that hands AgentB events to `out`, one at a time, in order."""
 
     def __init__(self, out: Callable[[ab.AgentBEvent], None]) -> None:
@@ -255,7 +256,7 @@ class AgentBMapper:
                       data=data))
 
 
-class AgentBSink:
+class AgentBSink(EventListener):
     """The CLI's `--event-format agentb`: AgentB events as JSONL through a JSONL sink
     (which owns stdout, its flushing and its signal-safe exit)."""
 

@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import BinaryIO, Callable
 
+from baseagent.output.emitter import EventListener
 from baseagent.output.events import ThreadEvent
 
 
@@ -58,7 +59,7 @@ def claim_stdout() -> BinaryIO:
 EXIT_WAIT_SECONDS = 2.0
 
 
-class JsonlSink:
+class JsonlSink(EventListener):
     """A write that fails (a full disk, /dev/full, a reader that went away) is never
     retried: the sink stops writing, keeps the reason in `failure`, and tells the callback
     given to `on_write_error` once (the CLI ends the run: nobody gets its events)."""
@@ -85,7 +86,7 @@ class JsonlSink:
                     self._stream.flush()
             except (ValueError, OSError) as exc:
                 # Crashing would lose the run's work on disk too: record it, stop writing.
-                reason = getattr(exc, "strerror", None) or str(exc)
+                reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
                 self.failure = failed = f"cannot write the events to stdout: {reason}"
             finally:
                 self._writing = False

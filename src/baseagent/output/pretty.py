@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.text import Text
 
 from baseagent.output import events as ev
+from baseagent.output.emitter import EventListener
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "declined": "yellow",
                  "in_progress": "cyan"}
@@ -113,7 +114,7 @@ class _Spinner:
             self.clear()
 
 
-class PrettySink:
+class PrettySink(EventListener):
     """Draws events on a terminal. `spinner`: None = only when the stream is a terminal."""
 
     def __init__(self, stream: TextIO | None = None, *, spinner: bool | None = None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import confine
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.patch import (AddFile, DeleteFile, commit, parse_patch,
                                    parse_patch_with_notes, plan_patch)
 from baseagent.tools.diff import render_diff
@@ -106,3 +106,8 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     lines += [f"Note: {repair}." for repair in repairs]
     return ToolResult(output="\n".join(lines) + "\n",
                       item={"changes": _absolute(ctx, plan.changes), "diff": diff})
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE, planner=planned_changes)

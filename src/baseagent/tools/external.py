@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from baseagent.errors import InputError
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.tool import ToolArgumentsError
+from baseagent.tools.tool import Tool, ToolArgumentsError, ToolContext, ToolError, ToolResult
 
 # What providers accept as a function name (OpenAI's rule, the strictest common one).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -22,7 +21,7 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 EXTERNAL_SERVER = "external"
 
 
-class ExternalTool:
+class ExternalTool(Tool):
     """A tool declared by the caller and run by the caller.
 
     `parameters` is the JSON schema of the arguments (an object schema); it is checked
@@ -57,10 +56,6 @@ class ExternalTool:
         self._schema = schema
         self._validator = validator_class(schema)
 
-    @property
-    def tool_name(self) -> str:
-        return self.name
-
     def parameters(self) -> dict[str, Any]:
         return self._schema
 
@@ -76,9 +71,6 @@ class ExternalTool:
     def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         # The loop hands external calls to the caller; reaching this is a wiring mistake.
         raise ToolError(f"{self.name} is run by the caller, not by the agent")
-
-    def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        return []
 
     def __repr__(self) -> str:
         return f"ExternalTool({self.name!r})"

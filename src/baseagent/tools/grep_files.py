@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import display_path, resolve_read
 
 if TYPE_CHECKING:
@@ -642,3 +642,8 @@ def _class_end(glob: str, start: int) -> int:
             return i
         i += 1
     return -1
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import resolve_read
 
 NAME = "list_dir"
@@ -152,3 +152,8 @@ def _walk(directory: Path, level: int, depth: int, include_ignored: bool) -> Ite
 def _printable(name: str) -> str:
     """Undecodable file names (surrogate-escaped by os) shown lossily, valid for JSON."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from baseagent.tools.base import ToolContext, ToolError
+from baseagent.tools.tool import ToolContext, ToolError
 
 
 def writable_roots(ctx: ToolContext) -> list[Path]:

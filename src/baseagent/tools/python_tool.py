@@ -38,8 +38,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from baseagent.tools.base import ToolContext, ToolResult
-from baseagent.tools.tool import BUILTIN_SERVER, ModelTool, Tool
+from baseagent.tools.tool import BUILTIN_SERVER, ModelTool, Tool, ToolContext, ToolResult, adopt
 
 
 class PythonTool(ModelTool):
@@ -82,11 +81,13 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
 
 
 def as_tool(obj: Any) -> Tool:
-    """What `Agent(tools=[...])` accepts: a Tool object, or a function to wrap."""
-    if isinstance(obj, Tool):
-        return obj
-    if callable(obj):
-        return PythonTool(obj)
+    """What `Agent(tools=[...])` accepts: a Tool object (tools/tool.py `adopt`), or a
+    function to wrap."""
+    try:
+        return adopt(obj)
+    except TypeError:
+        if callable(obj):
+            return PythonTool(obj)
     raise TypeError(f"tools= takes functions or Tool objects, got {type(obj).__name__}")
 
 

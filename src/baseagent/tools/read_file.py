@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import resolve_read
 
 NAME = "read_file"
@@ -136,3 +136,8 @@ def _render_line(raw: bytes) -> str:
             cut -= 1
         raw = raw[:cut]
     return raw.decode("utf-8", errors="replace")
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE)

@@ -3,7 +3,7 @@
 The registry is the one place that turns whatever the model sent (invalid JSON, an unknown
 tool, arguments that break the schema, a tool that raises) into a ToolResult with the error
 text, so the model always gets an answer it can act on and the loop never crashes on a call.
-It holds Tool objects (tools/tool.py) from any source in a fixed order.
+It holds Tool objects (tools/tool.py, the one tool contract) from any source in a fixed order.
 """
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
-from baseagent.tools.tool import Tool, ToolArgumentsError, module_tool
+from pydantic import BaseModel
+
+from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, ToolContext,
+                                   ToolError, ToolResult, adopt)
 
 # Stable order: the tool list is part of the cached request prefix.
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
@@ -28,7 +30,8 @@ MAX_ARGUMENT_CHARS = 1 << 20
 
 
 def builtin_tools(names: Iterable[str] = DEFAULT_TOOLS) -> list[Tool]:
-    return [module_tool(importlib.import_module(f"baseagent.tools.{name}")) for name in names]
+    """The built-in tools: each module's `TOOL` (tools/tool.py ModelTool)."""
+    return [importlib.import_module(f"baseagent.tools.{name}").TOOL for name in names]
 
 
 @dataclass
@@ -47,8 +50,6 @@ class PreparedCall:
 
     @property
     def server(self) -> str:
-        from baseagent.tools.tool import BUILTIN_SERVER
-
         return self.tool.server if self.tool is not None else BUILTIN_SERVER
 
     @property
@@ -67,19 +68,19 @@ class PreparedCall:
 
     def named_changes(self, ctx: ToolContext) -> list[dict[str, str]]:
         """The files the call names even when it may not change them (a refused path): the
-        path a failed file_change item reports. The tool's `named_changes`, else its plan."""
-        named = getattr(self.tool, "named_changes", None)
-        if named is None or self.args is None:
-            return self.planned_changes(ctx)
+        path a failed file_change item reports (the tool's `named_changes`)."""
+        if self.tool is None or self.args is None:
+            return []
         try:
-            return named(self.args, ctx)
+            return self.tool.named_changes(self.args, ctx)
         except Exception:  # noqa: BLE001 - as for the plan: the item shows no path then
             return []
 
     def arguments_for_display(self) -> Any:
+        if isinstance(self.args, BaseModel):
+            return self.args.model_dump(mode="json", exclude_none=True)
         if self.args is not None:
-            dump = getattr(self.args, "model_dump", None)
-            return dump(mode="json", exclude_none=True) if dump is not None else self.args
+            return self.args
         if len(self.raw_arguments) > MAX_ARGUMENT_CHARS:
             return {"omitted": f"{len(self.raw_arguments)} characters"}
         try:
@@ -98,7 +99,8 @@ class ToolRegistry:
         compact descriptions); the tools themselves are the same."""
         self._tools: dict[str, Tool] = {}
         self.shape = shape
-        for tool in builtin_tools() if tools is None else tools:
+        for given in builtin_tools() if tools is None else tools:
+            tool = adopt(given)
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
@@ -356,3 +356,8 @@ def _append_line(text: str, line: str) -> str:
     if text and not text.endswith("\n"):
         text += "\n"
     return text + line
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE)

@@ -1,23 +1,47 @@
-"""What the registry needs of a tool, whatever it is built from.
+"""The one contract of a tool, whatever it is built from: every member and hook is here.
 
-Built-in tools are modules (NAME, DESCRIPTION, Args, ITEM_TYPE, run; see tools/base.py) and
-are adapted by ModuleTool. Other sources (Python functions, MCP servers, OpenAPI operations,
-tools the caller runs) implement the same protocol, so every tool goes through the same
-argument validation, output cap, redaction and event mapping.
+A tool is an object with the members of `Tool` below. The registry (tools/registry.py) is
+all that calls them, so every tool goes through the same argument validation, output cap,
+redaction and event mapping. What implements it:
+
+- built-in tools (shell.py, read_file.py, ...): one module each, ending in
+  `TOOL = ModelTool(...)` naming its hooks; `tools/registry.py` `builtin_tools()` reads them;
+- Python functions: `tools/python_tool.py` `PythonTool` (a ModelTool);
+- MCP servers' tools: `mcp/tools.py` `McpTool`; OpenAPI operations: `openapi/source.py`
+  `OpenApiTool`; tools the caller runs: `tools/external.py` `ExternalTool`; the sub-agent
+  tool: `core/delegation.py`;
+- any other object a library caller passes in `Agent(tools=[...])`: `adopt()` below is the
+  one place it meets the contract (it gets the defaults of the hooks it leaves out).
+
+Each of those subclasses `Tool` and so inherits the defaults of the hooks it does not
+override. Tools never print, never touch the message history and know nothing about
+events: they report through the returned ToolResult and, while they run, through
+`ctx.progress`. Everything a tool may know about its run is on ToolContext.
 """
 from __future__ import annotations
 
-from types import ModuleType
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.sandbox import SandboxMode
+from baseagent.sandbox.policy import Policy
+from baseagent.tools.procs import ProcessTracker
 
 # The event item kinds a tool call can appear as (output/events.py).
 ITEM_KINDS = ("command_execution", "file_change", "mcp_tool_call", "collab_tool_call", "todo_list")
 # The `server` of the mcp_tool_call items of tools that are part of the agent itself.
 BUILTIN_SERVER = "baseagent"
+# Defaults of the per-run knobs below (the settings layer passes the configured values).
+DEFAULT_SHELL_TIMEOUT_MS = 120_000
+# A search that takes longer than this is too broad to be useful to the model anyway.
+DEFAULT_GREP_TIMEOUT_S = 30.0
+
+
+class ToolError(Exception):
+    """Raised by a tool for an expected failure; the message goes to the model verbatim."""
 
 
 class ToolArgumentsError(Exception):
@@ -26,27 +50,175 @@ class ToolArgumentsError(Exception):
 
 @runtime_checkable
 class Tool(Protocol):
-    """name: what the model calls; server/tool_name: how an mcp_tool_call item names it
-    (an MCP server's own name for the tool may differ from the collision-free `name`)."""
+    """What the registry needs of a tool. Members without a default must be provided;
+    the hooks with one (`tool_name`, `planned_changes`, `named_changes`) are inherited by
+    subclasses and filled in by `adopt()` for other objects."""
 
+    # What the model calls it (unique in a run) and the description it reads.
     name: str
     description: str
+    # The event item kind its calls appear as (one of ITEM_KINDS).
     item_type: str
+    # The `server` of its mcp_tool_call items (BUILTIN_SERVER for the agent's own tools).
     server: str
 
     @property
-    def tool_name(self) -> str: ...
+    def tool_name(self) -> str:
+        """How an mcp_tool_call item names the tool: an MCP server's own name for it may
+        differ from the collision-free `name`. Default: `name`."""
+        return self.name
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments (what the model sees)."""
+        ...
 
     def parse(self, data: dict[str, Any]) -> Any:
-        """Validated arguments, or ToolArgumentsError."""
+        """The validated arguments, or ToolArgumentsError saying what to fix."""
+        ...
 
-    def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Do the call. ToolError for an expected failure (its message goes to the model);
+        any other exception becomes an error result too. Poll `ctx.cancelled` in long work."""
+        ...
 
     def planned_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        """The files a file-changing call means to touch (its `item.started`)."""
+        """The files a file-changing call means to touch (its `item.started`); `[{"path",
+        "kind"}]`. Default: none."""
+        return []
+
+    def named_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
+        """The files the call names even when it will not change them (a refused path):
+        what a failed file_change item reports. Default: `planned_changes`."""
+        return self.planned_changes(args, ctx)
+
+
+# The members every tool provides, and the hooks `Tool` gives a default (tests hold these
+# to the protocol).
+REQUIRED_MEMBERS = ("name", "description", "item_type", "server", "parameters", "parse", "run")
+HOOKS = ("tool_name", "planned_changes", "named_changes")
+
+
+def adopt(obj: Any) -> Tool:
+    """A caller's tool object held to the contract: a `Tool` (by subclass or by having every
+    member) as it is; an object that leaves some hooks out, wrapped so that it gets their
+    defaults. TypeError when a required member is missing. This is the one place an
+    object's members are looked for; nothing calls a tool's hook on faith."""
+    if isinstance(obj, Tool):
+        return obj
+    missing = [member for member in REQUIRED_MEMBERS if not hasattr(obj, member)]
+    if missing:
+        raise TypeError(f"{type(obj).__name__} is not a Tool: it has no "
+                        f"{', '.join(missing)}")
+    return _Adopted(obj)
+
+
+class _Adopted(Tool):
+    """An object with the required members and some of the hooks (see `adopt`)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.tool = obj
+        self.name, self.description = obj.name, obj.description
+        self.item_type, self.server = obj.item_type, obj.server
+        self.parameters, self.parse, self.run = obj.parameters, obj.parse, obj.run
+        self._tool_name = obj.tool_name if hasattr(obj, "tool_name") else obj.name
+        if hasattr(obj, "planned_changes"):
+            self.planned_changes = obj.planned_changes  # type: ignore[method-assign]
+        if hasattr(obj, "named_changes"):
+            self.named_changes = obj.named_changes  # type: ignore[method-assign]
+
+    @property
+    def tool_name(self) -> str:
+        return self._tool_name
+
+    def __repr__(self) -> str:
+        return repr(self.tool)
+
+
+@dataclass
+class ToolResult:
+    """What a tool hands back: text for the model, success flag, and the event item payload.
+
+    ``item`` holds the fields of the event item beyond id/type (e.g. ``command``,
+    ``exit_code`` for shell; ``changes`` for file edits). The registry fills in a status.
+    """
+
+    output: str
+    success: bool = True
+    item: dict[str, Any] = field(default_factory=dict)
+
+
+class CallBudget:
+    """Model calls left in the running turn. The loop spends one per step; a sub-agent's
+    calls are spent from its parent's budget too, so delegating never multiplies the limit."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def spend(self, calls: int = 1) -> None:
+        self.left -= calls
+
+
+class Delegator(Protocol):
+    """Runs a sub-task in a child agent (core/delegation.py); on ToolContext when the
+    delegate tool is enabled."""
+
+    def run(self, task: str, tools: list[str] | None, max_iterations: int | None,
+            ctx: "ToolContext") -> ToolResult: ...
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may know about its run, handed in by the run that owns it.
+
+    Nothing here is shared between runs: two agents in one process each have their own
+    context, process tracker and environment, so neither can see or kill the other's work.
+    """
+
+    cwd: Path
+    # Environment handed to child processes (already stripped of secrets by the caller).
+    env: dict[str, str] = field(default_factory=dict)
+    sandbox: SandboxMode = "danger-full-access"
+    # Whether commands may use the network in workspace-write and read-only.
+    sandbox_network: bool = False
+    shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS
+    # Called with a partial item payload while a tool runs (e.g. growing shell output).
+    progress: Callable[[dict[str, Any]], None] = lambda _payload: None
+    # Set by the loop when the run is being interrupted; long tools poll it.
+    cancelled: Callable[[], bool] = lambda: False
+    # Extra writable roots (e.g. --add-dir) for workspace-write.
+    writable_roots: list[Path] = field(default_factory=list)
+    # The command sessions this run started, so an interrupt can end all of them.
+    processes: ProcessTracker = field(default_factory=ProcessTracker)
+    # grep_files: which search implementation, and how long a search may take.
+    grep_backend: str = "auto"
+    grep_timeout_s: float = DEFAULT_GREP_TIMEOUT_S
+    # The thread this run belongs to, and the item of the call being run (set by the loop).
+    thread_id: str = ""
+    item_id: str = ""
+    # The turn's model-call budget (set by the loop), for tools that make model calls.
+    model_calls: CallBudget | None = None
+    # The sub-agent runner, when the delegate tool is enabled.
+    delegate: Delegator | None = None
+    # The run's sandbox, its writable roots opened once (built when the run starts, else on
+    # first use; shared with sub-agents' contexts).
+    sandbox_policy: Policy | None = None
+
+    def policy(self) -> Policy:
+        """What the kernel lets this run's commands and file writes touch."""
+        if self.sandbox_policy is None:
+            self.sandbox_policy = Policy.build(self.sandbox, self.cwd, self.writable_roots,
+                                               self.env, self.sandbox_network)
+        return self.sandbox_policy
+
+    def close(self) -> None:
+        """The run is over: release what the sandbox policy holds open."""
+        if self.sandbox_policy is not None:
+            self.sandbox_policy.close()
+
+    def resolve(self, path: str) -> Path:
+        """Resolve a model-supplied path: absolute as given, relative against the workspace."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (self.cwd / p)
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
@@ -86,8 +258,10 @@ def check_json_arguments(name: str, schema: dict[str, Any],
     return data
 
 
-class ModelTool:
-    """A tool whose arguments are a pydantic model (built-in modules, Python functions)."""
+class ModelTool(Tool):
+    """A tool whose arguments are a pydantic model (built-in tools, Python functions).
+    `planner` and `namer` are its `planned_changes` and `named_changes` hooks, when it has
+    them."""
 
     def __init__(self, *, name: str, description: str, args_model: type[BaseModel],
                  runner: Any, item_type: str = "mcp_tool_call", server: str = BUILTIN_SERVER,
@@ -103,13 +277,11 @@ class ModelTool:
         self._run = runner
         self._plan = planner
         self._name = namer
-        self._schema = parameters if parameters is not None else schema_of(args_model)
-
-    @property
-    def tool_name(self) -> str:
-        return self.name
+        self._schema = parameters
 
     def parameters(self) -> dict[str, Any]:
+        if self._schema is None:  # made on first use: importing a tool module stays cheap
+            self._schema = schema_of(self.args_model)
         return self._schema
 
     def parse(self, data: dict[str, Any]) -> Any:
@@ -125,15 +297,5 @@ class ModelTool:
         return self._plan(args, ctx) if self._plan is not None else []
 
     def named_changes(self, args: Any, ctx: ToolContext) -> list[dict[str, str]]:
-        """The files the call names even when it will not change them (a refused path)."""
-        return self._name(args, ctx) if self._name is not None else self.planned_changes(args, ctx)
-
-
-def module_tool(module: ModuleType) -> ModelTool:
-    """A built-in tool module (NAME, DESCRIPTION, Args, ITEM_TYPE, run[, planned_changes,
-    named_changes, PARAMETERS])."""
-    return ModelTool(name=module.NAME, description=module.DESCRIPTION, args_model=module.Args,
-                     runner=module.run, item_type=module.ITEM_TYPE,
-                     planner=getattr(module, "planned_changes", None),
-                     namer=getattr(module, "named_changes", None),
-                     parameters=getattr(module, "PARAMETERS", None))
+        return self._name(args, ctx) if self._name is not None \
+            else super().named_changes(args, ctx)

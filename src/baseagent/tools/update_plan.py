@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.tools.base import ToolContext, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
 
 NAME = "update_plan"
 ITEM_TYPE = "todo_list"
@@ -30,7 +30,7 @@ DESCRIPTION = (
     "just do it. A plan is not the result: keep working until every step is completed."
 )
 
-Status = Literal["pending", "in_progress", "completed"]
+StepStatus = Literal["pending", "in_progress", "completed"]
 STATUSES = ("pending", "in_progress", "completed")
 
 # Codex's schema, inline (no $defs, no null unions): the shape models are trained on. Args
@@ -63,7 +63,7 @@ class PlanStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     step: str
-    status: Status
+    status: StepStatus
 
     @field_validator("step")
     @classmethod
@@ -92,3 +92,8 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     """The todo_list item's payload: the steps as Codex shows them (text, completed)."""
     items = [{"text": s.step, "completed": s.status == "completed"} for s in args.plan]
     return ToolResult(output=RESULT, item={"items": items})
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE, parameters=PARAMETERS)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from baseagent.fsutil import atomic_write
 from baseagent.sandbox.policy import confine
-from baseagent.tools.base import ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
 from baseagent.tools.paths import display_path, event_path, resolve_write
 
@@ -143,3 +143,8 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+# The tool as the registry sees it (tools/tool.py).
+TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
+                 item_type=ITEM_TYPE, planner=planned_changes, namer=named_changes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from baseagent.tools.base import ToolError
+from baseagent.tools.tool import ToolError
 
 BEGIN_PATCH = "*** Begin Patch"
 END_PATCH = "*** End Patch"

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from baseagent.llm.types import TOKEN_KEYS
 from baseagent.errors import ConfigError
+from baseagent.output.emitter import EventListener
 from baseagent.output.events import ThreadEvent
 from baseagent.output.jsonl import json_line
 
@@ -35,7 +36,7 @@ class RecordWriteError(Exception):
     """The session record could not be written (raised once; the record is closed)."""
 
 
-class SessionRecorder:
+class SessionRecorder(EventListener):
     """Writes one thread's record; also an event listener for the Emitter."""
 
     def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None) -> None:

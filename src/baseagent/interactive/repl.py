@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from baseagent.config.defaults import Settings
+from baseagent.config.settings import Settings
 from baseagent.errors import ConfigError, InputError
 from baseagent.exit_codes import EXIT_OK, exit_code_for_signal
 
