@@ -8,8 +8,8 @@ The server keeps no state between requests: the step a request gets is the numbe
 outputs already in its `input`, so any number of sessions (sequential or repeated) share
 one server. The shell call is shaped after the tool the request offers (Codex names it
 `shell`, `shell_command` or `exec_command`, depending on the model and version). Every
-POST's arrival time is recorded (headers read, before the body), as the scripted server
-records its own.
+POST's arrival time is recorded (headers read, before the body), and the time its answer
+had been written, as the scripted server records its own.
 """
 from __future__ import annotations
 
@@ -90,6 +90,7 @@ class FakeResponses:
                  final: str = "All steps done.") -> None:
         self.steps, self.command, self.final = steps, command, final
         self.arrivals: list[float] = []  # time.time() of each POST /v1/responses
+        self.answered: dict[float, float] = {}  # arrival -> time.time() its answer was written
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
@@ -112,6 +113,11 @@ class FakeResponses:
     def since(self, t0: float) -> list[float]:
         with self._lock:
             return [t for t in self.arrivals if t >= t0]
+
+    def answers_since(self, t0: float) -> list[float | None]:
+        """When the answer to each request since `t0` had been written (None: not yet)."""
+        with self._lock:
+            return [self.answered.get(t) for t in self.arrivals if t >= t0]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -154,3 +160,5 @@ class _Handler(BaseHTTPRequestHandler):
                        for i, e in enumerate(events(body, number, owner.steps, owner.command,
                                                     owner.final))).encode()
         self._reply(200, data, "text/event-stream")
+        with owner._lock:
+            owner.answered[arrived] = time.time()

@@ -69,7 +69,8 @@ def test_unreachable_providers_are_named_with_the_cause(kind, scripted_server, w
                               f"{cause}") or message.startswith(
         f"model call failed after 0 retries: cannot connect to {base}/chat/completions: "
         f"{cause}"), message
-    assert "500" not in message and "InternalServerError" not in message
+    said = message.replace(base, "URL")  # the port may hold "500"
+    assert "500" not in said and "InternalServerError" not in said
 
     # sessions list and show say why the thread failed
     listing = run_agent(["sessions"], cwd=workspace, home=home, parse=False)

@@ -256,7 +256,7 @@ def test_prefix_cache_ignores_moving_cache_markers_and_anthropic_mode():
 
 # -- recording, script control ----------------------------------------------------------------
 
-def test_requests_and_arrival_times_are_recorded(scripted_server):
+def test_requests_arrival_and_answer_times_are_recorded(scripted_server):
     server = scripted_server([{"content": "slow", "delay": 0.3}, {"content": "fast"}])
     before = time.time()
     post(server, {"model": "m", "messages": USER, "temperature": 0.5})
@@ -268,6 +268,8 @@ def test_requests_and_arrival_times_are_recorded(scripted_server):
     assert len(bodies[1]["messages"]) == 2
     assert before <= times[0] < before + 0.2  # stamped on arrival, not after the delay
     assert times[0] < times[1]
+    answered = server.answer_times  # stamped once the answer was written
+    assert times[0] + 0.3 <= answered[0] <= after_first <= times[1] <= answered[1]
 
 
 def test_exhausted_script_answers_message_or_error(scripted_server):

@@ -650,6 +650,12 @@ class _StreamPump(threading.Thread):
     When the caller gives up (interrupt, stall) it abandons the pump: the stream is closed
     best-effort and whatever the thread still produces is dropped; a thread blocked in a
     socket read ends when httpx's own read timeout fires, or with the process.
+
+    Every stream is closed on this thread when it ends, finished or not. litellm stops
+    reading some answers before their body ends (Anthropic's at `message_stop`); left
+    open, the response is closed by the garbage collector on whichever thread it happens
+    to run, and when that is the next attempt's pump inside httpcore's connection pool,
+    the close waits for the pool's lock that very thread holds: the run hangs.
     """
 
     def __init__(self, open_stream: Callable[[], Any]) -> None:
@@ -672,8 +678,7 @@ class _StreamPump(threading.Thread):
             if not self._abandoned.is_set():
                 self.queue.put((_ERROR, exc))
         finally:
-            if self._abandoned.is_set():
-                _close_stream(self.stream)
+            _close_stream(self.stream)
 
     def abandon(self) -> None:
         """Stop caring about this attempt; close its stream if it is done or once it is."""
@@ -683,14 +688,18 @@ class _StreamPump(threading.Thread):
 
 
 def _close_stream(stream: Any) -> None:
+    """Close a stream and what it reads from: litellm's wrapper, the provider iterator
+    under it (openai-python's Stream), its HTTP response, or the generator of the
+    response's lines litellm's own providers (Anthropic's among them) iterate. Closing
+    any of them twice, or a finished one, does nothing."""
     if stream is None:
         return
-    for target in (stream, getattr(stream, "completion_stream", None),
-                   getattr(getattr(stream, "completion_stream", None), "response", None)):
+    inner = getattr(stream, "completion_stream", None)
+    for target in (stream, inner, getattr(inner, "response", None),
+                   getattr(inner, "streaming_response", None)):
         close = getattr(target, "close", None)
         if callable(close):
             try:
                 close()
-            except Exception:  # noqa: BLE001 - closing a broken stream
+            except Exception:  # noqa: BLE001 - closing a broken stream (or one still read)
                 pass
-            return

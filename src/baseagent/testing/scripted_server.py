@@ -139,6 +139,7 @@ class ScriptedServer:
         self._port = port
         self._requests: list[dict] = []
         self._times: list[float] = []
+        self._answered: dict[float, float] = {}  # arrival time -> answer sent
         self._next = 0  # index of the next step to play
         self.overruns = 0
         self.errors: list[str] = []  # script errors met while serving (bad responder steps)
@@ -218,6 +219,14 @@ class ScriptedServer:
             return list(self._times)
 
     @property
+    def answer_times(self) -> list[float | None]:
+        """time.time() when the answer to each request in `requests` had been written (None
+        while it is still being answered): from there to the next request's arrival is the
+        client's time alone, the server's parse of a long history left out."""
+        with self._lock:
+            return [self._answered.get(t) for t in self._times]
+
+    @property
     def steps_served(self) -> int:
         """Script steps consumed so far (faults count; context refusals and overruns do not)."""
         with self._lock:
@@ -243,6 +252,10 @@ class ScriptedServer:
             self._steps.extend(new)
 
     # -- request handling (called from handler threads) --------------------------------------
+
+    def _note_answered(self, arrived: float) -> None:
+        with self._lock:
+            self._answered[arrived] = time.time()
 
     def _handle_chat(self, handler: "_Handler", body: dict, wire: Wire = OPENAI_WIRE) -> None:
         arrived = getattr(handler, "arrived", None) or time.time()
@@ -416,6 +429,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._handle_chat(self, body, wire)
         except _DISCONNECTS:
             self.close_connection = True
+        finally:
+            self.server.owner._note_answered(self.arrived)
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
