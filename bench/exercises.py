@@ -505,37 +505,43 @@ def render(runs: list[Run]) -> str:
              "Rendered by `python bench/exercises.py report` from `bench/exercises_runs.jsonl` "
              "(each `run` appends one line). Method: bench/exercises.py's docstring; the dev "
              "set: bench/exercises/ (Exercism, MIT).", ""]
+    # The detail: the latest dev run with every row, else the latest run (its rows only).
     full = [r for r in runs if set(ROWS) <= set(r.rows) and r.exercises == "dev"]
-    if full:
-        run = full[-1]
-        lines += [f"## Latest run with every row ({run.started}, commit {run.commit})", "",
+    run = full[-1] if full else (runs[-1] if runs else None)
+    if run is not None:
+        names = [n for n in ROWS if n in run.rows]
+        title = ("Latest run with every row" if full else
+                 "Latest run (rows measured: " + ", ".join(names) + ")")
+        lines += [f"## {title} ({run.started}, commit {run.commit})", "",
                   f"Model `{run.model}` served by {run.server}; temperature 0; load average at "
                   f"start {run.load}. baseagent runs `batch --oss` (with --api-base and "
                   f"--model) plus `{shlex.join(run.extra) or '(no other flags)'}`. "
                   f"{run.note}", "",
                   "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
-                  "~3-4 hours on 2 cores).", "",
+                  "~3-4 hours on 2 cores for every row; `--rows agent,alone` ~1.5 hours).", "",
                   "| row | solved | model calls | input tokens | output tokens | wall s |",
                   "|---|---:|---:|---:|---:|---:|"]
-        for name in ROWS:
+        for name in names:
             rows = run.rows[name]
             lines.append(f"| {name} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} | "
                          f"{sum(r['input_tokens'] for r in rows)} | "
                          f"{sum(r['output_tokens'] for r in rows)} | "
                          f"{sum(r['wall_s'] for r in rows):.0f} |")
-        lines += ["", "### baseagent, per task", "",
-                  "| exercise | status | model calls | tokens in / out | wall s | tests | why it failed |",
-                  "|---|---|---:|---|---:|---|---|"]
-        for r in run.rows["agent"]:
-            lines.append(f"| {r['name']} | {r['status']} | {r['model_calls']} | "
-                         f"{r['input_tokens']} / {r['output_tokens']} | {r['wall_s']} | "
-                         f"{r['tests']} | {r['why']} |")
+        if "agent" in run.rows:
+            lines += ["", "### baseagent, per task", "",
+                      "| exercise | status | model calls | tokens in / out | wall s | tests | "
+                      "why it failed |", "|---|---|---:|---|---:|---|---|"]
+            for r in run.rows["agent"]:
+                lines.append(f"| {r['name']} | {r['status']} | {r['model_calls']} | "
+                             f"{r['input_tokens']} / {r['output_tokens']} | {r['wall_s']} | "
+                             f"{r['tests']} | {r['why']} |")
+        first = run.rows[names[0]]
         lines += ["", "### Every row, per task", "",
-                  "| exercise | " + " | ".join(ROWS) + " |", "|---|" + "---|" * len(ROWS)]
-        by_name = {name: {r["name"]: r for r in run.rows[name]} for name in ROWS}
-        for r in run.rows["agent"]:
+                  "| exercise | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        by_name = {name: {r["name"]: r for r in run.rows[name]} for name in names}
+        for r in first:
             cells = []
-            for name in ROWS:
+            for name in names:
                 other = by_name[name].get(r["name"])
                 cells.append("-" if other is None else
                              ("solved" if other["solved"] else f"✗ {other['why']}"))
