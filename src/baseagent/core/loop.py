@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from baseagent.core.echo import echoes
 from baseagent.core.evidence import Evidence
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
@@ -70,6 +71,8 @@ STUMBLE_ENDINGS = {
 }
 # Replies that only announce a next step ("I will run the tests") that get a note, a turn.
 MAX_INTENT_NUDGES = 2
+# Messages before a reply that an echo of them is looked for in (core/echo.py).
+ECHO_LOOKBACK = 8
 # The end of a reply that announces what it will do rather than saying what was done.
 _ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let's|Next,? I|"
                         r"Now,? I|I need to|We need to|I should)\b", re.IGNORECASE)
@@ -173,7 +176,7 @@ class _TurnState:
     evidence: Evidence = field(default_factory=Evidence)
     evidence_asked: bool = False
     stumbles: int = 0  # replies in a row that were not answers
-    intent_nudges: int = 0  # replies that only announced a next step
+    intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
 
@@ -360,7 +363,8 @@ class Loop:
                 self._recover(stumble, turn)
                 continue
             state.stumbles = 0
-            if self._tell_prose_code(turn) or self._nudge_intent(turn):
+            if self._tell_prose_code(turn) or self._nudge_intent(turn) \
+                    or self._nudge_echo(turn):
                 continue
             if not state.verified:
                 state.verified = True
@@ -404,6 +408,24 @@ class Loop:
             return False
         state.intent_nudges += 1
         self._append({"role": "user", "content": STUMBLE_PROMPTS["intent"]})
+        return True
+
+    def _nudge_echo(self, turn: ModelTurn) -> bool:
+        """A reply that mostly repeats what the model was just shown (a test run's output,
+        a tool's note) while the turn still lacks its evidence: the model is told that
+        nothing changed and what is still missing (shares the nudges' limit a turn)."""
+        state = self._state
+        assert state is not None
+        missing = state.evidence.missing()
+        if state.intent_nudges >= MAX_INTENT_NUDGES or missing is None:
+            return False
+        shown = [str(m.get("content") or "") for m in self.history[-ECHO_LOOKBACK - 1:-1]
+                 if m.get("role") in ("tool", "user")]
+        if not echoes(turn.text, shown):
+            return False
+        state.intent_nudges += 1
+        self._append({"role": "user",
+                      "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
         return True
 
     def _tell_prose_code(self, turn: ModelTurn) -> bool:
