@@ -204,6 +204,37 @@ def test_a_whole_file_that_passes_the_tests_is_evidence(tmp_path):
     assert client.calls == 3  # the answer, then the verification round: no evidence request
 
 
+def test_a_whole_file_beside_a_call_is_written_before_the_call_runs(tmp_path):
+    """"Here is hamming.py ... now run the tests" with a call: the file is written first,
+    so the call tests the new code (not the stub)."""
+    _hamming(tmp_path, solved=False)
+    answer = ("hamming.py\n```python\ndef distance(a, b):\n"
+              "    return sum(x != y for x, y in zip(a, b))\n```\nNow the tests:")
+    steps = [{"content": answer,
+              "tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Done: 1 passed."}, {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).status == "completed"
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    kinds = [type(e.item).__name__ for e in rec.events if isinstance(e, ev.ItemCompleted)
+             and type(e.item).__name__ in ("FileChangeItem", "CommandExecutionItem")]
+    assert kinds == ["FileChangeItem", "CommandExecutionItem"]
+    assert rec.completed("command_execution")[0].exit_code == 0
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_a_file_the_calls_write_themselves_is_not_written_twice(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    answer = "hamming.py\n```python\ndef distance(a, b):\n    return 1\n```"
+    steps = [{"content": answer, "tool_calls": [call(
+        "write_file", file_path="./hamming.py", content="def distance(a, b):\n    return 2\n")]},
+             {"content": "ok"}]
+    loop, _, rec = make_loop(tmp_path, steps, verify=False)
+    loop.run_turn("change hamming.py")
+    assert (tmp_path / "hamming.py").read_text().endswith("return 2\n")
+    assert len(rec.completed("file_change")) == 1
+
+
 def test_protected_tests_in_the_answer_are_never_written(tmp_path):
     (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
     (tmp_path / "hamming_test.py").write_text("import unittest\n")

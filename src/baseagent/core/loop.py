@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import time
 import uuid
@@ -507,27 +508,32 @@ class Loop:
                 call.arguments, call.note = repaired
 
     def _apply_prose_code(self, turn: ModelTurn) -> None:
-        """An answer with no tool call that holds a file's whole new content in a code block
-        (core/prose_code.py) becomes write_file calls, when the run writes such code
-        (prose_code "apply") and has write_file. Each call's result says what happened."""
+        """A reply that holds a file's whole new content in a code block (core/prose_code.py)
+        gets write_file calls for it, when the run writes such code (prose_code "apply")
+        and has write_file. Each call's result says what happened. Written before the calls
+        the reply makes (its text comes first: "here is the file; now run the tests"),
+        except for files those calls write themselves."""
         state = self._state
-        if self.prose_code != "apply" or turn.tool_calls or _stumble(turn) is not None \
+        if self.prose_code != "apply" or _stumble(turn) is not None \
                 or state is None or self.registry.get("write_file") is None:
             return
         cwd = self.tool_context.cwd
+        written_by_calls = {os.path.normpath(cwd / p) for c in turn.tool_calls
+                            if (p := _written_path(c)) is not None}
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
-                  if _differs(cwd / b.path, b.content)]
+                  if os.path.normpath(cwd / b.path) not in written_by_calls
+                  and _differs(cwd / b.path, b.content)]
         calls = [ToolCall(
             id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
-        # The test run the reply shows but did not make, when the turn still lacks one;
-        # else, after files written from the reply, the task's own test command (Aider's
-        # auto-test): the model sees at once whether its code works.
+        # With no call of its own: the test run the reply shows but did not make, when the
+        # turn still lacks one; else, after files written from the reply, the task's own
+        # test command (Aider's auto-test): the model sees at once whether its code works.
         shown = test_command_block(turn.text)
         command = shown.content if shown is not None else state.evidence.test_command
-        if command and self.registry.get("shell") is not None \
+        if not turn.tool_calls and command and self.registry.get("shell") is not None \
                 and (blocks or (shown is not None and state.evidence.missing() is not None)):
             note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
             if shown is not None:
@@ -537,7 +543,7 @@ class Loop:
                 arguments=json.dumps({"command": command}, ensure_ascii=False),
                 note=note.format(command=command)))
         if calls:
-            turn.tool_calls = calls
+            turn.tool_calls = calls + turn.tool_calls
             turn.text = without_blocks(turn.text, blocks)
 
     def _choice(self) -> dict[str, Any]:
@@ -796,6 +802,17 @@ def _stumble(turn: ModelTurn) -> str | None:
     if turn.finish_reason == "length":
         return "length"
     return None
+
+
+def _written_path(call: ToolCall) -> str | None:
+    """The file a write_file call writes (None for other calls, or unreadable arguments)."""
+    if call.name != "write_file":
+        return None
+    try:
+        path = json.loads(call.arguments or "{}").get("file_path")
+    except (ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) else None
 
 
 def _differs(path: Any, content: str) -> bool:
