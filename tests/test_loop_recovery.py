@@ -204,6 +204,37 @@ def test_a_whole_file_that_passes_the_tests_is_evidence(tmp_path):
     assert client.calls == 3  # the answer, then the verification round: no evidence request
 
 
+def test_a_whole_file_beside_a_call_is_written_before_the_call_runs(tmp_path):
+    """"Here is hamming.py ... now run the tests" with a call: the file is written first,
+    so the call tests the new code (not the stub)."""
+    _hamming(tmp_path, solved=False)
+    answer = ("hamming.py\n```python\ndef distance(a, b):\n"
+              "    return sum(x != y for x, y in zip(a, b))\n```\nNow the tests:")
+    steps = [{"content": answer,
+              "tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Done: 1 passed."}, {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).status == "completed"
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    kinds = [type(e.item).__name__ for e in rec.events if isinstance(e, ev.ItemCompleted)
+             and type(e.item).__name__ in ("FileChangeItem", "CommandExecutionItem")]
+    assert kinds == ["FileChangeItem", "CommandExecutionItem"]
+    assert rec.completed("command_execution")[0].exit_code == 0
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_a_file_the_calls_write_themselves_is_not_written_twice(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    answer = "hamming.py\n```python\ndef distance(a, b):\n    return 1\n```"
+    steps = [{"content": answer, "tool_calls": [call(
+        "write_file", file_path="./hamming.py", content="def distance(a, b):\n    return 2\n")]},
+             {"content": "ok"}]
+    loop, _, rec = make_loop(tmp_path, steps, verify=False)
+    loop.run_turn("change hamming.py")
+    assert (tmp_path / "hamming.py").read_text().endswith("return 2\n")
+    assert len(rec.completed("file_change")) == 1
+
+
 def test_protected_tests_in_the_answer_are_never_written(tmp_path):
     (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
     (tmp_path / "hamming_test.py").write_text("import unittest\n")
@@ -327,6 +358,39 @@ def test_a_reply_that_only_announces_the_next_step_is_told_nothing_happened(tmp_
     loop, client, _ = make_loop(tmp_path, steps)
     assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
     assert client.requests[2][-1]["content"].startswith("You said what you would do next")
+
+
+def test_a_reply_that_only_echoes_the_failing_tests_is_told_nothing_changed(tmp_path):
+    _hamming(tmp_path, solved=False)
+    run_tests = call("shell", command=f"{PYTEST} hamming_test.py")
+    steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"tool_calls": [run_tests]},
+             # the echo: the test output it was shown, copied back with a line of its own
+             lambda messages: {"content": "The tests failed:\n" + messages[-1]["content"]},
+             {"tool_calls": [call("shell", command=f"cp {tmp_path / 'good.py'} hamming.py")]},
+             {"tool_calls": [run_tests]}, {"content": "Fixed: 1 passed."},
+             {"content": "Verified: 1 passed."}]
+    (tmp_path / "good.py").write_text(
+        "def distance(a, b):\n    return sum(x != y for x, y in zip(a, b))\n")
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    nudge = client.requests[3][-1]["content"]
+    assert nudge.startswith("Your reply repeats what you were shown") and "exited 1" in nudge
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_echo_overlap_is_measured_on_words_not_lines():
+    from baseagent.core.echo import echo_share, echoes
+
+    note = ("Overwrote a.py (27 bytes)\nNote: this exact call was already made with the same "
+            "result. The file already holds exactly this content: writing it again changes "
+            "nothing. Run the tests or the program to check it, or change the code.")
+    parrot = ("The file already holds exactly this content, so writing it again does not "
+              "change anything. Run the tests or the program to check it, or change the code.")
+    own = ("I implemented distance with zip over both strands and counted the positions that "
+           "differ; the length check raises ValueError as the tests expect.")
+    assert echoes(parrot, [note]) and not echoes(own, [note])
+    assert echo_share("ok", [note]) == 0.0  # too short to judge
 
 
 def test_a_test_run_shown_but_not_made_is_run(tmp_path):

@@ -99,3 +99,18 @@ def test_fenced_calls_in_any_language_with_comment_lines_above():
     parsed = parse_tool_calls(text, ToolRegistry().specs())
     assert [c.name for c in parsed.calls] == ["read_file"]
     assert "def f():" in parsed.text and "read_file" not in parsed.text
+
+
+def test_a_block_of_comments_only_does_not_run_into_the_next_block():
+    """A ```python block holding only `# Run the tests with: ...` once swallowed the fence
+    after it, so the call in the next block was reported unreadable and never ran."""
+    text = ('pangram.py\n```python\ndef is_pangram(s):\n    return True\n```\n\n'
+            '```python\n# Run the tests with: python -m pytest -q pangram_test.py\n```\n\n'
+            'If they pass:\n\n```json\n'
+            '{"name": "shell", "arguments": {"command": "python -m pytest -q pangram_test.py"}}'
+            '\n```')
+    parsed = parse_tool_calls(text, ToolRegistry().specs())
+    assert parsed.malformed == []
+    assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [
+        ("shell", {"command": "python -m pytest -q pangram_test.py"})]
+    assert "def is_pangram(s):" in parsed.text

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import time
 import uuid
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from baseagent.core.echo import echoes
 from baseagent.core.evidence import Evidence
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
@@ -70,6 +72,8 @@ STUMBLE_ENDINGS = {
 }
 # Replies that only announce a next step ("I will run the tests") that get a note, a turn.
 MAX_INTENT_NUDGES = 2
+# Messages before a reply that an echo of them is looked for in (core/echo.py).
+ECHO_LOOKBACK = 8
 # The end of a reply that announces what it will do rather than saying what was done.
 _ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let's|Next,? I|"
                         r"Now,? I|I need to|We need to|I should)\b", re.IGNORECASE)
@@ -174,7 +178,7 @@ class _TurnState:
     evidence: Evidence = field(default_factory=Evidence)
     evidence_asked: bool = False
     stumbles: int = 0  # replies in a row that were not answers
-    intent_nudges: int = 0  # replies that only announced a next step
+    intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
 
@@ -361,7 +365,8 @@ class Loop:
                 self._recover(stumble, turn)
                 continue
             state.stumbles = 0
-            if self._tell_prose_code(turn) or self._nudge_intent(turn):
+            if self._tell_prose_code(turn) or self._nudge_intent(turn) \
+                    or self._nudge_echo(turn):
                 continue
             if not state.verified:
                 state.verified = True
@@ -405,6 +410,24 @@ class Loop:
             return False
         state.intent_nudges += 1
         self._append({"role": "user", "content": STUMBLE_PROMPTS["intent"]})
+        return True
+
+    def _nudge_echo(self, turn: ModelTurn) -> bool:
+        """A reply that mostly repeats what the model was just shown (a test run's output,
+        a tool's note) while the turn still lacks its evidence: the model is told that
+        nothing changed and what is still missing (shares the nudges' limit a turn)."""
+        state = self._state
+        assert state is not None
+        missing = state.evidence.missing()
+        if state.intent_nudges >= MAX_INTENT_NUDGES or missing is None:
+            return False
+        shown = [str(m.get("content") or "") for m in self.history[-ECHO_LOOKBACK - 1:-1]
+                 if m.get("role") in ("tool", "user")]
+        if not echoes(turn.text, shown):
+            return False
+        state.intent_nudges += 1
+        self._append({"role": "user",
+                      "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
         return True
 
     def _tell_prose_code(self, turn: ModelTurn) -> bool:
@@ -486,27 +509,32 @@ class Loop:
                 call.arguments, call.note = repaired
 
     def _apply_prose_code(self, turn: ModelTurn) -> None:
-        """An answer with no tool call that holds a file's whole new content in a code block
-        (core/prose_code.py) becomes write_file calls, when the run writes such code
-        (prose_code "apply") and has write_file. Each call's result says what happened."""
+        """A reply that holds a file's whole new content in a code block (core/prose_code.py)
+        gets write_file calls for it, when the run writes such code (prose_code "apply")
+        and has write_file. Each call's result says what happened. Written before the calls
+        the reply makes (its text comes first: "here is the file; now run the tests"),
+        except for files those calls write themselves."""
         state = self._state
-        if self.prose_code != "apply" or turn.tool_calls or _stumble(turn) is not None \
+        if self.prose_code != "apply" or _stumble(turn) is not None \
                 or state is None or self.registry.get("write_file") is None:
             return
         cwd = self.tool_context.cwd
+        written_by_calls = {os.path.normpath(cwd / p) for c in turn.tool_calls
+                            if (p := _written_path(c)) is not None}
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
-                  if _differs(cwd / b.path, b.content)]
+                  if os.path.normpath(cwd / b.path) not in written_by_calls
+                  and _differs(cwd / b.path, b.content)]
         calls = [ToolCall(
             id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
-        # The test run the reply shows but did not make, when the turn still lacks one;
-        # else, after files written from the reply, the task's own test command (Aider's
-        # auto-test): the model sees at once whether its code works.
+        # With no call of its own: the test run the reply shows but did not make, when the
+        # turn still lacks one; else, after files written from the reply, the task's own
+        # test command (Aider's auto-test): the model sees at once whether its code works.
         shown = test_command_block(turn.text)
         command = shown.content if shown is not None else state.evidence.test_command
-        if command and self.registry.get("shell") is not None \
+        if not turn.tool_calls and command and self.registry.get("shell") is not None \
                 and (blocks or (shown is not None and state.evidence.missing() is not None)):
             note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
             if shown is not None:
@@ -516,7 +544,7 @@ class Loop:
                 arguments=json.dumps({"command": command}, ensure_ascii=False),
                 note=note.format(command=command)))
         if calls:
-            turn.tool_calls = calls
+            turn.tool_calls = calls + turn.tool_calls
             turn.text = without_blocks(turn.text, blocks)
 
     def _choice(self) -> dict[str, Any]:
@@ -775,6 +803,17 @@ def _stumble(turn: ModelTurn) -> str | None:
     if turn.finish_reason == "length":
         return "length"
     return None
+
+
+def _written_path(call: ToolCall) -> str | None:
+    """The file a write_file call writes (None for other calls, or unreadable arguments)."""
+    if call.name != "write_file":
+        return None
+    try:
+        path = json.loads(call.arguments or "{}").get("file_path")
+    except (ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) else None
 
 
 def _differs(path: Any, content: str) -> bool:

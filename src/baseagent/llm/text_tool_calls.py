@@ -31,9 +31,10 @@ from typing import Any
 PARSER_MODES = ("auto", "native", "text")
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 # Any fence language: small models label the call ```python or ```bash as often as ```json,
-# and may put a comment line (`# tools`) above it; the content must still be a call.
-_FENCED = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(?:[ \t]*(?:#|//)[^\n]*\n)*(.*?)\n[ \t]*```",
-                     re.DOTALL)
+# and may put a comment line (`# tools`) above it; the content must still be a call. The
+# content never holds a fence: a block of comments only must not run on into the next one.
+_FENCED = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(?:[ \t]*(?:#|//)[^\n]*\n)*((?:(?!```).)*?)"
+                     r"\n[ \t]*```", re.DOTALL)
 
 
 @dataclass

@@ -140,6 +140,10 @@ STUMBLE_PROMPTS = {
         "Your last reply was cut off at the output limit before it was complete. Keep "
         "replies short: one tool call at a time, and write a large file in parts (write_file "
         "with the first part, then apply_patch to add the rest)."),
+    "echo": (
+        "Your reply repeats what you were shown (the tool output, or a note) instead of "
+        "acting on it, so nothing changed. {details} Act now: change the code, then run "
+        "the tests."),
     "intent": (
         "You said what you would do next, but called no tool, so nothing happened. Do it "
         "now: call the tool."),
