@@ -189,12 +189,26 @@ def report(data: dict[str, Any]) -> str:
         "",
         "CPU, whole command: user+sys of the command and everything it started (getrusage "
         "of reaped children). CPU per warm task: (CPU of the full batch - CPU of a 2-task "
-        "batch of the same mode) / (tasks - 2), so worker start-up (the litellm import, "
+        "batch of the same mode) / (tasks - 2), so worker start-up (imports, "
         "Ray's own processes) cancels out. Worker CPU per task: the worker process's own "
         "`cpu_s` from results.jsonl (without the task's commands). The loop's per-task "
-        "figures include a litellm import every time, which is the point of batching. "
+        "figures include a process start-up every time (the interpreter and the agent's "
+        "imports), which is what batching saves. "
         "Ray's workers are children of Ray's raylet, not of the command, so getrusage sees "
         "only the driver there; its verdict uses the workers' median `cpu_s`.",
+        "",
+        "## Reading these numbers",
+        "",
+        f"- A task costs the loop {loop['cpu_s'] / loop['tasks']:.2f} s of CPU, all of it a "
+        "fresh process. Until 2026-11-23 that was 7.6 s, mostly litellm's import; since "
+        "the direct path (issue 26) an OpenAI-compatible run never imports litellm, so the "
+        "loop got ~20x cheaper and the ratio \"vs loop\" fell although the batch itself "
+        "got faster (2026-11-23: 137 tasks/min local, 117 Ray, on a loaded machine).",
+        "- Ray's wall time includes starting a local Ray instance (~7 s here) and its "
+        "actors' imports: a fixed cost that dominates a run this short. Its warm workers "
+        "cost about what local ones do per task (the CPU columns).",
+        "- Reproduce: `python bench/batch_bench.py` (~1 minute on 2 cores; `--no-ray` skips "
+        "Ray). Raw data: `bench/out/batch.json`.",
         "",
     ])
 

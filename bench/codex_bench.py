@@ -224,10 +224,15 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
                        "cpu_s": median([r["cpu_s"] for r in rs]),
                        "maxrss_kb": median([r.get("maxrss_kb") for r in rs]),
                        "load": median([r["load"] for r in rs])}
-        base = by_n.get(0)
+        # CPU per step from paired runs (the N-step run minus the 0-step run of the same
+        # repeat, median over repeats): the difference at N=50 is a few tenths of a second
+        # on a base of ~0.4 s, so unpaired medians let drift between repeats show as growth.
+        base_by_tag = {r["tag"]: r["cpu_s"] for r in mine if r["steps"] == 0}
         for n, s in by_n.items():
-            if base and n:
-                s["cpu_per_step_s"] = (s["cpu_s"] - base["cpu_s"]) / n
+            pairs = [(r["cpu_s"] - base_by_tag[r["tag"]]) / n for r in mine
+                     if n and r["steps"] == n and r["tag"] in base_by_tag]
+            if pairs:
+                s["cpu_per_step_s"] = median(pairs)
         out[variant] = {"by_steps": by_n,
                         "first_request_s": median([r["first_request_s"] for r in mine])}
     return out
@@ -336,7 +341,7 @@ def render(results: dict[str, Any]) -> str:
         "which grows with the history: each server parses the whole request); agent side = "
         "median time from the server having written its answer to the next request's "
         "arrival (the server's time left out); "
-        "CPU per step = (CPU of the N-step run - CPU of the 0-step run) / N; memory growth = "
+        "CPU per step = median over repeats of (CPU of the N-step run - CPU of the 0-step run of the same repeat) / N (9 repeats at 0 and 50 steps, where that difference is smallest); memory growth = "
         "(peak RSS at 500 steps - at 100) / 400. Targets for baseagent: 500 steps within "
         f"{TARGETS['flat']}x of 50, growth ≤ {TARGETS['growth_kb']:g} KB per step.",
         "",
@@ -385,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", default="0,20,50,100,500",
                         help="session lengths (0: the answer alone, the CPU baseline)")
-    parser.add_argument("--repeats", default="5,5,5,5,3",
+    parser.add_argument("--repeats", default="9,5,9,5,3",
                         help="runs per agent for each session length")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--max-load", type=float, default=1.0,

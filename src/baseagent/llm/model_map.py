@@ -6,12 +6,15 @@ direct path (llm/route.py) needs a model's entry to size the context and price i
 which is all of the map it needs: the file is found through the import system without
 importing the package, searched as text for the one entry (key case-insensitive, as
 litellm looks keys up) and only that entry is parsed: a few milliseconds, and no 30 MB
-of parsed map kept alive. litellm's "fallback generalizations" (capability rules for model
+of parsed map kept alive. The text, lowered once, is kept per process for as long as the
+file is unchanged (a library process builds many agents; each would otherwise read and
+search ~1.4 MB again), and so is where each key was found: read-only memos of a file. litellm's "fallback generalizations" (capability rules for model
 names the map does not list, such as a new Claude version) are read the same way.
 tests/test_model_map.py holds every lookup and price to litellm's own on the pinned map.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import re
@@ -46,24 +49,32 @@ class ModelMap:
         # every length (the pinned map is ASCII)
         self._lower = lower if len(lower) == len(text) else text
         self._rules: list[tuple[re.Pattern[str], dict[str, Any], list[str] | None]] | None = None
+        self._found: dict[str, int] = {}  # key -> its entry's offset (-1: not in the map)
 
     @classmethod
     def load(cls, path: Path | None = None) -> "ModelMap | None":
+        """The map at `path` (else litellm's), shared by every caller in the process while
+        the file stays the same (its size and modification time)."""
         path = path or map_path()
         if path is None:
             return None
         try:
-            return cls(path.read_text(encoding="utf-8"))
+            stat = path.stat()
         except OSError:
             return None
+        return _load(str(path), stat.st_size, stat.st_mtime_ns)
 
     def entry(self, key: str) -> tuple[str, dict[str, Any]] | None:
         """(the map's own key, its entry) for `key`, matched exactly, else ignoring case (as
-        litellm's _get_model_cost_key)."""
+        litellm's _get_model_cost_key). Each call parses the entry afresh, so a caller may
+        change what it gets."""
         if not key or '"' in key or "\n" in key:
             return None
-        exact = self._text.find('\n    "' + key + '": {')
-        at = exact if exact >= 0 else self._lower.find('\n    "' + key.lower() + '": {')
+        at = self._found.get(key)
+        if at is None:
+            exact = self._text.find('\n    "' + key + '": {')
+            at = exact if exact >= 0 else self._lower.find('\n    "' + key.lower() + '": {')
+            self._found[key] = at
         if at < 0:
             return None
         value, _ = _DECODER.raw_decode(self._text, at + len(key) + 9)
@@ -111,6 +122,15 @@ class ModelMap:
             if providers and provider in providers and pattern.search(key):
                 merged.update(info)
         return merged
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, size: int, mtime_ns: int) -> ModelMap | None:
+    """One ModelMap per version of the file (size and mtime are part of the key)."""
+    try:
+        return ModelMap(Path(path).read_text(encoding="utf-8"))
+    except OSError:
+        return None
 
 
 def resolve(model_map: ModelMap, provider: str, name: str) -> dict[str, Any] | None:
