@@ -46,6 +46,9 @@ def test_every_field_sits_in_exactly_one_group():
     assert set(owners) == set(Settings.model_fields)
     library = {name for group in AGENT_GROUPS for name in group.model_fields}
     assert set(AgentConfig.model_fields) == library
+    assert AgentConfig.__bases__ == tuple(reversed(AGENT_GROUPS))  # the two lists in step
+    assert list(AgentConfig.model_fields) == [
+        name for group in AGENT_GROUPS for name in group.model_fields]
     assert library.isdisjoint(CliOptions.model_fields)
 
 
