@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from baseagent.config.settings import Settings
+from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
 from baseagent.core.interrupt import Cancellation
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
@@ -101,12 +101,13 @@ class RunResult:
 class Agent:
     """One thread (conversation) with the model, in one workspace.
 
-    Keyword arguments are the CLI's settings under their config names (`model`,
-    `api_base`, `api_key`, `cwd`, `max_iterations`, `cost_limit`, `verify`, `sandbox`,
-    `session_dir`, `temperature`, `max_tokens`, `context_window`, ...; see
-    config/settings.py), validated by the same model: a bad value raises ConfigError.
-    Only these are read: no configuration file and no BASEAGENT_* variable unless you ask
-    with `Agent.from_config()`.
+    Keyword arguments are the library's configuration, `AgentConfig` (`model`, `api_base`,
+    `api_key`, `cwd`, `max_iterations`, `cost_limit`, `verify`, `sandbox`, `session_dir`,
+    `temperature`, `max_tokens`, `context_window`, ...; config/settings.py, one group per
+    component), under the CLI's config names and validated by the same models: a bad value
+    raises ConfigError, and so does an option only the CLI can honour (`json_output`,
+    `event_format`, `output_last_message`). Only these are read: no configuration file and
+    no BASEAGENT_* variable unless you ask with `Agent.from_config()`.
 
     session: False writes no session record. thread_id: resume that recorded thread, with
     the model, api_base and cwd it was recorded with unless given here (`notes` then says
@@ -136,7 +137,7 @@ class Agent:
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
                  **options: Any) -> None:
-        from baseagent.config.load import settings_from_options
+        from baseagent.config.load import agent_config_from_options
 
         explicit = set(options)
         options.setdefault("record_session", session)
@@ -144,7 +145,7 @@ class Agent:
             options["openapi"] = _openapi_tables(options["openapi"])
         if "openapi" in options:
             options["openapi"] = _openapi_tables(options["openapi"])
-        settings = settings_from_options(options)
+        settings = agent_config_from_options(options)
         settings, resume, notes = _resume(settings, thread_id, explicit)
         self._setup(settings, resume=resume, env=env, on_event=on_event,
                     model_client=model_client, sinks=sinks, notes=notes, tools=tools,
@@ -153,9 +154,11 @@ class Agent:
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
                     env: Mapping[str, str] | None = None, **kwargs: Any) -> "Agent":
-        """Settings resolved as the CLI does: these options > BASEAGENT_* variables in `env`
-        > the TOML file (default ~/.baseagent/config.toml) > defaults."""
-        from baseagent.config.load import load_settings
+        """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
+        in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
+        options are refused here, and left unread in the file and the variables (which the
+        CLI shares)."""
+        from baseagent.config.load import load_agent_config
 
         env = dict(os.environ) if env is None else dict(env)
         agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks",
@@ -165,13 +168,13 @@ class Agent:
             kwargs["record_session"] = kwargs.pop("session")
         if "openapi" in kwargs:
             kwargs["openapi"] = _openapi_tables(kwargs["openapi"])
-        settings = load_settings(kwargs, env=env,
-                                 config_file=Path(config_file) if config_file else None)
+        settings = load_agent_config(kwargs, env=env,
+                                     config_file=Path(config_file) if config_file else None)
         settings, resume, notes = _resume(settings, thread_id, set(kwargs))
         return cls.from_settings(settings, resume=resume, env=env, notes=notes, **agent_kwargs)
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, resume: LoadedSession | None = None,
+    def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
                       env: Mapping[str, str] | None = None,
                       on_event: EventCallback | None = None,
                       model_client: ModelClientProtocol | None = None,
@@ -180,7 +183,8 @@ class Agent:
                       tools: Sequence[Any] = (),
                       external_tools: Sequence[ToolSpec] = (),
                       redact_results: bool = True) -> "Agent":
-        """From resolved Settings (what the CLI and batch workers do). A caller resuming
+        """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
+        do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
         names a new thread (default: a fresh UUID; the CLI shows it before building the
         agent); it is ignored when resuming."""
@@ -190,7 +194,7 @@ class Agent:
                      tools=tools, external_tools=external_tools, redact_results=redact_results)
         return agent
 
-    def _setup(self, settings: Settings, *, resume: LoadedSession | None,
+    def _setup(self, settings: AgentConfig, *, resume: LoadedSession | None,
                env: Mapping[str, str] | None, on_event: EventCallback | None,
                model_client: ModelClientProtocol | None,
                sinks: Sequence[EventListener], notes: Sequence[str] = (),
@@ -626,8 +630,8 @@ def _openapi_tables(value: Any) -> Any:
     return tables
 
 
-def _resume(settings: Settings, thread_id: str | None, explicit: set[str]) \
-        -> tuple[Settings, LoadedSession | None, list[str]]:
+def _resume(settings: AgentConfig, thread_id: str | None, explicit: set[str]) \
+        -> tuple[AgentConfig, LoadedSession | None, list[str]]:
     """Load the thread to resume; its record's model, API base and workspace win over
     everything but the caller's explicit keyword arguments."""
     if thread_id is None:

