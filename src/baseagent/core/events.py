@@ -2,9 +2,10 @@
 
 The loop, the delegate tool and the Agent emit these through the Emitter and never build a
 wire type. Every output vocabulary is a mapper over them, in output/: `output/codex.py`
-(the Codex `exec --json` events, output/events.py), `output/notes.py` (what the Codex wire
-has no place for) and, over those two, `output/agentb.py` and the terminal. So each stream
-is made from the same run and they cannot drift apart.
+(the Codex `exec --json` events, output/events.py, which the JSONL sink, the terminal and
+the session record take), `output/agentb.py` (AgentB's events) and `output/notes.py`
+(pydantic notes of what the Codex wire has no place for). So each stream is made from the
+same run and they cannot drift apart.
 
 Items are snapshots: each ItemStarted / ItemUpdated / ItemCompleted carries the whole item
 as it stands, so mapping one is a pure function of the event (no mapper keeps item state).

@@ -19,7 +19,7 @@ _ERROR_PREFIX = "Error: "
 
 def codex_events(event: engine.RunEvent) -> list[ev.ThreadEvent]:
     """The Codex events one engine event is (none for what the Codex wire has no place
-    for: steps, the model's calls, which item a call is; output/notes.py carries those)."""
+    for: steps, the model's calls, which item a call is; other mappers read those)."""
     if isinstance(event, engine.ItemStarted):
         return [ev.ItemStarted(item=codex_item(event.item))]
     if isinstance(event, engine.ItemUpdated):
