@@ -39,8 +39,9 @@ from baseagent.core.recorder import RecordWriteError
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
+from baseagent.output.codex import pending_call
 from baseagent.output.emitter import Emitter, EventListener
-from baseagent.output.notes import RunNote
+from baseagent.core.events import RunEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
@@ -399,7 +400,7 @@ class Agent:
     def _run_turn(self, work: Callable[[Loop], TurnOutcome],
                   listener: EventListener | None) -> RunResult:
         """One turn (or the continuation of a paused one), with the busy lock held by the
-        caller. `listener` gets the turn's events (and run notes, if it takes them)."""
+        caller. `listener` gets the turn's events (and the engine's, if it maps them)."""
         collect = _Collect()
         items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
@@ -418,7 +419,7 @@ class Agent:
             outcome = work(connected.loop)
         except RecordWriteError as exc:  # before the turn began (the loop handles the rest)
             outcome = TurnOutcome("failed", error=str(exc))
-            self._emitter.turn_failed(str(exc))
+            self._emitter.run_failed(str(exc))
         finally:
             self._end_turn()
         if self._callback_error is not None:
@@ -439,7 +440,7 @@ class Agent:
         return redactor.text(value) if isinstance(value, str) else redactor.data(value)
 
     def _pending(self, calls: Sequence[Any]) -> list[ev.PendingToolCall]:
-        events = [c.event() for c in calls]
+        events = [pending_call(c) for c in calls]
         if not self._redact_results:
             return events
         return [ev.PendingToolCall.model_validate(self._clean(e.model_dump(mode="json")))
@@ -506,10 +507,11 @@ class Agent:
                 self._callback_error = exc
                 self.cancel(f"on_event callback raised {type(exc).__name__}")
 
-
-    def _deliver_note(self, note: RunNote) -> None:
+    def _deliver_run_event(self, event: RunEvent) -> None:
+        """Hand an engine event to the turn's listeners that map them (AgentB's stream)."""
         for listener in self._turn_listeners:
-            listener.note(note)
+            if listener.run_events:
+                listener.run_event(event)
 
 
 class _Dispatch(EventListener):
@@ -518,11 +520,16 @@ class _Dispatch(EventListener):
     def __init__(self, agent: Agent) -> None:
         self._agent = agent
 
+    @property  # type: ignore[override]
+    def run_events(self) -> bool:
+        """Whether this turn has a listener that maps the engine's events."""
+        return any(listener.run_events for listener in self._agent._turn_listeners)
+
     def emit(self, event: ev.ThreadEvent) -> None:
         self._agent._deliver(event)
 
-    def note(self, note: RunNote) -> None:
-        self._agent._deliver_note(note)
+    def run_event(self, event: RunEvent) -> None:
+        self._agent._deliver_run_event(event)
 
 
 class _Collect(EventListener):

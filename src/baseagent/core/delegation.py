@@ -8,9 +8,10 @@ parent's, and the thread's cost limit counts both), the workspace, the sandbox, 
 environment, the process tracker and the cancellation flag (cancelling the parent cancels
 the child). Its final answer is the tool's result.
 
-In the event stream the call is a `collab_tool_call` item (Codex's shape for a call that
-starts another agent); the child's completed items are nested in it (`items`) as they
-happen, and its usage is attached when it ends (`usage`).
+The call is one item whose progress carries the child's completed items (the engine's own,
+core/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
+is a `collab_tool_call` item (Codex's shape for a call that starts another agent) with
+those items nested (`items`, mapped by output/codex.py).
 """
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
+from baseagent.core import events as engine
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
-from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter, EventListener
 from baseagent.prompts.system import SUBAGENT_TASK
 from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
@@ -120,18 +121,24 @@ class Delegation:
 
 
 class _Nest(EventListener):
-    """The child's event listener: its completed items go into the parent's collab item.
-    Every update carries the item's whole state (progress applies to the started item)."""
+    """The child's event listener: its completed items (engine items, redacted) go into the
+    parent's delegate item. Every update carries the item's whole state (progress applies
+    to the started item)."""
+
+    run_events = True
 
     def __init__(self, progress: Callable[[dict[str, Any]], None], child_id: str) -> None:
         self._progress = progress
         self._child_id = child_id
-        self._items: list[dict[str, Any]] = []
+        self._items: list[engine.Item] = []
         self._update()
 
-    def emit(self, event: ev.ThreadEvent) -> None:
-        if isinstance(event, ev.ItemCompleted):
-            self._items.append(event.item.model_dump(mode="json"))
+    def emit(self, event: Any) -> None:
+        """The child's Codex events: not needed (its engine events are)."""
+
+    def run_event(self, event: engine.RunEvent) -> None:
+        if isinstance(event, engine.ItemCompleted):
+            self._items.append(event.item)
             self._update()
 
     def _update(self) -> None:
@@ -139,13 +146,13 @@ class _Nest(EventListener):
                         "agents_states": {self._child_id: {"status": "running"}},
                         "items": list(self._items)})
 
-    def result(self, outcome: TurnOutcome, usage: ev.Usage) -> ToolResult:
+    def result(self, outcome: TurnOutcome, usage: dict[str, int]) -> ToolResult:
         state = {"completed": "completed", "interrupted": "interrupted"}.get(
             outcome.status, "errored")
         message = outcome.final_message if outcome.status == "completed" else outcome.error
         item = {"receiver_thread_ids": [self._child_id],
                 "agents_states": {self._child_id: {"status": state, "message": message}},
-                "items": list(self._items), "usage": usage.model_dump()}
+                "items": list(self._items), "usage": usage}
         if outcome.status == "completed":
             return ToolResult(output=outcome.final_message or "(the sub-agent gave no answer)",
                               item=item)
@@ -177,7 +184,10 @@ class _CappedClient:
                                     estimated_input_tokens=estimated_input_tokens)
 
 
-def _spent(before: UsageTotals, after: UsageTotals) -> ev.Usage:
-    return ev.Usage(input_tokens=after.input_tokens - before.input_tokens,
-                    cached_input_tokens=after.cached_input_tokens - before.cached_input_tokens,
-                    output_tokens=after.output_tokens - before.output_tokens)
+def _spent(before: UsageTotals, after: UsageTotals) -> dict[str, int]:
+    """What the child spent, in the keys of the thread's usage (the others are 0)."""
+    return {"input_tokens": after.input_tokens - before.input_tokens,
+            "cached_input_tokens": after.cached_input_tokens - before.cached_input_tokens,
+            "cache_write_input_tokens": 0,
+            "output_tokens": after.output_tokens - before.output_tokens,
+            "reasoning_output_tokens": 0}

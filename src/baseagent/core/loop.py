@@ -10,9 +10,10 @@ A turn can also pause: when the model calls a tool the caller runs (an external 
 turn ends `requires_action` with the pending calls; `continue_turn(outputs)` puts the
 caller's outputs into the history and steps on in the same turn (core/pending.py).
 
-Beside the Codex events the loop emits run notes (output/notes.py: turn and step
-boundaries, the model's tool calls, which item a call is) for mappers to other event
-vocabularies; the Codex stream does not carry them.
+The loop emits the engine's own events and items (core/events.py: turn and step
+boundaries, streamed text, tool calls as items, the model's calls, how the turn ended)
+through the Emitter; it never builds a wire type. The Codex JSONL, AgentB's events and the
+terminal are mappers over them (output/).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from baseagent.core import events as engine
 from baseagent.core.echo import echoes
 from baseagent.core.evidence import Evidence
 from baseagent.core.interrupt import RunInterrupted
@@ -39,8 +41,6 @@ from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
-from baseagent.output import events as ev
-from baseagent.output import notes
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
@@ -281,10 +281,9 @@ class Loop:
         state = self._state
         assert state is not None
         state.cost_before = self.client.totals.cost_usd
-        self.emitter.note(notes.TurnOpened(
+        self.emitter.send(engine.TurnStarted(
             turn_id=state.turn_id, thread_id=self.thread_id, continued=continued,
             instruction=None if continued else state.input.text))
-        self.emitter.turn_started()
 
     def _close(self, work: Callable[[], str]) -> TurnOutcome:
         """Run the turn's work and end it: every way out becomes one closing event, after
@@ -306,17 +305,19 @@ class Loop:
             return self._fail("failed", str(exc))
         except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
             return self._fail("failed", str(exc))
-        self.emitter.note(notes.TurnClosing(status="completed"))
         state = self._state
-        self.emitter.turn_completed(
-            self.client.totals, state.cost_before if state is not None else 0.0,
+        totals = self.client.totals
+        cost_before = state.cost_before if state is not None else 0.0
+        # cost_usd: this turn's alone (None when the model is not priced).
+        self.emitter.send(engine.TurnEnded(
+            "completed", usage=totals.tokens(),
+            cost_usd=round(totals.cost_usd - cost_before, 10) if totals.cost_known else None,
             verification=state.evidence.summary() if state is not None and self.verify
-            else None)
+            else None))
         return TurnOutcome("completed", final_message=final)
 
     def _fail(self, status: Status, message: str) -> TurnOutcome:
-        self.emitter.note(notes.TurnClosing(status=status, error=message))
-        self.emitter.turn_failed(message)
+        self.emitter.send(engine.TurnEnded(status, error=message))
         return TurnOutcome(status, error=message)
 
     def _pause(self, calls: list[PendingCall]) -> TurnOutcome:
@@ -326,8 +327,10 @@ class Loop:
                              verified=state.verified, calls_left=self._budget.left,
                              steps=state.steps)
         self._record_paused(self.paused)
-        self.emitter.note(notes.TurnClosing(status="requires_action"))
-        self.emitter.turn_requires_action([c.event() for c in calls], self.client.totals)
+        self.emitter.send(engine.TurnEnded(
+            "requires_action", usage=self.client.totals.tokens(),
+            pending=tuple(engine.PendingTool(c.id, c.name, c.arguments, c.item_id)
+                          for c in calls)))
         return TurnOutcome("requires_action", pending=list(calls))
 
     def _work(self) -> str:
@@ -456,7 +459,7 @@ class Loop:
                                      "calls) before the task was finished")
         self._budget.spend()
         state.steps += 1
-        self.emitter.note(notes.StepStarted(turn_id=state.turn_id, number=state.steps))
+        self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
         turn = self._think()
         if turn.tool_calls:
             self._act(turn.tool_calls)
@@ -492,10 +495,10 @@ class Loop:
         for call in turn.tool_calls:
             if not call.id:
                 call.id = f"call_{uuid.uuid4().hex[:24]}"
-        self.emitter.note(notes.ModelResponded(
+        self.emitter.send(engine.ModelResponded(
             text=turn.text, finish_reason=turn.finish_reason,
-            tool_calls=[notes.NoteToolCall(id=c.id, name=c.name, arguments=c.arguments)
-                        for c in turn.tool_calls]))
+            tool_calls=tuple(engine.CallRequest(id=c.id, name=c.name, arguments=c.arguments)
+                             for c in turn.tool_calls)))
         if _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
             self._append(_history_message(turn))
         return turn
@@ -638,29 +641,29 @@ class Loop:
             self._turn_items.show(prepared.item_type, result.item)
             return result
         failed = started_item(self.emitter.new_item_id(), prepared, self.tool_context)
-        self.emitter.emit(ev.ItemStarted(item=failed))
-        self.emitter.emit(ev.ItemCompleted(item=completed_item(failed, result)))
+        self.emitter.send(engine.ItemStarted(failed))
+        self.emitter.send(engine.ItemCompleted(completed_item(failed, result)))
         return result
 
     def _run_as_item(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """A call as an item of its own: started, updated with its progress, completed."""
         item_id = self.emitter.new_item_id()
         started = started_item(item_id, prepared, self.tool_context)
-        self.emitter.note(notes.ToolStarted(call_id=call.id, name=call.name, item_id=item_id,
-                                            arguments=prepared.arguments_for_display()))
-        self.emitter.emit(ev.ItemStarted(item=started))
+        self.emitter.send(engine.ToolStarted(call_id=call.id, name=call.name, item_id=item_id,
+                                             arguments=started.arguments))
+        self.emitter.send(engine.ItemStarted(started))
 
         def progress(payload: dict[str, Any]) -> None:
-            self.emitter.emit(ev.ItemUpdated(item=updated_item(started, payload)))
+            self.emitter.send(engine.ItemUpdated(updated_item(started, payload)))
 
         ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled,
                                   item_id=item_id, model_calls=self._budget)
         result = self.registry.execute(prepared, ctx)
-        self.emitter.emit(ev.ItemCompleted(item=completed_item(
+        self.emitter.send(engine.ItemCompleted(completed_item(
             started, result, interrupted=self.cancelled(),
             named=lambda: prepared.named_changes(ctx))))
-        self.emitter.note(notes.ToolFinished(call_id=call.id, name=call.name, item_id=item_id,
-                                             success=result.success, output=result.output))
+        self.emitter.send(engine.ToolFinished(call_id=call.id, name=call.name, item_id=item_id,
+                                              success=result.success, output=result.output))
         if result.item.get("diff"):
             self.emitter.detail(item_id, result.item["diff"])
         return result
@@ -670,15 +673,15 @@ class Loop:
     def _hand_over(self, call: ToolCall, prepared: PreparedCall) -> PendingCall:
         """Start the item of a call the caller will run; it completes with their output."""
         item_id = self.emitter.new_item_id()
-        self.emitter.emit(ev.ItemStarted(item=started_item(item_id, prepared,
-                                                           self.tool_context)))
+        self.emitter.send(engine.ItemStarted(started_item(item_id, prepared,
+                                                          self.tool_context)))
         return PendingCall(id=call.id, name=call.name,
                            arguments=prepared.arguments_for_display(), item_id=item_id)
 
     def _take_output(self, call: PendingCall, output: str) -> None:
-        self.emitter.note(notes.OutputSubmitted(call_id=call.id, name=call.name,
-                                                item_id=call.item_id, output=output))
-        self.emitter.emit(ev.ItemCompleted(item=external_result_item(call, output)))
+        self.emitter.send(engine.OutputSubmitted(call_id=call.id, name=call.name,
+                                                 item_id=call.item_id, output=output))
+        self.emitter.send(engine.ItemCompleted(external_result_item(call, output)))
         self._append(_tool_message(call.id, output))
 
     def _record_paused(self, paused: Paused | None) -> None:
@@ -733,10 +736,10 @@ class _StreamItems:
             if kind not in self.ids:
                 self.ids[kind] = self.emitter.new_item_id()
                 self.sent[kind] = len(value)
-                self.emitter.emit(ev.ItemStarted(item=_text_item(kind, self.ids[kind], value)))
+                self.emitter.send(engine.ItemStarted(_text_item(kind, self.ids[kind], value)))
             elif not throttled and len(value) >= self.sent.get(kind, 0) * STREAM_TEXT_GROWTH:
                 self.sent[kind] = len(value)
-                self.emitter.emit(ev.ItemUpdated(item=_text_item(kind, self.ids[kind], value)))
+                self.emitter.send(engine.ItemUpdated(_text_item(kind, self.ids[kind], value)))
         if not throttled:
             self.last_sent = now
 
@@ -744,16 +747,17 @@ class _StreamItems:
         """Complete the items with the final text; start-and-complete any never streamed."""
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
             if kind in self.ids:
-                self.emitter.emit(ev.ItemCompleted(item=_text_item(kind, self.ids.pop(kind), value)))
+                self.emitter.send(engine.ItemCompleted(_text_item(kind, self.ids.pop(kind),
+                                                                  value)))
             elif value.strip():
                 item_id = self.emitter.new_item_id()
-                self.emitter.emit(ev.ItemCompleted(item=_text_item(kind, item_id, value)))
+                self.emitter.send(engine.ItemCompleted(_text_item(kind, item_id, value)))
 
     def abandon(self) -> None:
         """The call failed: close what was started with the text streamed so far."""
         for kind, item_id in list(self.ids.items()):
-            self.emitter.emit(ev.ItemCompleted(
-                item=_text_item(kind, item_id, self.latest.get(kind, ""))))
+            self.emitter.send(engine.ItemCompleted(
+                _text_item(kind, item_id, self.latest.get(kind, ""))))
         self.ids.clear()
 
 
@@ -764,16 +768,16 @@ class _TurnItems:
 
     def __init__(self, emitter: Emitter) -> None:
         self.emitter = emitter
-        self.items: dict[str, ev.ThreadItem] = {}
+        self.items: dict[str, engine.TurnScopedItem] = {}
 
     def show(self, kind: str, payload: dict[str, Any]) -> None:
         current = self.items.get(kind)
         if current is None:
             self.items[kind] = turn_item(kind, self.emitter.new_item_id(), payload)
-            self.emitter.emit(ev.ItemStarted(item=self.items[kind]))
+            self.emitter.send(engine.ItemStarted(self.items[kind]))
         else:
             self.items[kind] = turn_item(kind, current.id, payload)
-            self.emitter.emit(ev.ItemUpdated(item=self.items[kind]))
+            self.emitter.send(engine.ItemUpdated(self.items[kind]))
 
     def has(self, kind: str) -> bool:
         return kind in self.items
@@ -781,7 +785,7 @@ class _TurnItems:
     def complete(self) -> None:
         items, self.items = self.items, {}
         for item in items.values():
-            self.emitter.emit(ev.ItemCompleted(item=item))
+            self.emitter.send(engine.ItemCompleted(item))
 
 
 def _announces(text: str) -> bool:
@@ -830,10 +834,9 @@ def _differs(path: Any, content: str) -> bool:
     return norm(current) != norm(content)
 
 
-def _text_item(kind: str, item_id: str, text: str) -> ev.ThreadItem:
-    if kind == "reasoning":
-        return ev.ReasoningItem(id=item_id, text=text)
-    return ev.AgentMessageItem(id=item_id, text=text)
+def _text_item(kind: str, item_id: str, text: str) -> engine.TextItem:
+    return engine.TextItem(id=item_id, kind="reasoning" if kind == "reasoning" else "message",
+                           text=text)
 
 
 def _history_message(turn: ModelTurn) -> dict[str, Any]:

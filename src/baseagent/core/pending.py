@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from baseagent.errors import InputError
-from baseagent.output import events as ev
 
 
 @dataclass(frozen=True)
@@ -27,10 +26,6 @@ class PendingCall:
     name: str
     arguments: Any
     item_id: str
-
-    def event(self) -> ev.PendingToolCall:
-        return ev.PendingToolCall(id=self.id, name=self.name, arguments=self.arguments,
-                                  item_id=self.item_id)
 
 
 @dataclass

@@ -1,9 +1,9 @@
 """Baseagent's run as AgentB's events: the mapping, apart from the wire types.
 
-`AgentBMapper` listens to the same Emitter as the Codex sinks: the Codex events
-(output/events.py) and the run notes (output/notes.py) the loop emits beside them. Each
-AgentB event is made from one of those, in the order they happen, so the AgentB stream and
-the Codex stream of a run always tell the same story. The table of what maps to what is in
+`AgentBMapper` listens to the same Emitter as the Codex sinks and maps the engine's own
+events (core/events.py) it sends, as the Codex mapper (output/codex.py) does: each AgentB
+event is made from one of them, in the order they happen, so the AgentB stream and the
+Codex stream of a run always tell the same story. The table of what maps to what is in
 docs/AGENTB.md.
 
 Ids: `runId` is the turn's id (a paused turn keeps it when it continues, in this process or
@@ -17,9 +17,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from baseagent.core import events as engine
 from baseagent.output import agentb_events as ab
 from baseagent.output import events as ev
-from baseagent.output import notes
+from baseagent.output.codex import codex_item
 from baseagent.output.emitter import EventListener
 
 # thread.run.failed's error.code for each way a turn can fail.
@@ -57,65 +58,72 @@ class _CallItem:
 class AgentBMapper(EventListener):
     """An Emitter listener that hands AgentB events to `out`, one at a time, in order."""
 
+    run_events = True  # it maps the engine's events, not the Codex ones
+
     def __init__(self, out: Callable[[ab.AgentBEvent], None]) -> None:
         self._out = out
         self.thread_id = ""
         self.run_id = ""
         self._status: ab.AgentStatus = "queued"
-        self._opened: notes.TurnOpened | None = None
-        self._closing: notes.TurnClosing | None = None
+        self._opened: engine.TurnStarted | None = None
+        self._closing: engine.EndStatus | None = None  # how the last turn ended
         self._step_id = ""
         self._message: _OpenMessage | None = None
         self._last_answer: ab.Message | None = None
         self._calls: dict[str, _CallItem] = {}  # item id -> the tool call behind it
 
-    # -- the two inputs ------------------------------------------------------------------------
-
-    def note(self, note: notes.RunNote) -> None:
-        if isinstance(note, notes.TurnOpened):
-            self.thread_id, self.run_id, self._opened = note.thread_id, note.turn_id, note
-            self._closing = None
-        elif isinstance(note, notes.StepStarted):
-            self._step_started(note)
-        elif isinstance(note, notes.ModelResponded):
-            self._model_responded(note)
-        elif isinstance(note, notes.ToolStarted):
-            self._tool_started(note)
-        elif isinstance(note, notes.ToolFinished):
-            self._tool_finished(note)
-        elif isinstance(note, notes.OutputSubmitted):
-            self._send(ab.MessageCreated, data=ab.MessageData(message=self._new_message(
-                "tool", note.output, {"toolCallId": note.call_id, "toolName": note.name})))
-        elif isinstance(note, notes.TurnClosing):
-            self._closing = note
-            self._close_message(incomplete=True)
+    # -- the input ----------------------------------------------------------------------------
 
     def emit(self, event: ev.ThreadEvent) -> None:
-        if isinstance(event, ev.TurnStarted):
+        """The Codex events: AgentB's are made from the engine's (`run_event`)."""
+
+    def run_event(self, event: engine.RunEvent) -> None:
+        if isinstance(event, (engine.ItemStarted, engine.ItemUpdated, engine.ItemCompleted)):
+            self._item(event.item, done=isinstance(event, engine.ItemCompleted))
+        elif isinstance(event, engine.TurnStarted):
+            self.thread_id, self.run_id, self._opened = event.thread_id, event.turn_id, event
+            self._closing = None
             self._turn_started()
-        elif isinstance(event, (ev.ItemStarted, ev.ItemUpdated, ev.ItemCompleted)):
-            self._item(event)
-        elif isinstance(event, ev.TurnCompleted):
+        elif isinstance(event, engine.StepStarted):
+            self._step_started(event)
+        elif isinstance(event, engine.ModelResponded):
+            self._model_responded(event)
+        elif isinstance(event, engine.ToolStarted):
+            self._tool_started(event)
+        elif isinstance(event, engine.ToolFinished):
+            self._tool_finished(event)
+        elif isinstance(event, engine.OutputSubmitted):
+            self._send(ab.MessageCreated, data=ab.MessageData(message=self._new_message(
+                "tool", event.output, {"toolCallId": event.call_id, "toolName": event.name})))
+        elif isinstance(event, engine.TurnEnded):
+            self._closing = event.status
+            self._close_message(incomplete=True)
+            self._turn_ended(event)
+        elif isinstance(event, engine.RunFailed):  # before a turn began
+            self._failed(self._closing or "failed", event.message)
+        elif isinstance(event, engine.Notice):  # a retry, a compaction
+            self._set_status(self._status, event.message)
+
+    def _turn_ended(self, event: engine.TurnEnded) -> None:
+        if event.status == "completed":
             self._set_status("completed")
-            u = event.usage
             self._send(ab.RunCompleted, data=ab.RunCompletedData(
                 finalMessages=[self._last_answer] if self._last_answer else None,
-                usage=ab.Usage(**u.model_dump())))
-        elif isinstance(event, ev.TurnFailed):
-            status = self._closing.status if self._closing is not None else "failed"
-            self._set_status("cancelled" if status == "interrupted" else "failed",
-                             event.error.message)
-            self._send(ab.RunFailed, data=ab.RunFailedData(error=ab.ErrorInfo(
-                code=FAILURE_CODES.get(status, "failed"), message=event.error.message)))
-        elif isinstance(event, ev.TurnRequiresAction):
+                usage=ab.Usage(**event.usage)))
+        elif event.status == "requires_action":
             self._set_status("requires_action", "waiting for the outputs of "
-                             + ", ".join(c.id for c in event.tool_calls))
+                             + ", ".join(c.id for c in event.pending))
             self._send(ab.RunRequiresAction, data=ab.RequiresActionData(
                 required_action=ab.RequiredAction(submit_tool_outputs=ab.SubmitToolOutputs(
                     tool_calls=[_tool_call(c.id, c.name, c.arguments)
-                                for c in event.tool_calls]))))
-        elif isinstance(event, ev.ErrorEvent):  # a notice (a retry, a compaction)
-            self._set_status(self._status, event.message)
+                                for c in event.pending]))))
+        else:
+            self._failed(event.status, event.error or "")
+
+    def _failed(self, status: str, message: str) -> None:
+        self._set_status("cancelled" if status == "interrupted" else "failed", message)
+        self._send(ab.RunFailed, data=ab.RunFailedData(error=ab.ErrorInfo(
+            code=FAILURE_CODES.get(status, "failed"), message=message)))
 
     # -- run and steps -------------------------------------------------------------------------
 
@@ -135,7 +143,7 @@ class AgentBMapper(EventListener):
             self._send(ab.MessageCreated,
                        data=ab.MessageData(message=self._new_message("user", text)))
 
-    def _step_started(self, note: notes.StepStarted) -> None:
+    def _step_started(self, note: engine.StepStarted) -> None:
         self._step_id = f"step_{uuid.uuid4().hex}"
         self._send(ab.RunStepCreated, data=ab.StepCreatedData(
             stepId=self._step_id, details={"stepNumber": note.number}))
@@ -144,7 +152,7 @@ class AgentBMapper(EventListener):
         self._message = _OpenMessage(message.id, message.createdAt, self._step_id)
         self._send(ab.MessageCreated, data=ab.MessageData(message=message))
 
-    def _model_responded(self, note: notes.ModelResponded) -> None:
+    def _model_responded(self, note: engine.ModelResponded) -> None:
         calls = [_tool_call(c.id, c.name, c.arguments) for c in note.tool_calls]
         for call in calls:
             data = ab.ToolCallData(stepId=self._step_id, toolCall=call)
@@ -178,12 +186,15 @@ class AgentBMapper(EventListener):
 
     # -- items ---------------------------------------------------------------------------------
 
-    def _item(self, event: ev.ItemStarted | ev.ItemUpdated | ev.ItemCompleted) -> None:
-        item = event.item
-        if isinstance(item, ev.AgentMessageItem):
-            self._text(item.text)
-        elif isinstance(item, ev.CollabToolCallItem):
-            self._sub_agent(item, done=isinstance(event, ev.ItemCompleted))
+    def _item(self, item: engine.Item, done: bool) -> None:
+        if isinstance(item, engine.TextItem):
+            if item.kind == "message":
+                self._text(item.text)
+        elif isinstance(item, engine.ToolCallItem) and item.kind == "collab_tool_call":
+            # The delegate call as Codex shows it: its child thread, states and items.
+            wire = codex_item(item)
+            assert isinstance(wire, ev.CollabToolCallItem)
+            self._sub_agent(wire, done)
 
     def _text(self, text: str) -> None:
         """Streamed text as contentChunk deltas: what is new since the last one. (A retried
@@ -195,13 +206,13 @@ class AgentBMapper(EventListener):
         self._send(ab.MessageDelta, data=ab.MessageDeltaData(
             messageId=message.id, delta=ab.MessageDeltaBody(contentChunk=chunk)))
 
-    def _tool_started(self, note: notes.ToolStarted) -> None:
+    def _tool_started(self, note: engine.ToolStarted) -> None:
         self._calls[note.item_id] = _CallItem(note.call_id, note.name, self._step_id)
         self._send(ab.ToolExecutionStarted, data=ab.ToolExecutionStartedData(
             stepId=self._exec_step(note.call_id), toolCallId=note.call_id, toolName=note.name,
             input=note.arguments))
 
-    def _tool_finished(self, note: notes.ToolFinished) -> None:
+    def _tool_finished(self, note: engine.ToolFinished) -> None:
         self._calls.pop(note.item_id, None)
         self._send(ab.ToolExecutionCompleted, data=ab.ToolExecutionCompletedData(
             stepId=self._exec_step(note.call_id), toolCallId=note.call_id, toolName=note.name,
@@ -260,15 +271,17 @@ class AgentBSink(EventListener):
     """The CLI's `--event-format agentb`: AgentB events as JSONL through a JSONL sink
     (which owns stdout, its flushing and its signal-safe exit)."""
 
+    run_events = True
+
     def __init__(self, jsonl: Any) -> None:
         self._jsonl = jsonl
         self._mapper = AgentBMapper(jsonl.emit)
 
     def emit(self, event: ev.ThreadEvent) -> None:
-        self._mapper.emit(event)
+        """The Codex events: not written (AgentB's are made from the engine's)."""
 
-    def note(self, note: notes.RunNote) -> None:
-        self._mapper.note(note)
+    def run_event(self, event: engine.RunEvent) -> None:
+        self._mapper.run_event(event)
 
     def exit_when_idle(self, code: int) -> None:
         self._jsonl.exit_when_idle(code)

@@ -1,19 +1,24 @@
-"""The loop's one handle on output: builds events, numbers items, fans out to listeners.
+"""The engine's one handle on output: numbers items, maps, redacts, fans out to listeners.
 
-Listeners are the sink (JSONL, terminal or AgentB) and the session record; the loop never
-knows which are attached. Beside the events, the loop sends run notes (output/notes.py)
-through `note()` and display-only extras through `detail()`. Every listener has the
-interface `EventListener` declares (the one sink interface), with a no-op default for each
-hook it does not need.
+The engine (the loop, the delegate tool, the Agent) sends its own events (core/events.py)
+through `send()`; the Emitter maps each to Codex events (output/codex.py) and run notes
+(output/notes.py) and hands those to every listener, redacted. Listeners are the sink
+(JSONL, terminal or AgentB) and the session record; the engine never knows which are
+attached, and never builds a wire type. Display-only extras go through `detail()`. Every
+listener has the interface `EventListener` declares (the one sink interface), with a no-op
+default for each hook it does not need.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from baseagent.core import events as engine
 from baseagent.output import events as ev
-from baseagent.output.notes import RunNote
+from baseagent.output.codex import codex_events
+from baseagent.output.notes import RunNote, run_notes
 
 
 @runtime_checkable
@@ -30,19 +35,28 @@ class EventListener(Protocol):
 
     # Why the sink stopped writing (stdout failing), or None; the runner reports it.
     failure: str | None = None
+    # Whether `run_event` is wanted: the Emitter redacts the engine's events for it only then.
+    run_events: bool = False
 
     # -- the Emitter's hooks ---------------------------------------------------------------
 
     def emit(self, event: ev.ThreadEvent) -> None:
-        """One Codex event (output/events.py), already redacted."""
+        """One Codex event (output/events.py, mapped by output/codex.py), already
+        redacted."""
         ...
 
     def note(self, note: RunNote) -> None:
-        """A run note beside the events (output/notes.py): for mappers to other
-        vocabularies (output/agentb.py); never part of the Codex JSONL."""
+        """A run note (output/notes.py): what the Codex wire lacks, as pydantic models, for
+        listeners outside the engine that want it; never part of the Codex JSONL."""
 
     def detail(self, item_id: str, text: str) -> None:
         """Display-only extras of an item (a file tool's diff), for sinks that show them."""
+
+    def run_event(self, event: engine.RunEvent) -> None:
+        """One engine event (core/events.py) as the engine sent it, already redacted, before
+        its Codex events and notes, when the listener sets `run_events`: for mappers of
+        their own (AgentB's, output/agentb.py) and listeners inside the engine (the
+        delegate tool nests a sub-agent's items in its call)."""
 
     # -- the CLI runner's hooks (runner.py) --------------------------------------------------
 
@@ -71,8 +85,8 @@ class EventListener(Protocol):
 
 
 # The hooks `EventListener` gives a default (tests hold this to the protocol).
-HOOKS = ("note", "detail", "on_write_error", "headed", "bind_usage", "waiting",
-         "stop_waiting", "exit_when_idle", "close")
+HOOKS = ("note", "detail", "run_event", "run_events", "on_write_error", "headed",
+         "bind_usage", "waiting", "stop_waiting", "exit_when_idle", "close")
 
 
 def listening(obj: Any) -> EventListener:
@@ -120,7 +134,21 @@ class Emitter:
     def add_listener(self, listener: EventListener) -> None:
         self._listeners.append(listening(listener))
 
+    def send(self, event: engine.RunEvent) -> None:
+        """One engine event: to the listeners as it is, then as run notes, then as Codex
+        events (in that order, so a note always comes before the events it explains)."""
+        takers = [each for each in self._listeners if each.run_events]
+        if takers:
+            clean = event if self._redact is None else _scrub(self._redact, event)
+            for listener in takers:
+                listener.run_event(clean)
+        for note in run_notes(event):
+            self.note(note)
+        for out in codex_events(event):
+            self.emit(out)
+
     def emit(self, event: ev.ThreadEvent) -> None:
+        """One Codex event, redacted, to every listener (`send` maps the engine's)."""
         if self._redact is not None:
             data = event.model_dump(mode="json")
             clean = self._redact.data(data)
@@ -158,30 +186,43 @@ class Emitter:
             with self._lock:
                 self._next_item = max(self._next_item, int(number) + 1)
 
-    # -- convenience builders ---------------------------------------------------------------
+    # -- convenience senders ----------------------------------------------------------------
 
     def thread_started(self, thread_id: str) -> None:
-        self.emit(ev.ThreadStarted(thread_id=thread_id))
+        self.send(engine.ThreadStarted(thread_id=thread_id))
 
-    def turn_started(self) -> None:
-        self.emit(ev.TurnStarted())
+    def turn_started(self, turn_id: str = "", thread_id: str = "",
+                     instruction: str | None = None, continued: bool = False) -> None:
+        self.send(engine.TurnStarted(turn_id=turn_id, thread_id=thread_id,
+                                     instruction=instruction, continued=continued))
 
-    def turn_completed(self, totals: Any, cost_before: float = 0.0,
-                       verification: dict[str, Any] | None = None) -> None:
-        """`totals`: the thread's cumulative UsageTotals; `cost_before`: its cost_usd when
-        the turn started, so cost_usd reports this turn alone (None when unpriced);
-        `verification`: how the answer was verified (None when verification is off)."""
-        cost = round(totals.cost_usd - cost_before, 10) if totals.cost_known else None
-        self.emit(ev.TurnCompleted(
-            usage=ev.Usage(**totals.tokens()), cost_usd=cost,
-            verification=ev.Verification(**verification) if verification else None))
-
-    def turn_failed(self, message: str) -> None:
-        self.emit(ev.TurnFailed(error=ev.ThreadError(message=message)))
-
-    def turn_requires_action(self, calls: list[ev.PendingToolCall], totals: Any) -> None:
-        """The turn pauses for the caller's tool outputs; usage as turn.completed has it."""
-        self.emit(ev.TurnRequiresAction(tool_calls=calls, usage=ev.Usage(**totals.tokens())))
+    def run_failed(self, message: str) -> None:
+        """The run failed before a turn could begin."""
+        self.send(engine.RunFailed(message=message))
 
     def notice(self, message: str) -> None:
-        self.emit(ev.ErrorEvent(message=message))
+        self.send(engine.Notice(message=message))
+
+
+def _scrub(redact: Redact, value: Any) -> Any:
+    """`value` (an engine event: dataclasses, mappings, sequences, text) with its strings
+    redacted; the same object when nothing changed."""
+    if isinstance(value, str):
+        return redact.data(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for each in dataclasses.fields(value):
+            old = getattr(value, each.name)
+            new = _scrub(redact, old)
+            if new is not old:
+                changes[each.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    if isinstance(value, dict):
+        out = {key: _scrub(redact, item) for key, item in value.items()}
+        return out if any(out[k] is not value[k] for k in value) else value
+    if isinstance(value, (list, tuple)):
+        items = [_scrub(redact, item) for item in value]
+        if any(new is not old for new, old in zip(items, value)):
+            return type(value)(items) if isinstance(value, tuple) else items
+        return value
+    return value

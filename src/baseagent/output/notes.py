@@ -1,10 +1,11 @@
-"""Run notes: the internal events the Codex wire has no place for.
+"""Run notes: what the Codex wire has no place for, mapped from the engine's events.
 
-The loop emits Codex events (output/events.py) and, beside them, these notes: where a turn
-and each model step begin, what the model asked for when its answer was complete, which
-tool call an item belongs to and what the tool returned. The Codex sinks (JSONL, terminal,
-the session record) never see them; mappers to other vocabularies (output/agentb.py) read
-both, so every stream is built from the same run and they cannot drift apart.
+The engine emits its own events (core/events.py); the Emitter maps each to Codex events
+(output/codex.py) and to these notes (`run_notes`): where a turn and each model step begin,
+what the model asked for when its answer was complete, which tool call an item belongs to
+and what the tool returned. The Codex sinks (JSONL, terminal, the session record) never see
+them; mappers to other vocabularies (output/agentb.py) read both, so every stream is built
+from the same run and they cannot drift apart.
 
 Notes go through the Emitter's redaction like events do (tool outputs and arguments can
 hold a secret the agent knows).
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from baseagent.core import events as engine
 
 
 class _Note(BaseModel):
@@ -97,3 +100,29 @@ class TurnClosing(_Note):
 
 RunNote = Union[TurnOpened, StepStarted, ModelResponded, ToolStarted, ToolFinished,
                 OutputSubmitted, TurnClosing]
+
+
+def run_notes(event: engine.RunEvent) -> list[RunNote]:
+    """The notes one engine event is (none for what the Codex events carry alone)."""
+    if isinstance(event, engine.TurnStarted):
+        return [TurnOpened(turn_id=event.turn_id, thread_id=event.thread_id,
+                           instruction=event.instruction, continued=event.continued)]
+    if isinstance(event, engine.StepStarted):
+        return [StepStarted(turn_id=event.turn_id, number=event.number)]
+    if isinstance(event, engine.ModelResponded):
+        return [ModelResponded(
+            text=event.text, finish_reason=event.finish_reason,
+            tool_calls=[NoteToolCall(id=c.id, name=c.name, arguments=c.arguments)
+                        for c in event.tool_calls])]
+    if isinstance(event, engine.ToolStarted):
+        return [ToolStarted(call_id=event.call_id, name=event.name, item_id=event.item_id,
+                            arguments=event.arguments)]
+    if isinstance(event, engine.ToolFinished):
+        return [ToolFinished(call_id=event.call_id, name=event.name, item_id=event.item_id,
+                             success=event.success, output=event.output)]
+    if isinstance(event, engine.OutputSubmitted):
+        return [OutputSubmitted(call_id=event.call_id, name=event.name,
+                                item_id=event.item_id, output=event.output)]
+    if isinstance(event, engine.TurnEnded):
+        return [TurnClosing(status=event.status, error=event.error)]
+    return []

@@ -1,0 +1,221 @@
+"""The engine's own events and items: what a run says happened, in the loop's terms.
+
+The loop, the delegate tool and the Agent emit these through the Emitter and never build a
+wire type. Every output vocabulary is a mapper over them, in output/: `output/codex.py`
+(the Codex `exec --json` events, output/events.py, which the JSONL sink, the terminal and
+the session record take), `output/agentb.py` (AgentB's events) and `output/notes.py`
+(pydantic notes of what the Codex wire has no place for). So each stream is made from the
+same run and they cannot drift apart.
+
+Items are snapshots: each ItemStarted / ItemUpdated / ItemCompleted carries the whole item
+as it stands, so mapping one is a pure function of the event (no mapper keeps item state).
+
+This module imports nothing of baseagent: it sits below output/ and core/ alike (the
+mappers in output/ read it; the engine in core/ writes it).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+# How a turn ends (core/loop.py Status; repeated here so this module stays a leaf).
+EndStatus = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
+
+# ---- items -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextItem:
+    """Text the model streams: its answer (`message`) or its reasoning."""
+
+    id: str
+    kind: Literal["message", "reasoning"]
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool call returned: `output` is the text the model gets back, `data` the
+    tool's structured result (ToolResult.item). `interrupted`: the run was cancelled while
+    it ran. `named`: the files a failed file-changing call was about (shown with why it
+    failed, even when the call was refused before it planned anything)."""
+
+    success: bool
+    output: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+    named: tuple[Mapping[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolCallItem:
+    """One tool call. `kind` is how its tool shows it (tools/tool.py ITEM_KINDS; a call that
+    could not be prepared is a generic `mcp_tool_call`). What the call is about, by kind:
+    `command` (a shell command), `changes` (the files a file-changing call plans to touch),
+    `task` and `thread_id` (a delegated sub-task and the thread that handed it over),
+    `server`/`tool`/`arguments` (any call). `progress` is the tool's latest progress
+    payload while it runs; `outcome` is set once it has run."""
+
+    id: str
+    kind: str
+    name: str
+    server: str
+    tool: str
+    arguments: Any = None
+    command: str = ""
+    changes: tuple[Mapping[str, str], ...] = ()
+    task: str | None = None
+    thread_id: str = ""
+    progress: Mapping[str, Any] | None = None
+    outcome: ToolOutcome | None = None
+
+
+@dataclass(frozen=True)
+class TurnScopedItem:
+    """An item that spans the turn (core/items.py TURN_SCOPED: the plan, `todo_list`),
+    with its tool's latest payload."""
+
+    id: str
+    kind: str
+    data: Mapping[str, Any]
+
+
+Item = Union[TextItem, ToolCallItem, TurnScopedItem]
+ITEM_TYPES = (TextItem, ToolCallItem, TurnScopedItem)
+
+# ---- events ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThreadStarted:
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """A turn begins; `continued`: it resumes after the caller submitted tool outputs (the
+    same `turn_id` as the turn that paused, and no instruction)."""
+
+    turn_id: str
+    thread_id: str
+    instruction: str | None = None
+    continued: bool = False
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A model call is about to be made (one observe → think → act step)."""
+
+    turn_id: str
+    number: int
+
+
+@dataclass(frozen=True)
+class ItemStarted:
+    item: Item
+
+
+@dataclass(frozen=True)
+class ItemUpdated:
+    item: Item
+
+
+@dataclass(frozen=True)
+class ItemCompleted:
+    item: Item
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """A tool call as the model wrote it (`arguments`: the raw JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelResponded:
+    """The model's answer is complete: its text (already streamed as a TextItem) and the
+    tool calls it made, in order."""
+
+    text: str = ""
+    tool_calls: tuple[CallRequest, ...] = ()
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """A tool call the agent runs is about to run; its item is `item_id` (started right
+    after). Calls the caller runs, and turn-scoped calls, have none."""
+
+    call_id: str
+    name: str
+    item_id: str
+    arguments: Any = None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call the agent ran has finished (after its item completed)."""
+
+    call_id: str
+    name: str
+    item_id: str
+    success: bool
+    output: str
+
+
+@dataclass(frozen=True)
+class OutputSubmitted:
+    """The caller's output for one of its tools, entering the history."""
+
+    call_id: str
+    name: str
+    item_id: str
+    output: str
+
+
+@dataclass(frozen=True)
+class PendingTool:
+    """A call to a tool the caller runs, waiting for its output (core/pending.py)."""
+
+    id: str
+    name: str
+    arguments: Any
+    item_id: str
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """How a turn ended, in the loop's terms. `usage` is the thread's cumulative tokens
+    (llm/types.py TOKEN_KEYS; given when the turn completed or paused), `cost_usd` this turn's cost (None when the model is not
+    priced), `verification` what the answer rests on (None when verification is off),
+    `pending` the calls a `requires_action` turn waits for."""
+
+    status: EndStatus
+    usage: Mapping[str, int] = field(default_factory=dict)
+    error: str | None = None
+    cost_usd: float | None = None
+    verification: Mapping[str, Any] | None = None
+    pending: tuple[PendingTool, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    """The run failed before a turn could begin (its record could not be written)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A non-fatal notice (a retry, a compaction): the run goes on."""
+
+    message: str
+
+
+RunEvent = Union[ThreadStarted, TurnStarted, StepStarted, ItemStarted, ItemUpdated,
+                 ItemCompleted, ModelResponded, ToolStarted, ToolFinished, OutputSubmitted,
+                 TurnEnded, RunFailed, Notice]
