@@ -178,3 +178,20 @@ def test_a_model_client_is_held_to_its_protocol_at_the_first_turn(workspace):
             agent.run("go")
     finally:
         agent.close()
+
+
+def test_nothing_probes_a_client_for_bind_cancel():
+    """Declared on the protocol and called; no getattr/hasattr looks for it."""
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "baseagent"
+    probes = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) > 1 \
+                    and isinstance(node.args[1], ast.Constant) \
+                    and node.args[1].value in ("bind_cancel", "cancel_reason"):
+                probes.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert probes == []
+    assert "bind_cancel" in ModelClientProtocol.__dict__
