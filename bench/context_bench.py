@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from baseagent.cancellation import NEVER  # noqa: E402
 from baseagent.config.settings import Settings  # noqa: E402
 from baseagent.core import assembly  # noqa: E402
 from baseagent.llm.client import ModelClient, load_litellm  # noqa: E402
@@ -94,8 +95,7 @@ def run(scenario: Scenario, steps: int, workdir: Path) -> Result:
         prepared = assembly.prepare(settings, env=os.environ)
         assembly.open_history(prepared)
         thread = assembly.connect(prepared, emitter=Emitter([]), processes=ProcessTracker(),
-                                  cancelled=lambda: False, cancel_reason=lambda: "",
-                                  model_client=client)
+                                  cancelled=NEVER, model_client=client)
         context = thread.loop.compactor
         original_complete = client.complete
         in_summary = {"seconds": 0.0}

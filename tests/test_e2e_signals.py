@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 
 from baseagent import signals
-from baseagent.core.interrupt import Cancellation
+from baseagent.cancellation import Cancellation
 from baseagent.exit_codes import exit_code_for_signal
 from baseagent.tools.procs import ProcessTracker
 from helpers import AgentRun

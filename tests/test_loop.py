@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from baseagent.cancellation import NEVER, CancelToken
 from baseagent.core.loop import Loop, TurnInput
 from baseagent.core.turn_input import SchemaCheck
 from baseagent.llm.errors import ContextOverflowError, ModelError
@@ -53,8 +54,8 @@ def make_loop(tmp_path: Path, steps: list[Any], *, tools: list[Any] | None = Non
     flags = kw.pop("flags", None)
     loop = Loop(client=client, registry=ToolRegistry(tools), emitter=Emitter([recorder]),
                 tool_context=ToolContext(cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}),
-                history=history, cancelled=(lambda: bool(flags)) if flags is not None
-                else (lambda: False), **kw)
+                history=history, cancelled=CancelToken(lambda: bool(flags)) if flags is not None
+                else NEVER, **kw)
     return loop, client, recorder
 
 

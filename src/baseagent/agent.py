@@ -16,7 +16,13 @@ JSONL or terminal sink; batch workers make one per task. It has no process-wide 
 effects: it writes nothing to stdout, installs no signal handler, never changes the
 working directory or os.environ, and keeps all its state on the instance, so several
 agents run at once in threads of one process without seeing each other's events, files,
-processes or cancellation.
+processes or cancellation. The one exception is the litellm dependency, once a run on the
+litellm route loads it: litellm's own settings, and openai-python's chat request transform
+swapped for an equivalent copy (llm/openai_fastpath.py; docs/LIBRARY.md).
+
+Building the run is core/assembly.py's `RunBuilder` (cheap `prepare()` when the Agent is
+made, `connect()` with the model at the first turn); the Agent keeps the thread's state
+(emitter, processes, cancellation) and the turn API.
 """
 from __future__ import annotations
 
@@ -29,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from baseagent.cancellation import Cancellation
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
-from baseagent.core.interrupt import Cancellation
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
@@ -48,8 +54,6 @@ from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 EventFormat = Literal["codex", "agentb"]
 EventCallback = Callable[[ev.ThreadEvent], None]
 ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
-# How often a wait on the litellm import looks at the cancellation flag.
-POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,9 @@ class Agent:
     every string the agent hands back (RunResult.final_message and .error, pending tool
     calls, chat()'s answer, `history`) unless redact_results=False (raw text, for a
     caller that knows what it does with it).
-    model_client: an object with the client's `complete()`/`totals` used instead of
-    litellm (tests; see baseagent.testing.deterministic).
+    model_client: a model client used instead of litellm (tests; see
+    baseagent.testing.deterministic): `totals`, `complete()` and `bind_cancel()`, the
+    protocol in baseagent.llm.types (checked at the first turn).
     tools: your own tools, after the built-in ones: plain functions (type-hinted, or
     taking one pydantic model), `@baseagent.tool` functions, or Tool objects
     (docs/TOOLS.md). enabled_toolsets / disabled_toolsets: which built-in tools (names
@@ -140,21 +145,20 @@ class Agent:
                  **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
-        explicit = set(options)
-        options.setdefault("record_session", session)
-        if "openapi" in options:
-            options["openapi"] = _openapi_tables(options["openapi"])
-        if "openapi" in options:
-            options["openapi"] = _openapi_tables(options["openapi"])
-        settings = agent_config_from_options(options)
-        settings, resume, notes = _resume(settings, thread_id, explicit)
-        self._setup(settings, resume=resume, env=env, on_event=on_event,
-                    model_client=model_client, sinks=sinks, notes=notes, tools=tools,
+        settings = agent_config_from_options(_setting_options(options, session))
+        settings, resume, notes = _resume(settings, thread_id, set(options))
+        self._start(assembly.RunBuilder(settings, env=env, model_client=model_client),
+                    resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
                     external_tools=external_tools, redact_results=redact_results)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
-                    env: Mapping[str, str] | None = None, **kwargs: Any) -> "Agent":
+                    env: Mapping[str, str] | None = None, session: bool | None = None,
+                    on_event: EventCallback | None = None,
+                    model_client: ModelClientProtocol | None = None,
+                    sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
+                    external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
+                    **options: Any) -> "Agent":
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
@@ -162,17 +166,14 @@ class Agent:
         from baseagent.config.load import load_agent_config
 
         env = dict(os.environ) if env is None else dict(env)
-        agent_kwargs = {k: kwargs.pop(k) for k in ("on_event", "model_client", "sinks",
-                                                   "tools", "external_tools", "redact_results")
-                        if k in kwargs}
-        if "session" in kwargs:
-            kwargs["record_session"] = kwargs.pop("session")
-        if "openapi" in kwargs:
-            kwargs["openapi"] = _openapi_tables(kwargs["openapi"])
-        settings = load_agent_config(kwargs, env=env,
+        options = _setting_options(options, session)
+        settings = load_agent_config(options, env=env,
                                      config_file=Path(config_file) if config_file else None)
-        settings, resume, notes = _resume(settings, thread_id, set(kwargs))
-        return cls.from_settings(settings, resume=resume, env=env, notes=notes, **agent_kwargs)
+        settings, resume, notes = _resume(settings, thread_id, set(options))
+        return cls.from_settings(settings, resume=resume, env=env, notes=notes,
+                                 on_event=on_event, model_client=model_client, sinks=sinks,
+                                 tools=tools, external_tools=external_tools,
+                                 redact_results=redact_results)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -183,45 +184,42 @@ class Agent:
                       notes: Sequence[str] = (), thread_id: str | None = None,
                       tools: Sequence[Any] = (),
                       external_tools: Sequence[ToolSpec] = (),
-                      redact_results: bool = True) -> "Agent":
+                      redact_results: bool = True,
+                      builder: assembly.RunBuilder | None = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
         names a new thread (default: a fresh UUID; the CLI shows it before building the
-        agent); it is ignored when resuming."""
+        agent); it is ignored when resuming. `builder`: the run's builder when the entry
+        point began it already (checked the model string before its header, routed stderr
+        through its redactor); it carries the settings, `env` and `model_client` then."""
+        if builder is None:
+            builder = assembly.RunBuilder(settings, env=env, model_client=model_client)
+        elif builder.settings is not settings:
+            raise ValueError("from_settings: the builder was made for other settings")
         agent = cls.__new__(cls)
-        agent._setup(settings, resume=resume, env=env, on_event=on_event,
-                     model_client=model_client, sinks=sinks, notes=notes, thread_id=thread_id,
-                     tools=tools, external_tools=external_tools, redact_results=redact_results)
+        agent._start(builder, resume=resume, notes=notes, thread_id=thread_id,
+                     on_event=on_event, sinks=sinks, tools=tools,
+                     external_tools=external_tools, redact_results=redact_results)
         return agent
 
-    def _setup(self, settings: AgentConfig, *, resume: LoadedSession | None,
-               env: Mapping[str, str] | None, on_event: EventCallback | None,
-               model_client: ModelClientProtocol | None,
-               sinks: Sequence[EventListener], notes: Sequence[str] = (),
-               thread_id: str | None = None, tools: Sequence[Any] = (),
-               external_tools: Sequence[ToolSpec] = (), redact_results: bool = True) -> None:
-        self.settings = settings
+    def _start(self, builder: assembly.RunBuilder, *, resume: LoadedSession | None,
+               notes: Sequence[str], on_event: EventCallback | None,
+               sinks: Sequence[EventListener], thread_id: str | None = None,
+               tools: Sequence[Any] = (), external_tools: Sequence[ToolSpec] = (),
+               redact_results: bool = True) -> None:
+        """The one way an Agent is made: the builder prepares the run (cheap; the slow parts
+        start in the background), the Agent keeps the state turns need."""
+        self.settings = builder.settings
         self._redact_results = redact_results
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
         self.notes: list[str] = list(notes)
-        self._model_client = model_client
-        env = dict(os.environ if env is None else env)
-        if model_client is None:
-            assembly.preflight(settings, env)  # a typo is reported before the slow import
-        self._prepared = assembly.prepare(settings, env=env, resume=resume, thread_id=thread_id,
-                                          tools=tools,
-                                          external_tools=_external_tools(external_tools))
-        # MCP servers start now, beside the litellm import; an agent dropped without close()
-        # still stops them when it is collected.
-        assembly.start_sources(self._prepared)
+        self._builder = builder
+        self._prepared = builder.prepare(resume=resume, thread_id=thread_id, tools=tools,
+                                         external_tools=_external_tools(external_tools))
+        # The tool sources are starting; an agent dropped without close() still stops them
+        # when it is collected.
         self._finalizer = weakref.finalize(self, self._prepared.sources.close)
-        # Overlap the slow import with whatever the caller does before the first turn.
-        self._preload = None
-        if model_client is None and self._prepared.route is None:
-            from baseagent.llm.client import preload_in_background
-
-            self._preload = preload_in_background()
         self._on_event = on_event
         self._turn_listeners: list[EventListener] = []
         self._callback_error: BaseException | None = None
@@ -447,29 +445,11 @@ class Agent:
                 for e in events]
 
     def _connect(self) -> assembly.Connected | None:
-        if self._connected is not None:
-            return self._connected
-        assembly.open_history(self._prepared)
-        if self._preload is not None:
-            while self._preload.is_alive():
-                if self._cancellation.is_set():
-                    return None
-                self._preload.join(POLL_SECONDS)
-        if self._cancellation.is_set():
-            return None
-        if self._model_client is None:
-            assembly.check_model(self.settings, self._prepared.route)
-        notices = assembly.settle_tools(self._prepared, self._cancellation.is_set)
-        if self._cancellation.is_set():
-            return None
-        self._connected = assembly.connect(
-            self._prepared, emitter=self._emitter, processes=self._processes,
-            cancelled=self._cancellation.is_set, cancel_reason=self._cancel_reason,
-            model_client=self._model_client, notices=notices)
+        if self._connected is None:
+            self._connected = self._builder.connect(
+                emitter=self._emitter, processes=self._processes,
+                cancelled=self._cancellation.token)
         return self._connected
-
-    def _cancel_reason(self) -> str:
-        return self._cancellation.reason
 
     def _end_turn(self) -> None:
         self._turn_listeners = []
@@ -618,6 +598,18 @@ class TurnStream(Iterator[Any]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
+
+
+def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:
+    """The keyword arguments as Settings' config names (one way for every constructor):
+    `session` is `record_session`, and `openapi=` a list of tables becomes their mapping by
+    name."""
+    options = dict(options)
+    if session is not None:
+        options.setdefault("record_session", session)
+    if "openapi" in options:
+        options["openapi"] = _openapi_tables(options["openapi"])
+    return options
 
 
 def _openapi_tables(value: Any) -> Any:

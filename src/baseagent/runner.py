@@ -48,26 +48,15 @@ def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
     return PrettySink()
 
 
-def check_model_string(settings: Settings) -> None:
-    """A misspelt provider or a missing key: ConfigError before anything heavy is imported
-    (the Agent checks again; this only makes the answer come at once)."""
-    from baseagent.errors import ConfigError
-    from baseagent.llm.preflight import preflight
-
-    problem = preflight(settings.model, settings.request_api_key(), os.environ)
-    if problem is not None:
-        raise ConfigError(problem)
-
-
 def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
-    """On a terminal, before the agent (and litellm) is imported: check the model string,
-    then draw the header. Returns the thread id it showed (a new one unless resuming)."""
+    """On a terminal, before the agent (and litellm) is imported, and after the run's
+    builder has checked the model string (the error is all there is to say): draw the
+    header. Returns the thread id it showed (a new one unless resuming)."""
     import uuid
 
     from baseagent import __version__
     from baseagent.output.header import print_header
 
-    check_model_string(settings)  # before the header: the error is all there is to say
     thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
     print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
@@ -89,10 +78,15 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
-    check_model_string(settings)
+    # The run's builder (core/assembly.py) is cheap to make; it checks the model string
+    # once, here, before anything heavy is imported and before a header is drawn.
+    from baseagent.core.assembly import RunBuilder
+
+    builder = RunBuilder(settings, env=os.environ)
+    builder.check_model_string()
     thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.hardening import harden_process
-    from baseagent.output.redact import Redactor, install_stderr
+    from baseagent.output.redact import install_stderr
 
     # The keys live in this process: no other process of the user may read its memory or
     # environment, and no core dump may carry them.
@@ -103,7 +97,8 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # interrupted run still ends it (below, and on a second signal).
     adopt_orphans()
     # Before litellm is imported: its log handler binds stderr, its chatter may hit stdout.
-    redactor = Redactor.from_environment(os.environ, settings.env_strip, [settings.api_key])
+    # The run's own redactor: the Agent redacts its events with the same one.
+    redactor = builder.redactor
     install_stderr(redactor)
     if thread_id is None:
         for note in notes:
@@ -128,8 +123,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
                              "outputs")
         check_outputs(paused.calls, tool_outputs)
     sink = make_sink(settings.json_output, settings.event_format)
-    agent = Agent.from_settings(settings, resume=resume, env=os.environ, sinks=[sink],
-                                notes=notes, thread_id=thread_id, external_tools=external_tools)
+    agent = Agent.from_settings(settings, resume=resume, sinks=[sink], notes=notes,
+                                thread_id=thread_id, external_tools=external_tools,
+                                builder=builder)
     sink.on_write_error(agent.cancel)  # stdout failing (a full disk, /dev/full): stop
     if thread_id is not None:
         sink.headed(thread_id)

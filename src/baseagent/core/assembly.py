@@ -1,43 +1,72 @@
-"""The composition root: Settings in, the parts of one thread out, built in one place.
+"""The composition root: an AgentConfig (the CLI's Settings are one) in, the parts of one thread out, built in one place.
 
 Every way into the agent (the library's Agent, and through it the CLI, `exec`, batch
 workers, the benchmarks and the tests) builds its run here, so a setting means the same
 thing everywhere and nothing below reads argv, the environment or module-global state:
-what a run needs (the child environment, the secrets to redact, the cancellation flag) is
+what a run needs (the child environment, the secrets to redact, the cancellation) is
 handed in.
 
-Building is in two steps because the first one must be cheap: `prepare()` runs before
-litellm is imported (settings checks, tool registry, the opening history), `connect()`
-after it (model checks, client, compaction, session record, the loop).
+`RunBuilder` builds one run and owns the order of its steps, each done once:
+
+1. `check_model_string()`: what is wrong with the model string or its key that can be
+   known without litellm (a terminal's entry point calls it before drawing its header;
+   `prepare()` calls it otherwise);
+2. `prepare()`, cheap and before the model is reachable: the settings' checks, the tools,
+   the secrets to redact; then it starts what is slow in the background (the tool sources,
+   the litellm import);
+3. `connect()`, with the model: the opening history, the model check, the tools settled,
+   then client, compaction, session record and loop.
+
+The functions below are those steps; only the builder strings them together. This module is
+imported before a terminal's header is drawn, so its parts are imported where they are
+used, not at the top.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, Settings
-from baseagent.core.ids import new_thread_id
-from baseagent.core.loop import Loop
-from baseagent.core.records import LoadedSession
-from baseagent.core.recorder import SessionRecorder
-from baseagent.credentials import child_env
+from baseagent.cancellation import CancelToken
+from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, AgentConfig
 from baseagent.errors import ConfigError, InputError
-from baseagent.llm.route import Route
-from baseagent.llm.route import choose as choose_route
-from baseagent.llm.types import ModelClientProtocol, UsageTotals
-from baseagent.output.emitter import Emitter
-from baseagent.output.redact import Redactor
-from baseagent.prompts.profiles import PromptProfile, choose
-from baseagent.sandbox.policy import Policy
-from baseagent.tools.external import ExternalTool, is_external
-from baseagent.tools.procs import ProcessTracker
-from baseagent.tools.registry import ToolRegistry, builtin_tools
-from baseagent.tools.sources import ToolSources
-from baseagent.tools.tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    import threading
+
+    from baseagent.core.loop import Loop
+    from baseagent.core.records import LoadedSession
+    from baseagent.core.recorder import SessionRecorder
+    from baseagent.llm.route import Route
+    from baseagent.llm.types import ModelClientProtocol, UsageTotals
+    from baseagent.output.emitter import Emitter
+    from baseagent.output.redact import Redactor
+    from baseagent.prompts.profiles import PromptProfile
+    from baseagent.tools.external import ExternalTool
+    from baseagent.tools.procs import ProcessTracker
+    from baseagent.tools.registry import ToolRegistry
+    from baseagent.tools.sources import ToolSources
+    from baseagent.tools.tool import Tool, ToolContext
+
+# How often a wait on the litellm import looks at the cancellation.
+POLL_SECONDS = 0.05
+
+
+def _no_sources() -> ToolSources:
+    from baseagent.tools.sources import ToolSources
+
+    return ToolSources()
+
+
+def _full_profile() -> PromptProfile:
+    from baseagent.prompts.profiles import choose
+
+    return choose("full", "")
 
 
 @dataclass
@@ -45,7 +74,7 @@ class Prepared:
     """What exists before the model is reachable: enough to show a header and build the
     first request, none of it slow."""
 
-    settings: Settings
+    settings: AgentConfig
     thread_id: str
     resumed: LoadedSession | None
     registry: ToolRegistry
@@ -57,10 +86,10 @@ class Prepared:
     # long-lived sources (MCP servers, OpenAPI documents) whose tools follow once they are
     # up: `registry` holds the fixed ones until settle_tools() adds the rest.
     tools: list[Tool] = field(default_factory=list)
-    sources: ToolSources = field(default_factory=ToolSources)
+    sources: ToolSources = field(default_factory=_no_sources)
     system_prompt: str = ""
     tool_choice: str | None = None
-    profile: PromptProfile = field(default_factory=lambda: choose("full", ""))
+    profile: PromptProfile = field(default_factory=_full_profile)
     # The direct path for the model's calls (llm/route.py); None: litellm serves them.
     route: Route | None = None
 
@@ -77,9 +106,103 @@ class Connected:
     notices: list[str] = field(default_factory=list)
 
 
-def prepare(settings: Settings, *, env: Mapping[str, str],
+class RunBuilder:
+    """Builds one thread's run, owning the order of its steps; each check is done once.
+
+    `settings` are resolved; `env` is the environment the run was started in (default:
+    this process's, copied now). `model_client` replaces the litellm client (then the model
+    string is not checked: no model is reached by name). `counts` says how many times each
+    check and construction ran (`model_string`, `model`, `redactor`): once per run, which
+    tests hold it to.
+    """
+
+    def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
+                 model_client: ModelClientProtocol | None = None) -> None:
+        self.settings = settings
+        self.env: dict[str, str] = dict(os.environ if env is None else env)
+        self.model_client = model_client
+        self.counts: Counter[str] = Counter()
+        self.prepared: Prepared | None = None
+        self._redactor: Redactor | None = None
+        self._string_checked = False
+        self._preload: threading.Thread | None = None
+        self._model_checked = False
+
+    @property
+    def redactor(self) -> Redactor:
+        """The run's redactor, made on first use (an entry point routes stderr through it
+        before litellm is imported); prepare() adds the tool sources' secrets to it."""
+        if self._redactor is None:
+            self.counts["redactor"] += 1
+            self._redactor = run_redactor(self.settings, self.env)
+        return self._redactor
+
+    def check_model_string(self) -> None:
+        """ConfigError for a model string or key that cannot work, known without litellm
+        (llm/preflight.py); done once per run, whoever asks first."""
+        if self._string_checked or self.model_client is not None:
+            return
+        self.counts["model_string"] += 1
+        preflight(self.settings, self.env)
+        self._string_checked = True
+
+    def prepare(self, *, resume: LoadedSession | None = None, thread_id: str | None = None,
+                tools: Sequence[Any] = (),
+                external_tools: Sequence[ExternalTool] = ()) -> Prepared:
+        """The cheap half (no model): the model string checked (a typo is reported before
+        the slow import), the run's parts made (see the module function `prepare`), then
+        the tool sources started and litellm's import begun in the background, so both
+        come up while the caller does whatever it does before the first turn. Once: a
+        builder builds one run."""
+        if self.prepared is not None:
+            raise RuntimeError("this RunBuilder has built its run already")
+        self.check_model_string()
+        prepared = prepare(self.settings, env=self.env, resume=resume, thread_id=thread_id,
+                           tools=tools, external_tools=external_tools,
+                           redactor=self.redactor)
+        self.prepared = prepared
+        start_sources(prepared)
+        if self.model_client is None and prepared.route is None:
+            from baseagent.llm.client import preload_in_background
+
+            self._preload = preload_in_background()
+        return prepared
+
+    def connect(self, *, emitter: Emitter, processes: ProcessTracker,
+                cancelled: CancelToken) -> Connected | None:
+        """The half with the model, at the first turn: the opening history, the litellm
+        import waited for, the model checked (once), the tool sources settled, then the
+        client, compaction, record and loop (module function `connect`). None when the run
+        is cancelled before the model is reachable (a later call starts again where this
+        one stopped)."""
+        prepared = self.prepared
+        if prepared is None:
+            raise RuntimeError("RunBuilder.connect() before prepare()")
+        open_history(prepared)
+        if self._preload is not None:
+            while self._preload.is_alive():
+                if cancelled():
+                    return None
+                self._preload.join(POLL_SECONDS)
+        if cancelled():
+            return None
+        if not self._model_checked and self.model_client is None:
+            self.counts["model"] += 1
+            check_model(self.settings, prepared.route)
+        self._model_checked = True
+        # Waited for again by a call that follows a cancelled one: a source still starting
+        # then may be up by now.
+        notices = settle_tools(prepared, cancelled)
+        if cancelled():
+            return None
+        return connect(prepared, emitter=emitter, processes=processes, cancelled=cancelled,
+                       model_client=self.model_client, notices=notices)
+
+
+def prepare(settings: AgentConfig, *, env: Mapping[str, str],
             resume: LoadedSession | None = None, thread_id: str | None = None,
-            tools: Sequence[Any] = (), external_tools: Sequence[ExternalTool] = ()) -> Prepared:
+            tools: Sequence[Any] = (), external_tools: Sequence[ExternalTool] = (),
+            redactor: Redactor | None = None) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
     `thread_id` names a new thread (an entry point that showed it before building the
@@ -88,8 +211,14 @@ def prepare(settings: Settings, *, env: Mapping[str, str],
     get it minus its secrets, and the values of those secrets are redacted everywhere.
     `tools` are the caller's own tools (Python functions or Tool objects) and
     `external_tools` the tools the caller runs (tools/external.py): both declared to the
-    model after the built-in ones (and `delegate`, when enabled).
+    model after the built-in ones (and `delegate`, when enabled). `redactor` is the run's
+    (RunBuilder's, already on stderr at a CLI run): the tool sources' secrets are added to
+    it; without one, one is made here.
     """
+    from baseagent.core.ids import new_thread_id
+    from baseagent.credentials import child_env
+    from baseagent.tools.registry import ToolRegistry
+
     if not settings.cwd.is_dir():
         raise ConfigError(f"working directory does not exist: {settings.cwd}")
     profile = profile_of(settings)
@@ -106,24 +235,35 @@ def prepare(settings: Settings, *, env: Mapping[str, str],
             and choice not in {t.name for t in fixed}:
         raise ConfigError(f"tool_choice {choice!r} is not a tool of this run (tools: "
                           f"{', '.join(t.name for t in fixed) or 'none'})")
+    if redactor is None:
+        redactor = run_redactor(settings, env)
+    redactor.add(secrets)
     return Prepared(
         settings=settings,
         thread_id=resume.thread_id if resume is not None else thread_id or new_thread_id(),
         resumed=resume, registry=ToolRegistry(fixed, shape=profile.shape),
         history=list(resume.history) if resume is not None else [],
-        redactor=Redactor.from_environment(env, settings.env_strip,
-                                           [settings.api_key, *secrets]),
+        redactor=redactor,
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
         tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile),
         tool_choice=choice, profile=profile, route=model_route(settings, env, thread_id))
 
 
-def model_route(settings: Settings, env: Mapping[str, str],
+def run_redactor(settings: AgentConfig, env: Mapping[str, str]) -> Redactor:
+    """The run's secrets, known before its tool sources are read: credential-named
+    variables of `env` and the configured API key (prepare() adds the sources' own)."""
+    from baseagent.output.redact import Redactor
+
+    return Redactor.from_environment(env, settings.env_strip, [settings.api_key])
+
+
+def model_route(settings: AgentConfig, env: Mapping[str, str],
                 thread_id: str | None = None) -> Route | None:
     """The direct path for this run's model calls, if it serves them (llm/route.py): the
     key and endpoint come from the settings, else the provider's usual variables in `env`."""
     from baseagent import __version__
     from baseagent.core.caching import prompt_cache_params
+    from baseagent.llm.route import choose as choose_route
 
     return choose_route(settings.model, api_base=settings.api_base,
                         api_key=settings.request_api_key(), env=env,
@@ -135,19 +275,22 @@ def model_route(settings: Settings, env: Mapping[str, str],
                         reasoning_effort=settings.reasoning_effort)
 
 
-def profile_of(settings: Settings) -> PromptProfile:
+def profile_of(settings: AgentConfig) -> PromptProfile:
     """The run's prompt profile (prompts/profiles.py): the setting, or, on auto, compact for
     a model served on this machine."""
+    from baseagent.prompts.profiles import choose
+
     return choose(settings.prompt_profile, settings.model, settings.oss)
 
 
-def select_tools(settings: Settings, extra: Sequence[Any] = (),
+def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
                  profile: PromptProfile | None = None) -> list[Tool]:
     """The run's fixed tools, in their stable order (the tool list is part of the cached
     prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
     such as caller-run or delegate tools, are taken as they are). The one place a new kind
     of fixed tool joins the run; long-lived sources add theirs in settle_tools()."""
+    from baseagent.tools.registry import builtin_tools
     from baseagent.tools.toolsets import builtin_names
 
     enabled = settings.enabled_toolsets
@@ -176,9 +319,11 @@ def select_tools(settings: Settings, extra: Sequence[Any] = (),
     return chosen
 
 
-def tool_sources(settings: Settings, env: Mapping[str, str]) -> tuple[ToolSources, list[str]]:
+def tool_sources(settings: AgentConfig, env: Mapping[str, str]) -> tuple[ToolSources, list[str]]:
     """The long-lived tool sources of the settings (not started yet) and the secret values
     their configuration holds (to redact)."""
+    from baseagent.tools.sources import ToolSources
+
     sources: list[Any] = []
     secrets: list[str] = []
     servers = {n: c for n, c in settings.mcp_servers.items() if c.enabled}
@@ -205,12 +350,14 @@ def start_sources(prepared: Prepared) -> None:
     prepared.sources.start()
 
 
-def settle_tools(prepared: Prepared, cancelled: Callable[[], bool]) -> list[str]:
+def settle_tools(prepared: Prepared, cancelled: CancelToken) -> list[str]:
     """Wait for the tool sources and fix the run's tools for good (the registry every
     request sends). Returns one-line notices: sources that failed, a tool_choice that names
     no tool."""
     if not prepared.sources:
         return []
+    from baseagent.tools.registry import ToolRegistry
+
     notices = prepared.sources.wait(cancelled)
     taken = {t.name for t in prepared.tools}
     prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)],
@@ -230,7 +377,7 @@ def _is_mode(choice: str) -> bool:
     return choice in TOOL_CHOICE_MODES
 
 
-def system_prompt(settings: Settings, tools: Sequence[Tool],
+def system_prompt(settings: AgentConfig, tools: Sequence[Tool],
                   profile: PromptProfile | None = None) -> str:
     """The system prompt: the built-in one (or system_prompt / system_prompt_file), then
     append_system_prompt (text, or @FILE). Read once, here, so every request of the thread
@@ -285,7 +432,7 @@ def opening_messages(cwd: Path, shell: str, system: str | None = None,
             {"role": "user", "content": environment_context(cwd, shell, env=env)}]
 
 
-def preflight(settings: Settings, env: Mapping[str, str]) -> None:
+def preflight(settings: AgentConfig, env: Mapping[str, str]) -> None:
     """What is wrong with the model string or its key that can be known without litellm:
     a ConfigError at once, before the slow import starts (llm/preflight.py)."""
     from baseagent.llm.preflight import preflight as check
@@ -295,7 +442,7 @@ def preflight(settings: Settings, env: Mapping[str, str]) -> None:
         raise ConfigError(problem)
 
 
-def check_model(settings: Settings, route: Route | None = None) -> None:
+def check_model(settings: AgentConfig, route: Route | None = None) -> None:
     """Unknown provider or missing API key: a ConfigError before anything runs (imports
     litellm, unless the run's calls take the direct path `route`)."""
     if route is None:  # the direct path has its key and a provider it knows
@@ -309,24 +456,31 @@ def check_model(settings: Settings, route: Route | None = None) -> None:
 
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
-            cancelled: Callable[[], bool], cancel_reason: Callable[[], str],
-            model_client: ModelClientProtocol | None = None,
+            cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
             notices: Sequence[str] = ()) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
-    tests); then litellm is never imported.
+    tests); then litellm is never imported. `cancelled` is the run's cancellation: the one
+    token the client, the loop and every tool call read.
     """
+    from baseagent.core.loop import Loop
+    from baseagent.llm.types import ModelClientProtocol
+    from baseagent.sandbox.policy import Policy
+    from baseagent.tools.tool import ToolContext
+
     settings = prepared.settings
     if model_client is not None:
+        if not isinstance(model_client, ModelClientProtocol):
+            raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
+                            "client (it needs totals, complete() and bind_cancel(); "
+                            "llm/types.py ModelClientProtocol)")
         client = model_client
-        bind = getattr(client, "bind_cancel", None)  # an injected client may honour cancel()
-        if callable(bind):
-            bind(cancelled)
     else:
-        client = _model_client(settings, prepared.thread_id, emitter.notice, cancelled,
+        client = _model_client(settings, prepared.thread_id, emitter.notice,
                                settings.max_tokens or limits(settings, True, prepared.route)[1],
                                prepared.route)
+    client.bind_cancel(cancelled)
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
     litellm_limits = model_client is None
@@ -352,7 +506,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 tool_context=tool_context, history=prepared.history,
                 max_iterations=settings.max_iterations, verify=settings.verify,
                 session=session, compactor=compactor, cancelled=cancelled,
-                cancel_reason=cancel_reason, thread_id=prepared.thread_id,
+                thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
                 tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
                 show_named_files=prepared.profile.show_named_files)
@@ -378,6 +532,7 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
     """The delegate tool's runner: sub-agents composed by child_loop from this thread's
     parts; they may get any of the thread's own tools but `delegate` and the caller's."""
     from baseagent.core.delegation import NAME, Delegation
+    from baseagent.tools.external import is_external
 
     settings = prepared.settings
     build = functools.partial(child_loop, settings, shell=prepared.shell,
@@ -389,27 +544,31 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
                       cost_limit=settings.delegate_cost_limit, redact=prepared.redactor)
 
 
-def child_loop(settings: Settings, *, client: ModelClientProtocol, tools: Sequence[Tool],
+def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Sequence[Tool],
                emitter: Emitter, tool_context: ToolContext, max_iterations: int, shell: str,
                litellm_limits: bool, route: Route | None = None) -> Loop:
     """A sub-agent's loop (core/delegation.py): a fresh history and its own tools and
     iteration limit; the parent's client, workspace, sandbox and cancellation (through
     `tool_context`), with compaction for the same model. No verification round (the parent
     judges the answer) and no session record of its own (its items are in the parent's)."""
+    from baseagent.core.loop import Loop
+    from baseagent.tools.registry import ToolRegistry
+
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
                 history=opening_messages(tool_context.cwd, shell, env=tool_context.env),
                 max_iterations=max_iterations, verify=False,
                 compactor=_compactor(settings, client, registry, emitter, None, litellm_limits,
                                      route),
-                cancelled=tool_context.cancelled,
-                cancel_reason=lambda: "the delegating run was interrupted",
+                cancelled=tool_context.cancelled.with_reason(
+                    "the delegating run was interrupted"),
                 thread_id=tool_context.thread_id)
 
 
 def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecorder:
     """The thread's session record; a resumed thread appends to the record it came from."""
     from baseagent import __version__
+    from baseagent.core.recorder import SessionRecorder
 
     settings = prepared.settings
     path = prepared.resumed.path if prepared.resumed is not None \
@@ -435,7 +594,7 @@ def record_usage(session: SessionRecorder, totals: UsageTotals) -> None:
     session.usage(**totals.as_record())
 
 
-def limits(settings: Settings, litellm_limits: bool,
+def limits(settings: AgentConfig, litellm_limits: bool,
            route: Route | None = None) -> tuple[int, int]:
     """(context window, output cap) of the run's model: the settings, else what litellm
     knows of the model (`litellm_limits`; its map, read without litellm on the direct
@@ -452,9 +611,8 @@ def limits(settings: Settings, litellm_limits: bool,
     return window, min(settings.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS, window // 4)
 
 
-def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], None],
-                  cancelled: Callable[[], bool], max_tokens: int,
-                  route: Route | None = None) -> ModelClientProtocol:
+def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str], None],
+                  max_tokens: int, route: Route | None = None) -> ModelClientProtocol:
     """The model client (litellm, or the direct path `route`). Every request carries
     `max_tokens`, the run's output cap: a model stuck in a loop stops there instead of
     writing until the task's timeout."""
@@ -469,14 +627,14 @@ def _model_client(settings: Settings, thread_id: str, notice: Callable[[str], No
         retry_backoff_factor=settings.retry_backoff_factor,
         request_timeout=settings.request_timeout,
         stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
-        on_notice=notice, cancelled=cancelled,
+        on_notice=notice,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
         route=route,
     )
 
 
-def _compactor(settings: Settings, client: ModelClientProtocol, registry: ToolRegistry,
+def _compactor(settings: AgentConfig, client: ModelClientProtocol, registry: ToolRegistry,
                emitter: Emitter, session: SessionRecorder | None, litellm_limits: bool,
                route: Route | None = None) -> Any:
     """Compaction and cache markers for this model (core/compaction.py)."""
@@ -496,5 +654,5 @@ def _compactor(settings: Settings, client: ModelClientProtocol, registry: ToolRe
         on_rewrite=session.history if session is not None else None)
 
 
-def session_path(settings: Settings, thread_id: str) -> Path:
+def session_path(settings: AgentConfig, thread_id: str) -> Path:
     return settings.session_dir / f"{thread_id}.jsonl"

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from baseagent.cancellation import NEVER, CancelToken
 from baseagent.core import events as engine
 from baseagent.core.echo import echoes
 from baseagent.core.evidence import Evidence
@@ -188,8 +189,7 @@ class Loop:
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
                  compactor: ContextPolicy | None = None, session: HistorySink | None = None,
-                 cancelled: Callable[[], bool] = lambda: False,
-                 cancel_reason: Callable[[], str] = lambda: "interrupted",
+                 cancelled: CancelToken = NEVER,
                  thread_id: str = "", paused: Paused | None = None,
                  tool_choice: str | None = None, prose_code: ProseCode = "apply",
                  show_named_files: bool = False) -> None:
@@ -202,8 +202,8 @@ class Loop:
         self.verify = verify
         self.compactor = compactor or _PassThrough()
         self.session = session
+        # The run's cancellation: polled between steps, handed to every tool call.
         self.cancelled = cancelled
-        self.cancel_reason = cancel_reason
         self.thread_id = thread_id
         # A turn waiting for the caller's tool outputs (restored from the record on resume).
         self.paused = paused
@@ -296,7 +296,7 @@ class Loop:
         except ActionRequired as exc:
             return self._pause(exc.calls)
         except (RunInterrupted, ModelInterrupted):
-            return self._fail("interrupted", f"interrupted ({self.cancel_reason()})")
+            return self._fail("interrupted", f"interrupted ({self.cancelled.reason})")
         except CostLimitError as exc:
             return self._fail("limit", str(exc))
         except TurnEnded as exc:

@@ -37,21 +37,26 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
+    from baseagent.core.assembly import RunBuilder
     from baseagent.runner import early_header
 
     env = os.environ if env is None else env
-    thread_id = early_header(settings, resume, notes)  # before anything slow is imported
-    from baseagent.output.redact import Redactor, install_stderr
+    # The first thread's builder checks the model string before anything slow is imported.
+    builder = RunBuilder(settings, env=env)
+    builder.check_model_string()
+    thread_id = early_header(settings, resume, notes)
+    from baseagent.output.redact import install_stderr
 
     # Before litellm is imported (the Agent starts that): see runner.run.
-    install_stderr(Redactor.from_environment(env, settings.env_strip, [settings.api_key]))
+    install_stderr(builder.redactor)
 
     from baseagent.output.pretty import PrettySink
 
     typeahead = _hold_typeahead()
     sink = PrettySink()
     session = InteractiveSession(settings, sink, env)
-    session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True)
+    session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True,
+                 builder=builder)
     from baseagent.interactive.commands import KEYS
 
     sink.message(KEYS + " · /help")
@@ -104,13 +109,15 @@ class InteractiveSession:
     # -- the thread's Agent ------------------------------------------------------------------
 
     def open(self, settings: Settings, *, resume: Any = None, notes: Any = (),
-             thread_id: str | None = None, headed: bool = False) -> None:
+             thread_id: str | None = None, headed: bool = False, builder: Any = None) -> None:
         """Make the Agent of a thread current (the previous one is closed). Raises
-        ConfigError, leaving the current agent as it was, when the new one cannot be built."""
+        ConfigError, leaving the current agent as it was, when the new one cannot be built
+        (a model string that cannot work among them). `builder`: the run's, when start()
+        began it (core/assembly.py RunBuilder)."""
         from baseagent.agent import Agent
 
         agent = Agent.from_settings(settings, resume=resume, env=self.env, sinks=[self.sink],
-                                    notes=notes, thread_id=thread_id)
+                                    notes=notes, thread_id=thread_id, builder=builder)
         if self.agent is not None:
             self.agent.close()
         self.agent = agent
@@ -213,17 +220,13 @@ class InteractiveSession:
         self.open(settings, resume=loaded, notes=notes)
 
     def _switch_model(self, model: str) -> None:
-        from baseagent.llm.preflight import preflight
-
         current = self.agent
         settings = current.settings.model_copy()
         try:
             settings.model = model
         except ValueError as exc:
             raise ConfigError(f"invalid model {model!r}: {exc}") from None
-        problem = preflight(settings.model, settings.request_api_key(), self.env)
-        if problem is not None:  # checked before the current agent is given up
-            raise ConfigError(problem)
+        # open() builds the new thread (its model string checked) before it gives up this one.
         self.open(settings, resume=self._as_resume(current), thread_id=current.thread_id)
 
     def _as_resume(self, agent: Any) -> Any:

@@ -14,6 +14,7 @@ import time
 import warnings
 from typing import Any, Callable
 
+from baseagent.cancellation import NEVER, CancelToken
 from baseagent.errors import ConfigError
 from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelError,
@@ -214,7 +215,7 @@ class ModelClient:
                  reasoning_effort: str | None = None,
                  tool_call_parser: str = "auto",
                  on_notice: NoticeFn = lambda _m: None,
-                 cancelled: Callable[[], bool] = lambda: False,
+                 cancelled: CancelToken = NEVER,
                  sleep: Callable[[float], None] = time.sleep,
                  route: Any = None) -> None:
         """`route` (llm/route.Route): serve the calls over the direct path instead of
@@ -256,6 +257,11 @@ class ModelClient:
             self._direct.close()
 
     # -- public ------------------------------------------------------------------------------
+
+    def bind_cancel(self, cancelled: CancelToken) -> None:
+        """The run's cancellation (the composition root binds it): a call in flight is
+        abandoned, a retry wait cut short, once it is set."""
+        self.cancelled = cancelled
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
                  on_progress: ProgressFn = lambda _t, _r: None,

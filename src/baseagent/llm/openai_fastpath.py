@@ -10,10 +10,29 @@ only drops NotGiven/Omit markers and dumps pydantic models; `plain_body` does ex
 The swap is installed only after checking the installed SDK's chat types still have no
 alias or format anywhere (a newer SDK that adds one keeps its own transform), and only for
 the chat-completion request types: every other request goes through the original.
+
+It is process-wide, the one change the library makes to another package (docs/LIBRARY.md,
+"No process-wide side effects"):
+- What: `install()` rebinds the name `maybe_transform` in
+  `openai.resources.chat.completions.completions`, the module of the synchronous chat
+  completions resource, to a function that builds the three chat-create body types
+  (`CompletionCreateParams` and its streaming/non-streaming forms: `create()` and
+  `parse()`) with `plain_body` and hands every other type to the original. It is never
+  undone. The async resource uses `async_maybe_transform` and is untouched.
+- When: only from `llm/client.load_litellm()`, i.e. once a run on the litellm route imports
+  litellm (its model call, the model check, or the background import an Agent starts when
+  it is built). A run whose calls take the direct path (`llm/route.py`) or an injected model
+  client never imports litellm or openai-python, and installs nothing.
+- Why it is safe for another user of openai-python in the process: for those body types
+  the copy builds what the SDK's own transform builds (no alias or format to apply, checked
+  at install; markers dropped, models dumped, any iterable made a list, as the SDK does):
+  the same bytes on the wire (`tests/test_openai_fastpath.py` and
+  `tests/test_openai_fastpath_others.py` hold it to the SDK's output).
 """
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -41,15 +60,28 @@ def _needs_real_transform(root: Any) -> bool:
 
 
 def plain_body(value: Any, skip: tuple[type, ...], model_type: type) -> Any:
-    """The body as JSON-ready data: NotGiven/Omit values dropped, pydantic models dumped."""
+    """The body as JSON-ready data: NotGiven/Omit values dropped, pydantic models dumped,
+    any other mapping made a dict and any other iterable (a generator of messages,
+    `dict.values()`: the SDK's types take `Iterable[...]`) a list, as the SDK's transform
+    does. The common cases (dict, list, str) are tested first: this runs on every message."""
     if isinstance(value, dict):
         return {k: plain_body(v, skip, model_type) for k, v in value.items()
                 if not isinstance(v, skip)}
     if isinstance(value, (list, tuple)):
         return [plain_body(v, skip, model_type) for v in value]
+    if isinstance(value, _LEAVES):
+        return value
     if isinstance(value, model_type):
         return value.model_dump(exclude_unset=True, mode="json")
+    if isinstance(value, Mapping):
+        return plain_body(dict(value), skip, model_type)
+    if isinstance(value, Iterable):
+        return [plain_body(v, skip, model_type) for v in value]
     return value
+
+
+# Values sent as they are (checked first: nearly every leaf of a body is one of these).
+_LEAVES = (str, int, float, bool, type(None), bytes, bytearray)
 
 
 def install() -> bool:

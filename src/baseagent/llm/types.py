@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from baseagent.cancellation import CancelToken
 
 # The token counts of a call and of a thread, in the order Codex 0.169 writes them in
 # `turn.completed.usage`. input_tokens is the whole prompt (cache reads and writes included,
@@ -123,11 +125,18 @@ class UsageTotals:
 ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
 
 
+@runtime_checkable
 class ModelClientProtocol(Protocol):
     """What the loop and compaction need of a model client: llm/client.ModelClient talks to
-    litellm; testing/deterministic.py plays canned turns in-process."""
+    litellm or the direct path; testing/deterministic.py plays canned turns in-process. A
+    client a library caller injects (`Agent(model_client=...)`) is held to it when the run
+    is built."""
 
     totals: UsageTotals
+
+    def bind_cancel(self, cancelled: CancelToken) -> None:
+        """Take the run's cancellation (the composition root calls this once, before the
+        first call): a call in flight is abandoned once `cancelled()` is true."""
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = ..., estimated_input_tokens: int = 0,

@@ -48,19 +48,32 @@ class Redactor:
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._index(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Know these secrets too (a run's tool sources name theirs after the redactor is
+        already guarding stderr); the tables are rebuilt and swapped in."""
+        extra = [s for s in secrets if isinstance(s, str)]
+        if extra:
+            self._index([*self._values, *extra])
+
+    def _index(self, secrets: Iterable[str]) -> None:
+        """Build the lookup tables, then assign them (a writer on another thread sees the
+        old tables or the new ones)."""
         found = {s for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_SECRET_LENGTH}
-        self._values = sorted(found, key=len, reverse=True)
+        values = sorted(found, key=len, reverse=True)
         variants = set(found)
         for value in found:
             variants |= _transformed(value)
         # A secret with quotes or backslashes also appears JSON-escaped in serialised text.
         variants |= {json.dumps(s)[1:-1] for s in variants} - {""}
-        # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = sorted(variants, key=len, reverse=True)
         step = MIN_FRAGMENT - _ANCHOR + 1
-        self._anchors: list[tuple[str, str, int]] = [
-            (value[p:p + _ANCHOR], value, p) for value in self._values
-            for p in range(0, len(value) - _ANCHOR + 1, step)]
+        anchors = [(value[p:p + _ANCHOR], value, p) for value in values
+                   for p in range(0, len(value) - _ANCHOR + 1, step)]
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets: list[str] = sorted(variants, key=len, reverse=True)
+        self._values: list[str] = values
+        self._anchors: list[tuple[str, str, int]] = anchors
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str],

@@ -23,8 +23,9 @@ import json
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any, Callable
+from typing import Any
 
+from baseagent.cancellation import NEVER, CancelToken
 from baseagent.llm.errors import ModelError, ModelInterrupted
 from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
 
@@ -43,10 +44,10 @@ class DeterministicClient:
         self.requests: list[list[dict[str, Any]]] = []
         self.tools_seen: list[list[dict[str, Any]] | None] = []
         self.tool_choices: list[Any] = []  # per request; None when the run sent none
-        self.cancelled: Callable[[], bool] = lambda: False
+        self.cancelled: CancelToken = NEVER
 
-    def bind_cancel(self, cancelled: Callable[[], bool]) -> None:
-        """Called by the composition root with the run's cancellation flag."""
+    def bind_cancel(self, cancelled: CancelToken) -> None:
+        """Called by the composition root with the run's cancellation."""
         self.cancelled = cancelled
 
     @property

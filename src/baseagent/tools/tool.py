@@ -26,6 +26,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
+from baseagent.cancellation import NEVER, CancelToken
 from baseagent.sandbox import SandboxMode
 from baseagent.sandbox.policy import Policy
 from baseagent.tools.procs import ProcessTracker
@@ -183,8 +184,9 @@ class ToolContext:
     shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS
     # Called with a partial item payload while a tool runs (e.g. growing shell output).
     progress: Callable[[dict[str, Any]], None] = lambda _payload: None
-    # Set by the loop when the run is being interrupted; long tools poll it.
-    cancelled: Callable[[], bool] = lambda: False
+    # The run's cancellation (baseagent/cancellation.py), handed down by the loop: long
+    # tools poll `ctx.cancelled()`.
+    cancelled: CancelToken = NEVER
     # Extra writable roots (e.g. --add-dir) for workspace-write.
     writable_roots: list[Path] = field(default_factory=list)
     # The command sessions this run started, so an interrupt can end all of them.
