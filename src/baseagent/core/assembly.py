@@ -1,4 +1,5 @@
-"""The composition root: an AgentConfig (the CLI's Settings are one) in, the parts of one thread out, built in one place.
+"""The composition root: an AgentConfig (the CLI's Settings are one) in, the parts of one
+thread out, built in one place.
 
 Every way into the agent (the library's Agent, and through it the CLI, `exec`, batch
 workers, the benchmarks and the tests) builds its run here, so a setting means the same
