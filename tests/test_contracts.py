@@ -20,7 +20,6 @@ import pytest
 from baseagent.output import events as ev
 from baseagent.output.emitter import HOOKS as SINK_HOOKS
 from baseagent.output.emitter import Emitter, EventListener, listening
-from baseagent.output.notes import StepStarted
 from baseagent.tools import tool as contract
 from baseagent.tools.tool import Tool, ToolContext, ToolResult, adopt
 
@@ -211,29 +210,28 @@ def test_a_listener_with_only_emit_gets_the_defaults():
 
     listener = listening(OnlyEmit())
     assert isinstance(listener, EventListener)
-    for hook in ("note", "detail", "on_write_error", "headed", "bind_usage", "waiting",
+    for hook in ("detail", "on_write_error", "headed", "bind_usage", "waiting",
                  "stop_waiting", "close"):
         assert callable(getattr(listener, hook))
     assert listener.failure is None
     emitter = Emitter([OnlyEmit()])
     emitter.turn_started()
-    emitter.note(StepStarted.model_construct())  # no note hook: nothing happens
-    emitter.detail("item_0", "diff")
+    emitter.detail("item_0", "diff")  # no detail hook: nothing happens
     assert [e.type for e in got] == ["turn.started"]
 
 
 def test_a_listener_keeps_the_hooks_it_has():
-    notes: list[Any] = []
+    details: list[Any] = []
 
-    class Noting:
+    class Detailing:
         def emit(self, event: ev.ThreadEvent) -> None:
             pass
 
-        def note(self, note: Any) -> None:
-            notes.append(note)
+        def detail(self, item_id: str, text: str) -> None:
+            details.append(text)
 
-    Emitter([Noting()]).note(StepStarted.model_construct())
-    assert len(notes) == 1
+    Emitter([Detailing()]).detail("item_0", "diff")
+    assert details == ["diff"]
     with pytest.raises(TypeError, match="no emit"):
         listening(object())
 

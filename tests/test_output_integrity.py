@@ -131,7 +131,7 @@ def test_agent_stdout_has_no_import_chatter(tmp_path, scripted_server):
 
 def test_terminal_rendering_survives_a_terminal_that_went_away():
     """After a hangup the TTY write fails; the renderer stops drawing instead of raising."""
-    from baseagent.output import events as ev
+    from baseagent.core import events as engine
     from baseagent.output.pretty import PrettySink
 
     class DeadTerminal(io.StringIO):
@@ -142,6 +142,6 @@ def test_terminal_rendering_survives_a_terminal_that_went_away():
             raise OSError(5, "Input/output error")
 
     sink = PrettySink(DeadTerminal())
-    sink.emit(ev.ThreadStarted(thread_id="t"))
-    sink.emit(ev.TurnFailed(error=ev.ThreadError(message="interrupted (received SIGHUP)")))
+    sink.run_event(engine.ThreadStarted(thread_id="t"))
+    sink.run_event(engine.TurnEnded("interrupted", error="interrupted (received SIGHUP)"))
     assert DeadTerminal.writes == 1  # the first failure ends the drawing; nothing raised

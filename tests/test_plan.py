@@ -348,23 +348,26 @@ class _Terminal(io.StringIO):
 
 
 def _render(stream: io.StringIO) -> str:
+    from baseagent.core import events as engine
     from baseagent.output.pretty import PrettySink
 
     sink = PrettySink(stream, spinner=False)
     names = ("read the code", "fix the bug")
 
     def plan(kind: type, *done: bool) -> Any:
-        items = [ev.TodoEntry(text=t, completed=d) for t, d in zip(names, done)]
-        return kind(item=ev.TodoListItem(id="item_1", items=items))
+        items = [{"text": t, "completed": d} for t, d in zip(names, done)]
+        return kind(item=engine.TurnScopedItem(id="item_1", kind="todo_list",
+                                               data={"items": items}))
 
-    thought = lambda kind, text: kind(item=ev.ReasoningItem(id="item_2", text=text))  # noqa: E731
-    for event in [plan(ev.ItemStarted, False, False),
-                  thought(ev.ItemStarted, "Half a li"),  # streamed while the plan is pinned
-                  thought(ev.ItemUpdated, "Half a line, then\nthe next"),
-                  thought(ev.ItemCompleted, "Half a line, then\nthe next one."),
-                  plan(ev.ItemUpdated, True, False), plan(ev.ItemUpdated, True, True),
-                  plan(ev.ItemCompleted, True, True), ev.TurnCompleted(usage=ev.Usage())]:
-        sink.emit(event)
+    thought = lambda kind, text: kind(  # noqa: E731
+        item=engine.TextItem(id="item_2", kind="reasoning", text=text))
+    for event in [plan(engine.ItemStarted, False, False),
+                  thought(engine.ItemStarted, "Half a li"),  # streamed while the plan is pinned
+                  thought(engine.ItemUpdated, "Half a line, then\nthe next"),
+                  thought(engine.ItemCompleted, "Half a line, then\nthe next one."),
+                  plan(engine.ItemUpdated, True, False), plan(engine.ItemUpdated, True, True),
+                  plan(engine.ItemCompleted, True, True), engine.TurnEnded("completed")]:
+        sink.run_event(event)
     return stream.getvalue()
 
 

@@ -1,11 +1,10 @@
 """The engine's own events and items: what a run says happened, in the loop's terms.
 
 The loop, the delegate tool and the Agent emit these through the Emitter and never build a
-wire type. Every output vocabulary is a mapper over them, in output/: `output/codex.py`
-(the Codex `exec --json` events, output/events.py, which the JSONL sink, the terminal and
-the session record take), `output/agentb.py` (AgentB's events) and `output/notes.py`
-(pydantic notes of what the Codex wire has no place for). So each stream is made from the
-same run and they cannot drift apart.
+wire type. Every output is a mapper over them, in output/: `output/codex.py` (the Codex
+`exec --json` events, output/events.py, which the JSONL sink and the session record take),
+`output/agentb.py` (AgentB's events) and `output/pretty.py` (the terminal). So each stream
+is made from the same run and they cannot drift apart.
 
 Items are snapshots: each ItemStarted / ItemUpdated / ItemCompleted carries the whole item
 as it stands, so mapping one is a pure function of the event (no mapper keeps item state).

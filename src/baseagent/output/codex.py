@@ -3,7 +3,7 @@
 Like codex-rs' `exec --json` event processor, this is the one place the engine's items turn
 into wire items (output/events.py). It is a pure function of each event: the engine's items
 are whole snapshots, so no item state is kept here. The Emitter calls it for its listeners
-(the JSONL sink, the terminal, the session record, the library's callbacks and streams).
+(the JSONL sink, the session record, the library's callbacks and streams).
 """
 from __future__ import annotations
 
@@ -113,17 +113,21 @@ def failure_reason(output: str) -> str:
     return text[len(_ERROR_PREFIX):] if text.startswith(_ERROR_PREFIX) else text
 
 
+def command_status(outcome: engine.ToolOutcome) -> str:
+    """How a command ended, as its item says (the terminal shows the same word)."""
+    exit_code = outcome.data.get("exit_code")
+    if outcome.interrupted:
+        return "declined" if exit_code is None else "failed"
+    return "completed" if outcome.success and exit_code == 0 else "failed"
+
+
 def _completed(started: ev.ThreadItem, outcome: engine.ToolOutcome) -> ev.ThreadItem:
     data = outcome.data
     if isinstance(started, ev.CommandExecutionItem):
-        exit_code = data.get("exit_code")
-        status = "completed" if outcome.success and exit_code == 0 else "failed"
-        if outcome.interrupted:
-            status = "declined" if exit_code is None else "failed"
         return started.model_copy(update={
             "aggregated_output": data.get("aggregated_output", outcome.output),
-            "exit_code": exit_code,
-            "status": status,
+            "exit_code": data.get("exit_code"),
+            "status": command_status(outcome),
         })
     if isinstance(started, ev.FileChangeItem):
         if outcome.success:

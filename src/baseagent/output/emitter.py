@@ -1,9 +1,10 @@
 """The engine's one handle on output: numbers items, maps, redacts, fans out to listeners.
 
 The engine (the loop, the delegate tool, the Agent) sends its own events (core/events.py)
-through `send()`; the Emitter maps each to Codex events (output/codex.py) and run notes
-(output/notes.py) and hands those to every listener, redacted. Listeners are the sink
-(JSONL, terminal or AgentB) and the session record; the engine never knows which are
+through `send()`; the Emitter hands each, redacted, to the listeners that map the engine's
+events themselves (`run_event`: the terminal, AgentB's mapper, a delegation's nesting), and
+maps it to Codex events (output/codex.py) for every listener (`emit`: the JSONL sink, the
+session record, the library's callbacks and streams). The engine never knows which are
 attached, and never builds a wire type. Display-only extras go through `detail()`. Every
 listener has the interface `EventListener` declares (the one sink interface), with a no-op
 default for each hook it does not need.
@@ -18,7 +19,6 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from baseagent.core import events as engine
 from baseagent.output import events as ev
 from baseagent.output.codex import codex_events
-from baseagent.output.notes import RunNote, run_notes
 
 
 @runtime_checkable
@@ -45,18 +45,14 @@ class EventListener(Protocol):
         redacted."""
         ...
 
-    def note(self, note: RunNote) -> None:
-        """A run note (output/notes.py): what the Codex wire lacks, as pydantic models, for
-        listeners outside the engine that want it; never part of the Codex JSONL."""
-
     def detail(self, item_id: str, text: str) -> None:
         """Display-only extras of an item (a file tool's diff), for sinks that show them."""
 
     def run_event(self, event: engine.RunEvent) -> None:
         """One engine event (core/events.py) as the engine sent it, already redacted, before
-        its Codex events and notes, when the listener sets `run_events`: for mappers of
-        their own (AgentB's, output/agentb.py) and listeners inside the engine (the
-        delegate tool nests a sub-agent's items in its call)."""
+        its Codex events, when the listener sets `run_events`: for mappers of their own (the
+        terminal, output/pretty.py; AgentB's, output/agentb.py) and listeners inside the
+        engine (the delegate tool nests a sub-agent's items in its call)."""
 
     # -- the CLI runner's hooks (runner.py) --------------------------------------------------
 
@@ -85,7 +81,7 @@ class EventListener(Protocol):
 
 
 # The hooks `EventListener` gives a default (tests hold this to the protocol).
-HOOKS = ("note", "detail", "run_event", "run_events", "on_write_error", "headed",
+HOOKS = ("detail", "run_event", "run_events", "on_write_error", "headed",
          "bind_usage", "waiting", "stop_waiting", "exit_when_idle", "close")
 
 
@@ -135,15 +131,13 @@ class Emitter:
         self._listeners.append(listening(listener))
 
     def send(self, event: engine.RunEvent) -> None:
-        """One engine event: to the listeners as it is, then as run notes, then as Codex
-        events (in that order, so a note always comes before the events it explains)."""
+        """One engine event: to the listeners that take the engine's events as it is, then
+        to every listener as Codex events (in that order)."""
         takers = [each for each in self._listeners if each.run_events]
         if takers:
             clean = event if self._redact is None else _scrub(self._redact, event)
             for listener in takers:
                 listener.run_event(clean)
-        for note in run_notes(event):
-            self.note(note)
         for out in codex_events(event):
             self.emit(out)
 
@@ -156,16 +150,6 @@ class Emitter:
                 event = ev.parse_event(clean)
         for listener in self._listeners:
             listener.emit(event)
-
-    def note(self, note: RunNote) -> None:
-        """A run note for the listeners that read them (never part of the Codex JSONL)."""
-        if self._redact is not None:
-            data = note.model_dump(mode="json")
-            clean = self._redact.data(data)
-            if clean is not data:
-                note = type(note).model_validate(clean)
-        for listener in self._listeners:
-            listener.note(note)
 
     def detail(self, item_id: str, text: str) -> None:
         """Display-only extras (diffs) for sinks that show them; never part of the JSONL."""

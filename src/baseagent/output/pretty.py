@@ -1,4 +1,9 @@
-"""Terminal renderer: the same events as the JSONL stream, drawn for a person with rich.
+"""Terminal renderer: the engine's events (core/events.py) drawn for a person with rich.
+
+Like the Codex mapper (output/codex.py) and AgentB's (output/agentb.py), it reads the
+engine's own events (`run_event`, redacted by the Emitter), never the Codex wire: each item
+event carries the whole item, so what a tool call shows (its command, its changes, how it
+ended) is read from the item and its outcome.
 
 What a person needs that a harness does not:
 - a header (thread, model, workspace, sandbox) the moment the command starts, drawn by the
@@ -30,12 +35,15 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, Callable, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from baseagent.core import events as engine
 from baseagent.output import events as ev
+from baseagent.output.codex import command_status, failure_reason
 from baseagent.output.emitter import EventListener
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "declined": "yellow",
@@ -51,6 +59,11 @@ SPIN_INTERVAL_S = 0.1
 # Terminal control: back to column 0 and clear the line; one line up and clear it.
 CLEAR_LINE = "\r\x1b[2K"
 UP_AND_CLEAR = "\x1b[1A\x1b[2K"
+
+# The engine's events the terminal draws (the others, steps and the model's calls, would
+# only lift and redraw the pinned plan).
+_DRAWN = (engine.ThreadStarted, engine.TurnStarted, engine.ItemStarted, engine.ItemUpdated,
+          engine.ItemCompleted, engine.TurnEnded, engine.RunFailed, engine.Notice)
 
 UsageFn = Callable[[], Any]  # returns baseagent.agent.Usage (duck-typed: no import cycle)
 
@@ -115,7 +128,10 @@ class _Spinner:
 
 
 class PrettySink(EventListener):
-    """Draws events on a terminal. `spinner`: None = only when the stream is a terminal."""
+    """Draws the engine's events on a terminal. `spinner`: None = only when the stream is a
+    terminal."""
+
+    run_events = True  # it draws the engine's events, not the Codex ones
 
     def __init__(self, stream: TextIO | None = None, *, spinner: bool | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -200,9 +216,13 @@ class PrettySink(EventListener):
     # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: ev.ThreadEvent) -> None:
-        """Draw one event; once the terminal is gone (a hangup, a closed pipe), draw nothing
-        more: the run itself and its session record must not fail because of it."""
-        self._safely(lambda: self._render(event))
+        """The Codex events: the terminal draws the engine's (`run_event`)."""
+
+    def run_event(self, event: engine.RunEvent) -> None:
+        """Draw one engine event; once the terminal is gone (a hangup, a closed pipe), draw
+        nothing more: the run itself and its session record must not fail because of it."""
+        if isinstance(event, _DRAWN):
+            self._safely(lambda: self._render(event))
 
     def _safely(self, draw: Callable[[], None]) -> None:
         if self._gone:
@@ -216,40 +236,39 @@ class PrettySink(EventListener):
         except (OSError, ValueError):
             self._gone = True
 
-    def _render(self, event: ev.ThreadEvent) -> None:
-        if isinstance(event, ev.ThreadStarted):
+    def _render(self, event: engine.RunEvent) -> None:
+        if isinstance(event, (engine.ItemStarted, engine.ItemUpdated, engine.ItemCompleted)):
+            self._item(event.item, started=isinstance(event, engine.ItemStarted),
+                       done=isinstance(event, engine.ItemCompleted))
+        elif isinstance(event, engine.ThreadStarted):
             if self._headed != event.thread_id:
                 self._print(Text(f"thread {event.thread_id}", style="dim"))
-        elif isinstance(event, ev.TurnStarted):
+        elif isinstance(event, engine.TurnStarted):
             self._turns += 1
             self._turn_started = self._pending_start or self._clock()
             self._pending_start = None
             self._turn_usage = self._usage() if self._usage is not None else None
             self._status("thinking")
-        elif isinstance(event, (ev.ItemStarted, ev.ItemUpdated, ev.ItemCompleted)):
-            self._item(event)
-        elif isinstance(event, ev.TurnCompleted):
+        elif isinstance(event, engine.TurnEnded) and event.status == "completed":
             self._status(None)
             self._release_held(final=True)
             self._summary("completed", event.usage, None)
-        elif isinstance(event, ev.TurnRequiresAction):
+        elif isinstance(event, engine.TurnEnded) and event.status == "requires_action":
             self._status(None)
             self._release_held(final=False)
-            calls = ", ".join(f"{c.name} ({c.id})" for c in event.tool_calls)
+            calls = ", ".join(f"{c.name} ({c.id})" for c in event.pending)
             self._print(Text.assemble(("waiting for your tools: ", "bold yellow"), calls))
-        elif isinstance(event, ev.TurnFailed):
+        elif isinstance(event, (engine.TurnEnded, engine.RunFailed)):
+            error = event.message if isinstance(event, engine.RunFailed) else event.error
             self._status(None)
             self._release_held(final=False)
-            self._summary("failed", None, event.error.message)
-        elif isinstance(event, ev.ErrorEvent):
+            self._summary("failed", None, error or "")
+        elif isinstance(event, engine.Notice):
             self._end_line()
             self._print(Text(f"! {event.message}", style="yellow"))
 
-    def _item(self, event: ev.ItemStarted | ev.ItemUpdated | ev.ItemCompleted) -> None:
-        item = event.item
-        done = isinstance(event, ev.ItemCompleted)
-        started = isinstance(event, ev.ItemStarted)
-        if isinstance(item, ev.AgentMessageItem):
+    def _item(self, item: engine.Item, started: bool, done: bool) -> None:
+        if isinstance(item, engine.TextItem) and item.kind == "message":
             # Held: whether it is interim or the answer shows with what comes next.
             if done:
                 self._release_held(final=False)
@@ -258,39 +277,44 @@ class PrettySink(EventListener):
             elif started:
                 self._status("writing")
             return
-        if (started or done) and not isinstance(item, (ev.ReasoningItem, ev.TodoListItem)):
-            self._release_held(final=False)  # something follows the message: it was interim
-        if isinstance(item, ev.ReasoningItem):
+        if isinstance(item, engine.TextItem):
             self._reasoning(item, done)
-        elif isinstance(item, ev.CommandExecutionItem):
+        elif isinstance(item, engine.TurnScopedItem) and item.kind == "todo_list":
+            self._show_plan(item, done)
+        elif isinstance(item, engine.ToolCallItem):
+            if started or done:
+                self._release_held(final=False)  # something follows the message: interim
+            self._tool_call(item, started, done)
+
+    def _tool_call(self, item: engine.ToolCallItem, started: bool, done: bool) -> None:
+        outcome = item.outcome
+        if item.kind == "command_execution":
             self._command(item, started, done)
-        elif isinstance(item, ev.FileChangeItem) and done:
+        elif item.kind == "file_change" and done:
             self._file_change(item)
             self._status("thinking")
-        elif isinstance(item, ev.McpToolCallItem) and done:
-            style = _STATUS_STYLE.get(item.status, "")
-            args = item.arguments if isinstance(item.arguments, dict) else {}
-            target = next((str(v) for v in args.values() if v), "")
-            label = item.tool if item.server == "baseagent" else f"{item.server}.{item.tool}"
-            self._print(Text(f"• {label} {target}".rstrip(), style=style))
-            if item.error:
-                self._reason(item.error.message)
-            self._status("thinking")
-        elif isinstance(item, ev.CollabToolCallItem):
+        elif item.kind == "collab_tool_call":
             if started:
-                self._print(Text.assemble(("» sub-agent: ", "bold magenta"), item.prompt or ""))
+                self._print(Text.assemble(("» sub-agent: ", "bold magenta"), item.task or ""))
                 self._status("sub-agent working")
             elif done:
-                style = _STATUS_STYLE.get(item.status, "")
-                self._print(Text(f"« sub-agent {item.status} after {len(item.items)} items",
-                                 style=style))
+                status = _ended(outcome)
+                nested = outcome.data.get("items", ()) if outcome is not None else ()
+                self._print(Text(f"« sub-agent {status} after {len(nested)} items",
+                                 style=_STATUS_STYLE.get(status, "")))
                 self._status("thinking")
-        elif isinstance(item, ev.TodoListItem):
-            self._show_plan(item, done)
-        elif isinstance(item, ev.ErrorItem) and done:
-            self._print(Text(f"! {item.message}", style="yellow"))
+        elif done:  # any other tool, shown as Codex shows it: an MCP-style tool call
+            status = _ended(outcome)
+            args = item.arguments if isinstance(item.arguments, Mapping) else {}
+            target = next((str(v) for v in args.values() if v), "")
+            label = item.tool if item.server == "baseagent" else f"{item.server}.{item.tool}"
+            self._print(Text(f"• {label} {target}".rstrip(),
+                             style=_STATUS_STYLE.get(status, "")))
+            if outcome is not None and not outcome.success:
+                self._reason(outcome.output)
+            self._status("thinking")
 
-    def _reasoning(self, item: ev.ReasoningItem, done: bool) -> None:
+    def _reasoning(self, item: engine.TextItem, done: bool) -> None:
         shown = self._streamed.get(item.id, 0)
         if len(item.text) < shown:  # a retried stream starts its text afresh
             self._end_line()
@@ -316,7 +340,7 @@ class PrettySink(EventListener):
 
     # -- the plan ----------------------------------------------------------------------------
 
-    def _show_plan(self, item: ev.TodoListItem, done: bool) -> None:
+    def _show_plan(self, item: engine.TurnScopedItem, done: bool) -> None:
         self._plan = _checklist(item)
         if self._console.is_terminal:
             self._pinned = True  # drawn (again) under the output by _safely
@@ -357,12 +381,15 @@ class PrettySink(EventListener):
             self._console.print(line[:width] if len(line) > width else line)
         self._plan_drawn = len(lines)
 
-    def _command(self, item: ev.CommandExecutionItem, started: bool, done: bool) -> None:
+    def _command(self, item: engine.ToolCallItem, started: bool, done: bool) -> None:
         if started:
             self._print(Text.assemble(("$ ", "bold cyan"), item.command))
             self._status("running")
         elif done:
-            out = item.aggregated_output.rstrip("\n")
+            outcome = item.outcome
+            data = outcome.data if outcome is not None else {}
+            output = data.get("aggregated_output", outcome.output if outcome else "")
+            out = output.rstrip("\n")
             if out:
                 lines = out.splitlines()
                 if len(lines) > OUTPUT_TAIL_LINES:
@@ -370,22 +397,32 @@ class PrettySink(EventListener):
                                      style="dim"))
                 for line in lines[-OUTPUT_TAIL_LINES:]:
                     self._print(Text(f"  {line}", style="dim"))
-            style = _STATUS_STYLE.get(item.status, "")
-            code = "none" if item.exit_code is None else str(item.exit_code)
-            self._print(Text(f"  exit {code} ({item.status})", style=style))
+            status = command_status(outcome) if outcome is not None else "in_progress"
+            exit_code = data.get("exit_code")
+            code = "none" if exit_code is None else str(exit_code)
+            self._print(Text(f"  exit {code} ({status})", style=_STATUS_STYLE.get(status, "")))
             self._status("thinking")
 
-    def _file_change(self, item: ev.FileChangeItem) -> None:
-        style = _STATUS_STYLE.get(item.status, "")
-        failed = item.status == "failed"
-        for change in item.changes:
+    def _file_change(self, item: engine.ToolCallItem) -> None:
+        outcome = item.outcome
+        status = _ended(outcome)
+        failed = status == "failed"
+        if outcome is None:
+            changes = item.changes
+        elif outcome.success:
+            changes = tuple(outcome.data.get("changes", ()))
+        else:  # nothing changed: the files the call was about
+            changes = item.changes or outcome.named
+        style = _STATUS_STYLE.get(status, "")
+        for change in changes:
             verb = "not written: " if failed else ""
-            self._print(Text(f"{_KIND_MARK[change.kind]} {verb}{_short_path(change.path)}",
-                             style=style))
+            self._print(Text(f"{_KIND_MARK[change['kind']]} {verb}"
+                             f"{_short_path(change['path'])}", style=style))
         if failed:
-            if not item.changes:
+            if not changes:
                 self._print(Text("file change failed", style="red"))
-            self._reason(item.error.message if item.error else "no reason given")
+            self._reason(failure_reason(outcome.output) if outcome is not None
+                         else "no reason given")
 
     def _reason(self, message: str) -> None:
         lines = message.strip().splitlines() or [""]
@@ -408,7 +445,8 @@ class PrettySink(EventListener):
         else:
             self._print(Text(text.strip("\n")))
 
-    def _summary(self, status: str, usage: ev.Usage | None, error: str | None) -> None:
+    def _summary(self, status: str, usage: Mapping[str, int] | None,
+                 error: str | None) -> None:
         parts = [f"turn {self._turns}"]
         spent = self._spent(usage)
         if spent is not None:
@@ -427,13 +465,15 @@ class PrettySink(EventListener):
         elif error is not None:
             self._print(Text(f"  {error}", style="yellow"))
 
-    def _spent(self, usage: ev.Usage | None) -> tuple[int, int, int, float | None] | None:
+    def _spent(self, usage: Mapping[str, int] | None
+               ) -> tuple[int, int, int, float | None] | None:
         """This turn's tokens and cost: from the bound usage, else the event's totals."""
         if self._usage is not None and self._turn_usage is not None:
             now = self._usage().minus(self._turn_usage)
             return now.input_tokens, now.cached_input_tokens, now.output_tokens, now.cost_usd
         if usage is not None:
-            return usage.input_tokens, usage.cached_input_tokens, usage.output_tokens, None
+            return (usage.get("input_tokens", 0), usage.get("cached_input_tokens", 0),
+                    usage.get("output_tokens", 0), None)
         return None
 
     # -- drawing -----------------------------------------------------------------------------
@@ -499,13 +539,22 @@ class PrettySink(EventListener):
             pass
 
 
-def _checklist(item: ev.TodoListItem) -> list[Text]:
-    done = sum(1 for entry in item.items if entry.completed)
-    lines = [Text(f"Plan ({done}/{len(item.items)} done)", style="bold")]
-    for entry in item.items:
-        lines.append(Text(f"  [x] {entry.text}", style="green") if entry.completed
-                     else Text(f"  [ ] {entry.text}"))
+def _checklist(item: engine.TurnScopedItem) -> list[Text]:
+    """The plan (update_plan's payload: `items`, each a `text` and whether `completed`)."""
+    entries = item.data.get("items", ())
+    done = sum(1 for entry in entries if entry.get("completed"))
+    lines = [Text(f"Plan ({done}/{len(entries)} done)", style="bold")]
+    for entry in entries:
+        lines.append(Text(f"  [x] {entry['text']}", style="green") if entry.get("completed")
+                     else Text(f"  [ ] {entry['text']}"))
     return lines
+
+
+def _ended(outcome: engine.ToolOutcome | None) -> str:
+    """How a tool call that is not a command ended, as its item says."""
+    if outcome is None:
+        return "in_progress"
+    return "completed" if outcome.success else "failed"
 
 
 def _short_path(path: str) -> str:
