@@ -113,6 +113,8 @@ class FakeGuard:
     """runner's SignalGuard: no handlers, no watchdog process; it can deliver one signal the
     way the real guard's handler does (cancel the agent, remember the signal)."""
 
+    process: Process  # set on the subclass the `process` fixture installs
+
     def __init__(self, target: Any, hard_exit: Any = None, watchdog: bool = False) -> None:
         self.target = target
         self.watchdog = watchdog
