@@ -9,7 +9,7 @@ model uploads and the library are single-author packages. Downloads and unpacked
 cached in the git-ignored bench/.cache/. The model is served on 127.0.0.1 only
 (bench/llama_serve.py; why not the llama-server binary: see there), the agent CLI runs a
 small task against it, and `run` appends wall time, tokens/s and the tool calls that ran to
-bench/REAL_MODEL_RESULTS.md. tests/test_real_model.py runs the same thing in CI and asserts
+bench/REAL_MODEL_RESULTS.md. tests/e2e/test_real_model.py runs the same thing in CI and asserts
 that tool calls from the model ran through the agent (not that the task was solved).
 """
 from __future__ import annotations

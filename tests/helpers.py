@@ -11,7 +11,10 @@ from typing import Any
 
 from baseagent.output.events import parse_event
 
-REPO = Path(__file__).resolve().parent.parent
+# tests/ (its fixtures: golden/, patch_cases/, codex_sdk/, ...) and the repository: test
+# files live one directory down (tests/<subsystem>/), so they take these, not __file__.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 AGENT = REPO / "agent.py"
 
 

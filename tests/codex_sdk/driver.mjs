@@ -1,4 +1,4 @@
-// Drives baseagent through the real Codex TypeScript SDK (tests/test_codex_sdk.py).
+// Drives baseagent through the real Codex TypeScript SDK (tests/cli/test_codex_sdk.py).
 // argv: <wrapper> <workdir> <extraDir> <baseUrl> <imagePath> <schemaJson>
 // Turn 1 starts a thread; turn 2 resumes it by id (as a new process would) with an image
 // and an output schema. Prints one JSON object with both turns' results.

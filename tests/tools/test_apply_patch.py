@@ -22,8 +22,9 @@ from baseagent.tools.patch import Chunk, UpdateFile, parse_patch
 from baseagent.tools.patch import apply as patch_apply
 from baseagent.tools.patch.apply import update_text
 from baseagent.tools.patch.matcher import LineIndex
+from helpers import TESTS
 
-CASES_DIR = Path(__file__).parent / "patch_cases"
+CASES_DIR = TESTS / "patch_cases"
 CASES = sorted(d.name for d in CASES_DIR.iterdir() if d.is_dir())
 KEEP = ".keep"
 

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers import REPO
+
 
 
 def test_sandbox_bench_smoke(tmp_path: Path) -> None:

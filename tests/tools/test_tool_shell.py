@@ -23,8 +23,9 @@ from baseagent.tools.output_buffer import (
     join_truncated,
     truncate_middle,
 )
+from helpers import REPO
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = REPO / "src"
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+from helpers import TESTS
+
+GOLDEN = TESTS / "golden"
 sys.path.insert(0, str(GOLDEN))
 
 import scenarios  # noqa: E402

@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers import REPO
+
 SECTIONS = ("# Tools benchmark results", "## Summary", "## Machine", "## Tree",
             "## grep_files vs raw rg", "## Python fallback and naive walk",
             "## read_file (10 MB file)", "## apply_patch (10 MB file)", "## Agreement checks",

@@ -1,7 +1,7 @@
 """The plan: update_plan's checks, the plan found in and carried over a history, the turn's
 todo_list item, and the verification round's plan check. In-process (pure functions, the
 Compactor with a fake model, the Loop with the deterministic client): milliseconds each.
-The CLI end to end is tests/test_e2e_plan.py."""
+The CLI end to end is tests/e2e/test_e2e_plan.py."""
 from __future__ import annotations
 
 import io

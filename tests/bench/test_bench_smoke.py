@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers import REPO
+
 SECTIONS = ("# Benchmark results", "## Targets", "## Startup", "## Per-step overhead",
             "## Memory", "## litellm floor", "## Misses", "## Method", "## Commands")
 SMOKE_STEPS = 5

@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from helpers import REPO
+
+EXAMPLES = REPO / "examples"
 
 
 def run_example(name: str, tmp_path: Path) -> str:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import AGENT, agent_env
+from helpers import AGENT, TESTS, agent_env
 
-FIXTURE = Path(__file__).parent / "codex_sdk"
-CACHE = Path(__file__).parent / ".npm-cache"
+FIXTURE = TESTS / "codex_sdk"
+CACHE = TESTS / ".npm-cache"
 NPM_INSTALL_TIMEOUT_S = 300
 # npm's own words for "the registry cannot be reached" (as opposed to a broken package).
 NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT",

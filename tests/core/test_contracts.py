@@ -22,8 +22,9 @@ from baseagent.output.emitter import HOOKS as SINK_HOOKS
 from baseagent.output.emitter import Emitter, EventListener, listening
 from baseagent.tools import tool as contract
 from baseagent.tools.tool import Tool, ToolContext, ToolResult, adopt
+from helpers import REPO
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "baseagent"
+SRC = REPO / "src" / "baseagent"
 
 
 def declared_members(protocol: type) -> set[str]:
