@@ -10,7 +10,7 @@ of parsed map kept alive. The text, lowered once, is kept per process for as lon
 file is unchanged (a library process builds many agents; each would otherwise read and
 search ~1.4 MB again), and so is where each key was found: read-only memos of a file. litellm's "fallback generalizations" (capability rules for model
 names the map does not list, such as a new Claude version) are read the same way.
-tests/test_model_map.py holds every lookup and price to litellm's own on the pinned map.
+tests/llm/test_model_map.py holds every lookup and price to litellm's own on the pinned map.
 """
 from __future__ import annotations
 

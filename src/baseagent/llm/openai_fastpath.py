@@ -26,8 +26,8 @@ It is process-wide, the one change the library makes to another package (docs/LI
 - Why it is safe for another user of openai-python in the process: for those body types
   the copy builds what the SDK's own transform builds (no alias or format to apply, checked
   at install; markers dropped, models dumped, any iterable made a list, as the SDK does):
-  the same bytes on the wire (`tests/test_openai_fastpath.py` and
-  `tests/test_openai_fastpath_others.py` hold it to the SDK's output).
+  the same bytes on the wire (`tests/llm/test_openai_fastpath.py` and
+  `tests/llm/test_openai_fastpath_others.py` hold it to the SDK's output).
 """
 from __future__ import annotations
 

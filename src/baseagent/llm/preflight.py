@@ -4,7 +4,7 @@ litellm takes seconds to import; a misspelt provider or a missing API key should
 a person wait for it to hear about their typo. What can be decided from the string and the
 environment alone is decided here, conservatively: this module only reports what litellm's
 own check (llm/client.py `check_model`, which still runs before the first call) would also
-reject, and passes everything else on. `tests/test_preflight.py` holds both to the same
+reject, and passes everything else on. `tests/llm/test_preflight.py` holds both to the same
 verdicts, and holds the snapshots below to litellm 1.105.0 (the pinned version).
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ reaches: uncached input, cache reads and writes, output and reasoning output, ea
 rate, the whole request at the `_above_<N>k_tokens` rates once its prompt passes N. An
 entry with pricing this does not follow (a tier table, off-peak hours, character or
 per-second prices) is not priced here: llm/route.py sends such a model through litellm.
-tests/test_model_map.py holds this to litellm.cost_per_token for every chat model of the
+tests/llm/test_model_map.py holds this to litellm.cost_per_token for every chat model of the
 two wires in the pinned map.
 """
 from __future__ import annotations

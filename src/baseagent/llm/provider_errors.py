@@ -6,7 +6,7 @@ and, for some wordings, by text (a 401 that mentions a rate limit becomes RateLi
 "prompt is too long" a ContextWindowExceededError); these classes carry the same names
 and `error_class` makes the same choice for the two wires the direct path speaks, so a
 retry notice, a verdict and a failure message read the same whichever path served the
-call (tests/test_direct_parity.py holds the two to each other on every scripted fault).
+call (tests/llm/test_direct_parity.py holds the two to each other on every scripted fault).
 Unlike litellm's, `status_code` is always the status the server sent.
 """
 from __future__ import annotations

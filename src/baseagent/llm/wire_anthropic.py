@@ -15,7 +15,7 @@ are where litellm's rules differ model by model (adaptive or budgeted thinking, 
 sampling parameters removed from newer models); a request with anything else this module
 does not build (an image by http URL, a tool name Anthropic would refuse, arguments that
 are not JSON, a system message after the first turn) raises Unsupported and goes through
-litellm. tests/test_direct_parity.py compares the bodies the server received, and the
+litellm. tests/llm/test_direct_parity.py compares the bodies the server received, and the
 turns, for every chat model of the pinned map.
 
 Each message's blocks are built and encoded once (llm/per_message.py); a request joins

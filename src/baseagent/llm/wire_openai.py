@@ -4,7 +4,7 @@ What the direct transport (llm/direct.py) sends for an `openai/<model>` that lit
 no rules for (a local server, a proxy, a model name outside its price map), built as
 litellm 1.105.0 builds it for such a model (its OpenAIUnknownModelConfig): every message
 with its None fields dropped, image parts given as an object, the parameters the client
-sets passed as they are. tests/test_direct_parity.py sends the same calls both ways and
+sets passed as they are. tests/llm/test_direct_parity.py sends the same calls both ways and
 compares the bodies the server received.
 
 A message is encoded to JSON once: the encodings of the last request's messages are kept

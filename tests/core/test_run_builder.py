@@ -24,6 +24,7 @@ from baseagent.errors import ConfigError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from helpers import REPO
 
 ENV = {"PATH": os.environ["PATH"]}
 KEY = "sk-builder-test-0123456789"
@@ -184,7 +185,7 @@ def test_nothing_probes_a_client_for_bind_cancel():
     """Declared on the protocol and called; no getattr/hasattr looks for it."""
     import ast
 
-    src = Path(__file__).resolve().parents[1] / "src" / "baseagent"
+    src = REPO / "src" / "baseagent"
     probes = []
     for path in sorted(src.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
