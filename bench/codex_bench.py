@@ -51,6 +51,7 @@ CODEX_NATIVE = (PREFIX / "node_modules" / "@openai" / "codex-linux-x64" / "vendo
 PROMPT = "Run the scripted shell steps."
 COMMAND = "echo step-{step}"
 VARIANTS = ("codex-npm", "codex-native", "baseagent")
+BASELINE = "baseagent-base"  # another checkout of baseagent (--baseline), e.g. before a change
 CODEX_CONFIG = """model = "gpt-5.5"
 model_provider = "fake"
 
@@ -112,8 +113,10 @@ def parse_time(path: Path) -> dict[str, float]:
 
 
 class Bench:
-    def __init__(self, work: Path, max_load: float, max_wait: float) -> None:
+    def __init__(self, work: Path, max_load: float, max_wait: float,
+                 baseline: Path | None = None) -> None:
         self.work = work
+        self.baseline = baseline
         self.max_load, self.max_wait = max_load, max_wait
         self.fake = FakeResponses(command=COMMAND).start()
         self.steps = 0
@@ -137,7 +140,8 @@ class Bench:
             return [str(CODEX_NPM), *codex_args]
         if variant == "codex-native":
             return [str(CODEX_NATIVE), *codex_args]
-        return [sys.executable, str(ROOT / "agent.py"), "--json", "--no-verify",
+        root = self.baseline if variant == BASELINE and self.baseline else ROOT
+        return [sys.executable, str(root / "agent.py"), "--json", "--no-verify",
                 "--model", "openai/bench-model", "--api-base", self.scripted.api_base,
                 "--cwd", str(ws), "--max-iterations", str(steps + 10), "--instruction", PROMPT]
 
@@ -197,6 +201,15 @@ class Bench:
         return result
 
 
+def _commit(root: Path) -> str:
+    """The checkout's commit (short), or "?" outside git."""
+    try:
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def median(values: list[float]) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -205,7 +218,7 @@ def median(values: list[float]) -> float | None:
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians per (variant, steps), and the derived figures."""
     out: dict[str, Any] = {}
-    for variant in VARIANTS:
+    for variant in (*VARIANTS, BASELINE):
         mine = [r for r in runs if r["variant"] == variant and r["ok"]]
         if not mine:
             continue
@@ -300,8 +313,23 @@ def render(results: dict[str, Any]) -> str:
                     f"| {fmt(cpu50, ' ms', 1000)} | {fmt(cpu500, ' ms', 1000)} "
                     f"| {fmt(ratio(cpu500, cpu50), 'x')} | {fmt(growth, ' KB', 1)} |")
 
+    base = s.get(BASELINE)
+    before_after = []
+    if base:
+        for name, n, key, unit, scale in (
+                ("spawn to first model request", None, "first_request_s", " s", 1),
+                ("per step, 100 steps", 100, "per_step_s", " ms", 1000),
+                ("per step, 500 steps", 500, "per_step_s", " ms", 1000),
+                ("agent side of a step, 500 steps", 500, "agent_gap_s", " ms", 1000),
+                ("CPU (user+sys), 20 steps", 20, "cpu_s", " s", 1),
+                ("peak RSS, 100 steps", 100, "maxrss_kb", " MB", 1 / 1024)):
+            now = ours.get(key) if n is None else at(ours, n, key)
+            then = base.get(key) if n is None else at(base, n, key)
+            before_after.append(f"| {name} | {fmt(then, unit, scale)} | {fmt(now, unit, scale)} "
+                                f"| {fmt(ratio(now, then), 'x')} |")
+
     detail = []
-    for variant in VARIANTS:
+    for variant in (*VARIANTS, BASELINE):
         for n, v in sorted(s.get(variant, {}).get("by_steps", {}).items()):
             detail.append(f"| {variant} | {n} | {v['runs']} | {fmt(v['first_request_s'], ' s')} "
                           f"| {fmt(v['total_s'], ' s')} | {fmt(v['per_step_s'], ' ms', 1000)} "
@@ -351,6 +379,14 @@ def render(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *flat,
         "",
+        *([f"## Before and after: this checkout beside `--baseline` ({results.get('baseline')})",
+           "",
+           "The same runs, interleaved with the others; medians. After ÷ before below 1 is "
+           "faster or smaller.",
+           "",
+           "| measure | before (baseline) | after (this checkout) | after ÷ before |",
+           "|---|---|---|---|",
+           *before_after, ""] if before_after else []),
         "## Every session length (medians)",
         "",
         "| agent | N | runs | first request | total | (total - first) / N | gap | last-10% gap "
@@ -373,7 +409,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         "## Commands",
         "",
-        *[f"- {v}: `{' '.join(results['argv'][v])}`" for v in VARIANTS if v in results["argv"]],
+        *[f"- {v}: `{' '.join(results['argv'][v])}`" for v in (*VARIANTS, BASELINE) if v in results["argv"]],
         "",
     ]
     return "\n".join(lines)
@@ -397,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="wait before each run until the 1-min load is below this")
     parser.add_argument("--max-wait", type=float, default=1800,
                         help="seconds to wait for quiet before running anyway (recorded)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout of baseagent run beside this one (variant "
+                             f"{BASELINE}), to show a change's effect in the same run")
     parser.add_argument("--out", type=Path, default=BENCH / "CODEX_RESULTS.md")
     parser.add_argument("--json", type=Path, default=BENCH / "out" / "codex_results.json")
     args = parser.parse_args(argv)
@@ -407,16 +446,23 @@ def main(argv: list[str] | None = None) -> int:
     if len(repeats) != len(steps):
         parser.error("--repeats needs one count per entry of --steps (or just one)")
     variants = args.variants.split(",")
+    if args.baseline is not None:
+        if not (args.baseline / "agent.py").is_file():
+            parser.error(f"--baseline {args.baseline}: no agent.py there")
+        variants.append(BASELINE)
+        compileall.compile_dir(str(args.baseline / "src" / "baseagent"), quiet=1)
     install_codex()
     compileall.compile_dir(str(ROOT / "src" / "baseagent"), quiet=1)
     started = time.monotonic()
     work = CACHE / "work"
     shutil.rmtree(work, ignore_errors=True)
-    bench = Bench(work, args.max_load, args.max_wait)
+    bench = Bench(work, args.max_load, args.max_wait, args.baseline)
     results: dict[str, Any] = {
         "command": "python bench/codex_bench.py " + " ".join(argv if argv is not None
                                                              else sys.argv[1:]),
         "machine": machine(), "max_load": args.max_load, "runs": [],
+        "baseline": (None if args.baseline is None else
+                     f"{args.baseline.name} at {_commit(args.baseline)}"),
         "argv": {v: [re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", str(a)).replace(
             str(work), "WORK") for a in bench.argv(v, Path("WS"), 100)] for v in variants}}
     for v in variants:  # warm-up (page cache, bytecode): not counted

@@ -107,17 +107,23 @@ def test_prices_as_litellm_computes_them(litellm, provider, name):
 
 
 
-def test_the_map_is_read_once_per_process_while_the_file_is_unchanged(tmp_path):
+def test_the_map_is_read_once_per_process_while_the_file_is_unchanged(tmp_path, monkeypatch):
+    from pathlib import Path
     path = tmp_path / "map.json"
     path.write_text('{\n    "m1": {"max_input_tokens": 10}\n}\n', encoding="utf-8")
+    reads = []
+    real_read = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (reads.append(self),
+                                                                    real_read(self, *a, **k))[1])
     first = ModelMap.load(path)
-    assert first is not None and ModelMap.load(path) is first  # a library builds many agents
     got = first.entry("m1")
-    assert got is not None
+    assert got == ("m1", {"max_input_tokens": 10}) and len(reads) == 1
     got[1]["max_input_tokens"] = 99  # a caller changing its copy changes nothing shared
-    assert first.entry("m1") == ("m1", {"max_input_tokens": 10})
     assert first.entry("M1") == ("m1", {"max_input_tokens": 10}) and first.entry("m2") is None
+    second = ModelMap.load(path)  # the next agent in the process: answers remembered
+    assert second.entry("m1") == ("m1", {"max_input_tokens": 10})
+    assert second.entry("m2") is None and len(reads) == 1
     path.write_text('{\n    "m2": {"max_input_tokens": 20}\n}\n', encoding="utf-8")
-    second = ModelMap.load(path)  # the file changed (size): read again
-    assert second is not first and second.entry("m2") == ("m2", {"max_input_tokens": 20})
+    third = ModelMap.load(path)  # the file changed (size): read again
+    assert third.entry("m2") == ("m2", {"max_input_tokens": 20}) and len(reads) == 2
     assert ModelMap.load(tmp_path / "missing.json") is None

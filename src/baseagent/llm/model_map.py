@@ -6,15 +6,16 @@ direct path (llm/route.py) needs a model's entry to size the context and price i
 which is all of the map it needs: the file is found through the import system without
 importing the package, searched as text for the one entry (key case-insensitive, as
 litellm looks keys up) and only that entry is parsed: a few milliseconds, and no 30 MB
-of parsed map kept alive. The text, lowered once, is kept per process for as long as the
-file is unchanged (a library process builds many agents; each would otherwise read and
-search ~1.4 MB again), and so is where each key was found: read-only memos of a file. litellm's "fallback generalizations" (capability rules for model
+of parsed map kept alive. What each lookup found (a key's entry as text, the
+generalization rules) is remembered for the process while the file is unchanged (its path,
+size and modification time), so a library process building many agents reads and searches
+the ~3 MB file once, not once per agent; the text itself is not kept (3 MB, twice with its
+lowered copy, for answers of a few hundred bytes). litellm's "fallback generalizations" (capability rules for model
 names the map does not list, such as a new Claude version) are read the same way.
 tests/llm/test_model_map.py holds every lookup and price to litellm's own on the pinned map.
 """
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import re
@@ -23,6 +24,9 @@ from typing import Any
 
 MAP_FILE = "model_prices_and_context_window_backup.json"
 _DECODER = json.JSONDecoder()
+# What lookups found, per version of a map file (path, size, mtime): read-only memos.
+_ANSWERS: dict[tuple[str, int, int], dict[str, tuple[str, str] | None]] = {}
+_RULES: dict[tuple[str, int, int], list[Any]] = {}
 
 
 def map_path() -> Path | None:
@@ -40,21 +44,24 @@ def map_path() -> Path | None:
 
 
 class ModelMap:
-    """The map's text, with the lookups the direct path needs."""
+    """The map's text, with the lookups the direct path needs. Made from a text, or from a
+    file (`load`): then the text is read at the first lookup the process has not answered
+    before, and the answers are shared with every later ModelMap of the same file."""
 
-    def __init__(self, text: str) -> None:
-        self._text = text
-        lower = text.lower()
-        # offsets in the lowered text are offsets in the text only when lowering kept
-        # every length (the pinned map is ASCII)
-        self._lower = lower if len(lower) == len(text) else text
-        self._rules: list[tuple[re.Pattern[str], dict[str, Any], list[str] | None]] | None = None
-        self._found: dict[str, int] = {}  # key -> its entry's offset (-1: not in the map)
+    def __init__(self, text: str | None = None, *, path: Path | None = None,
+                 identity: tuple[str, int, int] | None = None) -> None:
+        self._text_value = text
+        self._lower_value: str | None = None
+        self._path = path
+        self._answers: dict[str, tuple[str, str] | None] = (
+            _ANSWERS.setdefault(identity, {}) if identity is not None else {})
+        self._identity = identity
+        self._rules: list[tuple[re.Pattern[str], dict[str, Any], list[str] | None]] | None = (
+            _RULES.get(identity) if identity is not None else None)
 
     @classmethod
     def load(cls, path: Path | None = None) -> "ModelMap | None":
-        """The map at `path` (else litellm's), shared by every caller in the process while
-        the file stays the same (its size and modification time)."""
+        """The map at `path` (else litellm's); None when there is no such file."""
         path = path or map_path()
         if path is None:
             return None
@@ -62,7 +69,27 @@ class ModelMap:
             stat = path.stat()
         except OSError:
             return None
-        return _load(str(path), stat.st_size, stat.st_mtime_ns)
+        if not path.is_file():
+            return None
+        return cls(path=path, identity=(str(path), stat.st_size, stat.st_mtime_ns))
+
+    @property
+    def _text(self) -> str:
+        if self._text_value is None:
+            try:
+                self._text_value = self._path.read_text(encoding="utf-8") if self._path else ""
+            except OSError:
+                self._text_value = ""
+        return self._text_value
+
+    @property
+    def _lower(self) -> str:
+        if self._lower_value is None:
+            lower = self._text.lower()
+            # offsets in the lowered text are offsets in the text only when lowering kept
+            # every length (the pinned map is ASCII)
+            self._lower_value = lower if len(lower) == len(self._text) else self._text
+        return self._lower_value
 
     def entry(self, key: str) -> tuple[str, dict[str, Any]] | None:
         """(the map's own key, its entry) for `key`, matched exactly, else ignoring case (as
@@ -70,15 +97,26 @@ class ModelMap:
         change what it gets."""
         if not key or '"' in key or "\n" in key:
             return None
-        at = self._found.get(key)
-        if at is None:
-            exact = self._text.find('\n    "' + key + '": {')
-            at = exact if exact >= 0 else self._lower.find('\n    "' + key.lower() + '": {')
-            self._found[key] = at
+        if key in self._answers:
+            found = self._answers[key]
+        else:
+            found = self._find(key)
+            self._answers[key] = found
+        if found is None:
+            return None
+        own, raw = found
+        return own, json.loads(raw)
+
+    def _find(self, key: str) -> tuple[str, str] | None:
+        text = self._text
+        at = text.find('\n    "' + key + '": {')
+        if at < 0:
+            at = self._lower.find('\n    "' + key.lower() + '": {')
         if at < 0:
             return None
-        value, _ = _DECODER.raw_decode(self._text, at + len(key) + 9)
-        return self._text[at + 6:at + 6 + len(key)], value
+        start = at + len(key) + 9
+        _, end = _DECODER.raw_decode(text, start)
+        return text[at + 6:at + 6 + len(key)], text[start:end]
 
     def known(self, key: str) -> bool:
         return self.entry(key) is not None
@@ -102,6 +140,8 @@ class ModelMap:
                     continue
                 parsed.append((pattern, info, rule.get("fill_missing_for_providers")))
             self._rules = parsed
+            if self._identity is not None:
+                _RULES[self._identity] = parsed
         return self._rules
 
     def generalized(self, name: str) -> dict[str, Any] | None:
@@ -122,15 +162,6 @@ class ModelMap:
             if providers and provider in providers and pattern.search(key):
                 merged.update(info)
         return merged
-
-
-@functools.lru_cache(maxsize=4)
-def _load(path: str, size: int, mtime_ns: int) -> ModelMap | None:
-    """One ModelMap per version of the file (size and mtime are part of the key)."""
-    try:
-        return ModelMap(Path(path).read_text(encoding="utf-8"))
-    except OSError:
-        return None
 
 
 def resolve(model_map: ModelMap, provider: str, name: str) -> dict[str, Any] | None:
