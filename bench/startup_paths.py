@@ -35,6 +35,7 @@ from baseagent.testing.scripted_server import ScriptedServer  # noqa: E402
 
 WARM = r"""
 import json, os, sys
+sys.path.insert(0, SRC)  # this checkout, whatever is installed
 sys.argv = ["baseagent"]
 from baseagent.llm.client import load_litellm
 load_litellm()
@@ -74,7 +75,7 @@ def main() -> int:
                LITELLM_LOCAL_MODEL_COST_MAP="True")
     argv = ["--json", "--no-verify", "--no-session", "--model", "openai/bench-model",
             "--api-base", server.api_base, "--cwd", str(work / "ws"), "-i", "hi"]
-    warm = subprocess.Popen([sys.executable, "-c", WARM], stdin=subprocess.PIPE,
+    warm = subprocess.Popen([sys.executable, "-c", f"SRC = {str(ROOT / 'src')!r}\n" + WARM], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             text=True, cwd=work)
     assert warm.stdout is not None and warm.stdin is not None
