@@ -6,6 +6,8 @@
     python bench/exercises.py convert --out DIR          # task lines for `baseagent batch`
     python bench/exercises.py report                     # rewrite EXERCISES_RESULTS.md
     python bench/exercises.py record --work DIR          # keep the rows an interrupted run finished
+    python bench/exercises.py record --work A --work B   # rows run apart (same commit, model,
+                                                         # server, exercises) as one run
 
 The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
 see its README). Each task is Aider's benchmark task: implement the stub so that the
@@ -471,6 +473,36 @@ class Run:
     exercises: str = "dev"
 
 
+SAME_FOR_ONE_RUN = ("commit", "model", "server", "exercises", "extra")
+
+
+def combine_runs(runs: list[Run]) -> Run:
+    """Rows measured in separate invocations (a whole run takes longer than a working
+    session: ~4 hours for the four rows on 2 cores) as one run, when nothing that decides
+    the outcome differs: the commit, model, server, exercise set and agent flags. A row
+    measured twice is refused rather than chosen."""
+    first = runs[0]
+    for other in runs[1:]:
+        for key in SAME_FOR_ONE_RUN:
+            if getattr(other, key) != getattr(first, key):
+                raise ValueError(f"cannot record as one run: {key} differs "
+                                 f"({getattr(first, key)!r} vs {getattr(other, key)!r})")
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        for row, results in run.rows.items():
+            if row in rows:
+                raise ValueError(f"cannot record as one run: the {row} row is in two of them")
+            rows[row] = results
+    if len(runs) == 1:
+        return first
+    notes = [r.note for r in runs if r.note]
+    return Run(started=" + ".join(r.started for r in runs), commit=first.commit,
+               model=first.model, server=first.server,
+               load=" + ".join(r.load for r in runs),
+               note="; ".join(dict.fromkeys(notes)) + f" (rows run in {len(runs)} invocations)",
+               extra=first.extra, rows=rows, exercises=first.exercises)
+
+
 def _commit() -> str:
     proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
                           capture_output=True, text=True)
@@ -595,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
     conv.add_argument("--only", default="")
     sub.add_parser("report", help="rewrite EXERCISES_RESULTS.md from the recorded runs")
     rec = sub.add_parser("record", help="record the rows a stopped run had finished")
-    rec.add_argument("--work", type=Path, required=True)
+    rec.add_argument("--work", type=Path, required=True, action="append",
+                     help="a run's work directory; more than one: their rows as one run")
     rec.add_argument("--note", default=None)
     args = parser.parse_args(argv)
 
@@ -603,7 +636,11 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
         return 0
     if args.command == "record":
-        run = Run(**json.loads((args.work / "run.json").read_text()))
+        try:
+            run = combine_runs([Run(**json.loads((w / "run.json").read_text()))
+                                for w in args.work])
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
         if args.note is not None:
             run.note = args.note
         append_run(run)
