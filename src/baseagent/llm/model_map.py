@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import stat as stat_mode
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +68,14 @@ class ModelMap:
         if path is None:
             return None
         try:
-            stat = path.stat()
+            info = path.stat()
         except OSError:
             return None
-        if not path.is_file():
+        # the text is read later, at the first lookup not yet answered: an unreadable file
+        # is no map now, as it was when the text was read here
+        if not stat_mode.S_ISREG(info.st_mode) or not os.access(path, os.R_OK):
             return None
-        return cls(path=path, identity=(str(path), stat.st_size, stat.st_mtime_ns))
+        return cls(path=path, identity=(str(path), info.st_size, info.st_mtime_ns))
 
     @property
     def _text(self) -> str:
@@ -95,17 +99,19 @@ class ModelMap:
         """(the map's own key, its entry) for `key`, matched exactly, else ignoring case (as
         litellm's _get_model_cost_key). Each call parses the entry afresh, so a caller may
         change what it gets."""
-        if not key or '"' in key or "\n" in key:
-            return None
-        if key in self._answers:
-            found = self._answers[key]
-        else:
-            found = self._find(key)
-            self._answers[key] = found
+        found = self._answer(key)
         if found is None:
             return None
         own, raw = found
         return own, json.loads(raw)
+
+    def _answer(self, key: str) -> tuple[str, str] | None:
+        """(the map's own key, its entry's JSON text), remembered per file version."""
+        if not key or '"' in key or "\n" in key:
+            return None
+        if key not in self._answers:
+            self._answers[key] = self._find(key)
+        return self._answers[key]
 
     def _find(self, key: str) -> tuple[str, str] | None:
         text = self._text
@@ -119,7 +125,7 @@ class ModelMap:
         return text[at + 6:at + 6 + len(key)], text[start:end]
 
     def known(self, key: str) -> bool:
-        return self.entry(key) is not None
+        return self._answer(key) is not None  # no need to parse the entry
 
     def rules(self) -> list[tuple[re.Pattern[str], dict[str, Any], list[str] | None]]:
         """The capability rules of litellm's fallback generalizations, in file order:
