@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
 from baseagent.core.prose_code import file_blocks
@@ -421,3 +422,105 @@ def test_the_compact_profile_shows_the_files_the_task_names(tmp_path):
     loop, client, _ = make_loop(tmp_path, [{"content": "ok"}], verify=False)
     loop.run_turn("Fix hamming.py")
     assert client.requests[0][-1]["content"] == "Fix hamming.py"  # the full profile: as given
+
+
+# -- a reply cut off after a whole file; a fresh attempt where the turn is stuck -----------------
+
+def test_a_whole_file_before_a_runaway_is_written_and_the_rest_dropped(tmp_path):
+    """A reply that wrote the file, then invented test output until the repetition guard cut
+    it: the complete block before the cut is the edit; what follows is not kept."""
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    runaway = ("hamming.py\n```python\ndef distance(a, b):\n"
+               "    return sum(x != y for x, y in zip(a, b))\n```\n\nOutput:\n"
+               + "test_one PASSED\n" * 500)
+    loop, client, rec = make_loop(tmp_path, [{"content": runaway, "finish_reason": "repetition"},
+                                             {"content": "Done."}, {"content": "Verified."}],
+                                  show_named_files=True)
+    assert loop.run_turn(task).status == "completed"
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    wrote = client.requests[1][-2]["content"]
+    assert "Your reply was cut off (it kept repeating itself); hamming.py was written" in wrote
+    assert not any("PASSED" in str(m.get("content")) for m in client.requests[1])
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_a_cut_reply_without_a_whole_file_is_still_a_stumble(tmp_path):
+    loop, client, _ = make_loop(tmp_path, [{"content": "```python\ndef f(:\n" * 300,
+                                            "finish_reason": "length"},
+                                           {"content": "Short now."}], verify=False)
+    assert loop.run_turn("write f in f.py").final_message == "Short now."
+    assert "cut off at the output limit" in client.requests[1][-1]["content"]
+
+
+def _stuck_steps(fresh_reply: Any) -> list[Any]:
+    """A model that writes a wrong file, sees the tests fail, and claims it is done."""
+    wrong = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
+    return [{"content": wrong}, {"content": "Implemented."}, {"content": "I verified it."},
+            {"content": "It works, trust me."}, fresh_reply, {"content": "Fixed."},
+            {"content": "Verified: the tests pass."}]
+
+
+def test_a_turn_ending_with_failing_tests_gets_one_fresh_attempt(tmp_path):
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    good = ("hamming.py\n```python\ndef distance(a, b):\n"
+            "    return sum(x != y for x, y in zip(a, b))\n```")
+    loop, client, rec = make_loop(tmp_path, _stuck_steps({"content": good}),
+                                  show_named_files=True, prose_code="apply",
+                                  fresh_attempt=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and outcome.final_message == "Fixed."
+    fresh = client.requests[4]
+    # the task and the files as they were when it began, nothing of the conversation, no tools
+    assert [m["role"] for m in fresh] == ["system", "user"]
+    assert "whole file" in fresh[0]["content"]
+    assert fresh[1]["content"] == client.requests[0][2]["content"]
+    assert "def distance(a, b):\n    pass" in fresh[1]["content"]
+    assert client.tools_seen[4] == [] and client.tools_seen[5]
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert "fresh attempt" in client.requests[5][-4]["content"]  # the note, then the reply
+    assert any(isinstance(e, ev.ErrorEvent) and "fresh attempt" in e.message
+               for e in rec.events)
+    assert turn_completed(rec).verification.by == "evidence"
+    assert_pairs_intact(loop.history)
+
+
+def test_the_fresh_attempt_is_made_once_and_only_where_it_applies(tmp_path):
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    same = "hamming.py\n```python\ndef distance(a, b):\n    return 2\n```"
+    loop, client, rec = make_loop(tmp_path, _stuck_steps({"content": same}),
+                                  show_named_files=True, fresh_attempt=True)
+    outcome = loop.run_turn(task)
+    # the fresh reply was wrong too: the turn ends on the model's word, said so
+    assert outcome.final_message == "Fixed." and client.calls == 6
+    assert turn_completed(rec).verification.by == "statement"
+    assert sum(1 for tools in client.tools_seen if tools == []) == 1
+    # off (the full profile), no test command, or a reply with no file: no fresh attempt
+    _hamming(tmp_path, solved=False)
+    loop, client, _ = make_loop(tmp_path, _stuck_steps({"content": same}), show_named_files=True)
+    loop.run_turn(task)
+    assert [] not in client.tools_seen and client.calls == 4
+    _hamming(tmp_path, solved=False)
+    loop, client, _ = make_loop(tmp_path, _stuck_steps({"content": "No idea."}),
+                                show_named_files=True, fresh_attempt=True)
+    assert loop.run_turn(task).final_message == "It works, trust me."
+    assert client.calls == 5 and not any("No idea." in str(m.get("content"))
+                                         for m in loop.history)
+
+
+def test_unreadable_calls_to_the_limit_get_the_fresh_attempt_before_the_turn_fails(tmp_path):
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    broken = ModelTurn(text='{"name": "write_file", "arguments": {"file_path": "hamming.py"',
+                       finish_reason="stop", malformed_calls=["write_file: not valid JSON"])
+    good = ("hamming.py\n```python\ndef distance(a, b):\n"
+            "    return sum(x != y for x, y in zip(a, b))\n```")
+    steps = [{"content": "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"},
+             broken, broken, broken, {"content": good}, {"content": "Fixed."},
+             {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, fresh_attempt=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed", outcome.error
+    assert client.tools_seen[4] == [] and "zip(a, b)" in (tmp_path / "hamming.py").read_text()

@@ -128,3 +128,50 @@ def test_a_call_written_as_text_leaves_no_agent_message(scripted_server, workspa
     started = [e for e in run.of_type("item.started") if e["item"]["type"] == "agent_message"]
     assert all(e["item"]["text"].strip() for e in started)
 
+
+
+HAMMING_TEST = ("from hamming import distance\n\n\ndef test_one():\n"
+                "    assert distance('AG', 'AA') == 1\n")
+TESTED_TASK = ("Implement distance in hamming.py. The tests are in hamming_test.py; they are "
+               "correct, don't change them. Run them with: python3 -m pytest -q hamming_test.py")
+
+
+def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, home):
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    invented = "".join(f"hamming_test.py::test_{i} PASSED\n" for i in range(12))
+    server = scripted_server([
+        {"content": f"hamming.py\n```python\n{SOLVED}```\nOutput:\n" + invented * 200,
+         "chunk_size": 64},
+        {"content": "Implemented."}, {"content": "Verified: 1 passed."}])
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED
+    sent = server.requests[1]["messages"]
+    assert "Your reply was cut off (it kept repeating itself)" in sent[-2]["content"]
+    assert not any(invented in str(m.get("content")) for m in sent)
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_stuck_turn_gets_one_fresh_attempt_without_the_conversation(scripted_server,
+                                                                        workspace, home):
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    wrong = "def distance(strand_a, strand_b):\n    return 0\n"
+    server = scripted_server([
+        {"content": f"hamming.py\n```python\n{wrong}```"}, {"content": "Implemented."},
+        {"content": "I verified it."}, {"content": "It works."},
+        {"content": f"hamming.py\n```python\n{SOLVED}```"},
+        {"content": "Fixed: the tests pass."}])
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED
+    fresh = server.requests[4]
+    assert [m["role"] for m in fresh["messages"]] == ["system", "user"] and "tools" not in fresh
+    assert fresh["messages"][1]["content"].startswith(TESTED_TASK)
+    assert STUB in fresh["messages"][1]["content"]  # the file as it was when the task began
+    assert any("fresh attempt" in e["message"] for e in run.of_type("error"))
+    assert run.final_message == "Fixed: the tests pass."
+    assert run.events[-1]["verification"]["by"] == "evidence"

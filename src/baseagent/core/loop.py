@@ -43,7 +43,8 @@ from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
-from baseagent.prompts.system import (EVIDENCE_PROMPT, PROSE_CODE_APPLIED, PROSE_CODE_TELL,
+from baseagent.prompts.system import (EVIDENCE_PROMPT, FRESH_NOTE, FRESH_SYSTEM,
+                                      PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
@@ -182,6 +183,10 @@ class _TurnState:
     intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
+    # The turn's first message as sent (the task and the files it named, as they were), for
+    # the fresh attempt; None when it cannot be resent alone (images, a continued turn).
+    opening: str | None = None
+    fresh_spent: bool = False
 
 
 class Loop:
@@ -192,7 +197,7 @@ class Loop:
                  cancelled: CancelToken = NEVER,
                  thread_id: str = "", paused: Paused | None = None,
                  tool_choice: str | None = None, prose_code: ProseCode = "apply",
-                 show_named_files: bool = False) -> None:
+                 show_named_files: bool = False, fresh_attempt: bool = False) -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -213,6 +218,9 @@ class Loop:
         self.tool_choice = tool_choice
         self.prose_code = prose_code
         self.show_named_files = show_named_files
+        # Once a turn, where it would end or stall with the tests failing, ask the model
+        # the task again without the conversation (_fresh_attempt).
+        self.fresh_attempt = fresh_attempt
         self._tool_called = False
 
     @property
@@ -236,6 +244,7 @@ class Loop:
         content = turn.message_content
         if self.show_named_files and isinstance(content, str):
             content += shown_files(turn.text, self.tool_context.cwd)
+        self._state.opening = content if isinstance(content, str) else None
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
@@ -386,6 +395,8 @@ class Loop:
                 self._append({"role": "user",
                               "content": EVIDENCE_PROMPT.format(missing=missing)})
                 continue
+            if self._fresh_attempt():
+                continue
             note = state.evidence.tests_note()
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
@@ -396,6 +407,9 @@ class Loop:
         assert state is not None
         state.stumbles += 1
         if state.stumbles > MAX_STUMBLES:
+            if self._fresh_attempt():
+                state.stumbles = 0
+                return
             raise TurnEnded("limit" if stumble == "length" else "failed",
                             STUMBLE_ENDINGS[stumble].format(n=state.stumbles))
         details = "; ".join(turn.malformed_calls)
@@ -428,6 +442,8 @@ class Loop:
                  if m.get("role") in ("tool", "user")]
         if not echoes(turn.text, shown):
             return False
+        if self._fresh_attempt():
+            return True
         state.intent_nudges += 1
         self._append({"role": "user",
                       "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
@@ -471,19 +487,23 @@ class Loop:
         if self.cancelled():
             raise RunInterrupted()
 
-    def _think(self) -> ModelTurn:
-        """Call the model (streaming), emitting reasoning and message items as text arrives."""
-        stream = _StreamItems(self.emitter, hold_calls=bool(self.registry.specs()))
+    def _think(self, fresh: list[dict[str, Any]] | None = None) -> ModelTurn:
+        """Call the model (streaming), emitting reasoning and message items as text arrives.
+        With `fresh`, those messages are sent instead of the history, with no tools (the
+        fresh attempt); the reply reaches the history only when it wrote something."""
+        specs = [] if fresh is not None else self.registry.specs()
+        stream = _StreamItems(self.emitter, hold_calls=bool(specs))
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
-                messages, estimate = self.compactor.prepare(self.history)
+                messages, estimate = self.compactor.prepare(self.history) if fresh is None \
+                    else (fresh, sum(len(str(m["content"])) for m in fresh) // 4)
                 try:
-                    turn = self.client.complete(messages, self.registry.specs(),
-                                                stream.progress, estimated_input_tokens=estimate,
-                                                **self._choice())
+                    turn = self.client.complete(messages, specs, stream.progress,
+                                                estimated_input_tokens=estimate,
+                                                **(self._choice() if fresh is None else {}))
                     break
                 except ContextOverflowError:
-                    if attempt == MAX_OVERFLOW_RECOVERIES:
+                    if attempt == MAX_OVERFLOW_RECOVERIES or fresh is not None:
                         raise
                     self.compactor.on_overflow(self.history, attempt + 1)
         except BaseException:
@@ -499,9 +519,43 @@ class Loop:
             text=turn.text, finish_reason=turn.finish_reason,
             tool_calls=tuple(engine.CallRequest(id=c.id, name=c.name, arguments=c.arguments)
                              for c in turn.tool_calls)))
-        if _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
+        if fresh is not None:
+            if turn.tool_calls:
+                self._append({"role": "user", "content": FRESH_NOTE})
+                self._append(_history_message(turn))
+        elif _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
             self._append(_history_message(turn))
         return turn
+
+    def _fresh_attempt(self) -> bool:
+        """Once a turn, where it would end or stall while its tests fail: the task and the
+        files as they were when it began, sent again without the conversation and without
+        tools, asking for whole files (the form small models get right most often). The
+        files in the reply are written and the tests run, as for any whole-file reply; the
+        conversation then goes on from there. At temperature 0 the same conversation gets
+        the same reply, so a model stuck in it stays stuck; a fresh start is a new attempt.
+        True when the attempt was made and wrote files (the turn steps on)."""
+        state = self._state
+        assert state is not None
+        if not self.fresh_attempt or state.fresh_spent or state.opening is None \
+                or self.prose_code != "apply" or state.evidence.test_command is None \
+                or state.evidence.missing() is None or self._budget.left <= 0 \
+                or self.registry.get("write_file") is None:
+            return False
+        self._stop_if_cancelled()
+        state.fresh_spent = True
+        self.emitter.notice("the tests still fail: asking the model for a fresh attempt, "
+                            "from the task alone without this conversation")
+        self._budget.spend()
+        state.steps += 1
+        self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
+        turn = self._think(fresh=[{"role": "system", "content": FRESH_SYSTEM},
+                                  {"role": "user", "content": state.opening}])
+        if not turn.tool_calls:
+            return False
+        state.stumbles = 0
+        self._act(turn.tool_calls)
+        return True
 
     def _repair_arguments(self, turn: ModelTurn) -> None:
         """Arguments that are not valid JSON but can be read with the tool's schema are
@@ -518,7 +572,9 @@ class Loop:
         the reply makes (its text comes first: "here is the file; now run the tests"),
         except for files those calls write themselves."""
         state = self._state
-        if self.prose_code != "apply" or _stumble(turn) is not None \
+        stumble = _stumble(turn)
+        cut = stumble in ("repetition", "length")  # complete blocks before the cut count
+        if self.prose_code != "apply" or (stumble is not None and not cut) \
                 or state is None or self.registry.get("write_file") is None:
             return
         cwd = self.tool_context.cwd
@@ -527,11 +583,19 @@ class Loop:
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
                   if os.path.normpath(cwd / b.path) not in written_by_calls
                   and _differs(cwd / b.path, b.content)]
+        why = "it kept repeating itself" if stumble == "repetition" \
+            else "it reached the output limit"
         calls = [ToolCall(
             id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
-            note=PROSE_CODE_APPLIED.format(path=b.path)) for b in blocks]
+            note=(PROSE_CODE_CUT.format(why=why, path=b.path) if cut
+                  else PROSE_CODE_APPLIED.format(path=b.path))) for b in blocks]
+        if cut:
+            if not blocks:
+                return
+            # What followed the last whole file (invented output, the repeated span) goes.
+            turn.text = turn.text[:max(b.span[1] for b in blocks)]
         # With no call of its own: the test run the reply shows but did not make, when the
         # turn still lacks one; else, after files written from the reply, the task's own
         # test command (Aider's auto-test): the model sees at once whether its code works.

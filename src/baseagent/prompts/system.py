@@ -164,6 +164,27 @@ PROSE_COMMAND_RUN = (
 PROSE_TESTS_RUN = (
     "Ran the task's test command `{command}` on the files your reply wrote. If it fails, "
     "fix the code: reply with the file's whole new content again.")
+# A reply cut off (it repeated itself, or hit the output cap) after a whole file's block.
+PROSE_CODE_CUT = (
+    "Your reply was cut off ({why}); {path} was written from the complete code block "
+    "before the cut, and what followed it was dropped.")
+# The fresh attempt (core/loop.py): once a turn, when the tests still fail where the turn
+# would end or stall, the model answers the task again without the conversation so far (at
+# temperature 0 the same conversation gets the same reply; a fresh one is a new attempt).
+FRESH_SYSTEM = """\
+Act as an expert software developer. You are given a task and the files it names.
+Reply with the complete new content of each file you change, in this form:
+
+path/to/file.py
+```python
+the entire content of the file
+```
+
+Always send the whole file, never a part of it or a diff. Do not change the tests."""
+FRESH_NOTE = (
+    "The tests still fail. Below is a fresh attempt at the task: a reply to the task and "
+    "the files as they were when it began, without this conversation. Its files were "
+    "written and the tests run on them.")
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "
