@@ -140,7 +140,11 @@ class RunBuilder:
 
     def check_model_string(self) -> None:
         """ConfigError for a model string or key that cannot work, known without litellm
-        (llm/preflight.py); done once per run, whoever asks first."""
+        (llm/preflight.py); done once per run, whoever asks first. Before it, the one
+        check of the settings that needs no model either: a sandbox mode this platform
+        cannot enforce (`check_platform`), refused however the model is reached."""
+        if not self._string_checked:
+            check_platform(self.settings)
         if self._string_checked or self.model_client is not None:
             return
         self.counts["model_string"] += 1
@@ -431,6 +435,16 @@ def opening_messages(cwd: Path, shell: str, system: str | None = None,
 
     return [{"role": "system", "content": system or SYSTEM_PROMPT},
             {"role": "user", "content": environment_context(cwd, shell, env=env)}]
+
+
+def check_platform(settings: AgentConfig) -> None:
+    """A restricted sandbox mode where the sandbox does not exist (not Linux): a
+    ConfigError, one line, before anything runs (sandbox/policy.py unsupported_mode)."""
+    from baseagent.sandbox.policy import unsupported_mode
+
+    problem = unsupported_mode(settings.sandbox)
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def preflight(settings: AgentConfig, env: Mapping[str, str]) -> None:
