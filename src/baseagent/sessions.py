@@ -132,8 +132,9 @@ def recent_in(session_dir: Path, cwd: Path, limit: int, exclude: str | None = No
 
 
 def render_choices(summaries: list[SessionSummary], now: float | None = None) -> list[str]:
-    """One numbered line per thread for a person to pick from: number, short id, when it
-    was last written, turns, and its first instruction."""
+    """One numbered line per thread for a person to pick from: number, id (whole: UUIDv7
+    ids made within a minute share their first 8 digits), when it was last written, turns,
+    and its first instruction."""
     now = time.time() if now is None else now
     lines = []
     for number, summary in enumerate(summaries, 1):
@@ -143,7 +144,7 @@ def render_choices(summaries: list[SessionSummary], now: float | None = None) ->
             written = now
         first = summary.instructions[0] if summary.instructions else ""
         turns = f"{summary.turns} turn{'s' if summary.turns != 1 else ''}"
-        lines.append(f"{number:>3}. {summary.thread_id[:8]}  {_ago(now - written):>8}  "
+        lines.append(f"{number:>3}. {summary.thread_id}  {_ago(now - written):>8}  "
                      f"{turns:>8}  {_preview(first)}")
     return lines
 
