@@ -22,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
+    subcommand_metavar="[TASK | COMMAND [ARGS]...]",
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help=(
@@ -32,16 +33,20 @@ app = typer.Typer(
         "Usage:\n"
         "  baseagent                               interactive session (on a terminal)\n"
         "  baseagent chat [OPTIONS]                the same, explicitly\n"
-        "  baseagent [OPTIONS] -i TEXT             one task, then exit\n"
+        "  baseagent [OPTIONS] \"TASK\"              one task, then exit (the same as -i TASK)\n"
         "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
         "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
-        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n\n"
+        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
+        "  baseagent -V | version                  the version\n\n"
+        "A first word that names a command (chat, sessions, export, mcp, batch, exec, "
+        "version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
         "  cd ~/src/myproject && baseagent -m anthropic/claude-sonnet-4-5\n"
-        "  baseagent -i \"make the failing test pass\" --cost-limit 2\n"
+        "  baseagent \"make the failing test pass\" --cost-limit 2\n"
         "  baseagent --json -i \"add a CHANGELOG entry\" > run.jsonl\n"
         "  baseagent sessions show 0199a213\n"
         "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
@@ -143,7 +148,8 @@ def _names(value: Optional[str]) -> Optional[list[str]]:
 def main_command(
     ctx: typer.Context,
     instruction: Optional[str] = typer.Option(
-        None, "--instruction", "-i", help="The task. '-' (or omitted with piped stdin) reads stdin."),
+        None, "--instruction", "-i", help="The task (or give it as the first argument: baseagent \"TASK\"). '-' (or omitted with piped stdin) reads stdin."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", hidden=True),  # cli_args: the positional task
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="Workspace directory [default: .]"),
@@ -173,13 +179,17 @@ def main_command(
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     oss: bool = _OSS,
     prompt_profile: Optional[str] = _PROMPT_PROFILE,
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
     if ctx.invoked_subcommand == "chat":  # `baseagent [OPTIONS] chat`
         ctx.obj = {**(ctx.obj or {}), "chat": True}
     elif ctx.invoked_subcommand is not None:
         return
+    if prompt is not None:  # `baseagent "TASK"` (cli_args.rewrite)
+        if instruction is not None:
+            raise _fail_usage("give the task once: as the argument or with --instruction")
+        instruction = prompt
     flags = {
         **_run_flags(ctx.params), "cwd": cwd,
         "json_output": True if json_output else None,
@@ -267,6 +277,12 @@ def _interactive(ctx: typer.Context, json_output: bool) -> bool:
                           "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
 def chat_command() -> None:
     """Reached only after the main callback has run the session (see main())."""
+
+
+@app.command("version", short_help="The version: baseagent version (also -V)",
+             help="Print the version and exit (the same as baseagent -V / --version).")
+def version_command() -> None:
+    _version(True)
 
 
 def _read_text(path: Path, flag: str) -> str:
@@ -550,8 +566,19 @@ def main(argv: list[str] | None = None) -> None:
     if args and args[0] == "chat":
         # `baseagent chat [OPTIONS]`: the main command's options, session forced.
         args, obj = args[1:], {"chat": True}
+    import typer.main
+
+    from baseagent.cli_args import ArgvError, rewrite
+
+    command = typer.main.get_command(app)
     try:
-        code = app(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
+        # A positional task; global options after a subcommand (cli_args.py).
+        args = rewrite(command, args)
+    except ArgvError as exc:
+        print(f"baseagent: error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    try:
+        code = command.main(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
     except _USAGE_ERROR as exc:
         print(f"baseagent: error: {exc.format_message()} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -154,7 +154,7 @@ def test_commands_new_model_resume_and_errors(scripted_server, workspace, home):
     first_id = re.search(r"thread ([0-9a-f-]{36})", screen(child)).group(1)
     prompt(child)
     child.send("/help\r")
-    wait(child, "/resume ID")
+    wait(child, "/resume [ID]")
     prompt(child)
     child.send("/nonsense\r")
     wait(child, "unknown command /nonsense")
@@ -187,6 +187,67 @@ def test_commands_new_model_resume_and_errors(scripted_server, workspace, home):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_resume_alone_offers_this_workspaces_threads_and_leaving_says_how_to_come_back(
+        scripted_server, workspace, home, tmp_path):
+    server = scripted_server([{"content": "One."}, {"content": "Elsewhere."}])
+    args = [*session_args(server), "--no-verify"]
+
+    child = spawn(args, workspace, home)
+    wait(child, "new thread")
+    first_id = re.search(r"thread ([0-9a-f-]{36})", screen(child)).group(1)
+    prompt(child)
+    child.send("/resume\r")  # nothing recorded here yet
+    wait(child, f"no other thread recorded in {workspace}")
+    prompt(child)
+    child.send("first task\r")
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.sendeof()  # Ctrl-D: how to come back to this thread
+    wait(child, f"To continue this thread: baseagent --resume {first_id}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    other = tmp_path / "other"  # a thread of another workspace is not offered
+    other.mkdir()
+    child = spawn(args, other, home)
+    prompt(child)
+    child.send("elsewhere task\r")
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.send("/exit\r")
+    wait(child, "To continue this thread: baseagent --resume ")
+    child.expect(pexpect.EOF)
+    child.close()
+
+    child = spawn(args, workspace, home)
+    prompt(child)
+    child.send("/resume\r")
+    wait(child, "resume which?")
+    child.send("\r")  # Enter: none
+    wait(child, "not resumed")
+    prompt(child)
+    child.send("/resume\r")
+    wait(child, "recent threads in this workspace:")
+    listing = wait(child, "resume which?")
+    offered = re.findall(r"^ +(\d+)\. ([0-9a-f-]{36}) .*$",
+                         listing[listing.rfind("recent threads"):], re.M)
+    assert offered == [("1", first_id)], listing
+    assert "first task" in listing and "elsewhere task" not in listing
+    child.send("1\r")
+    wait(child, f"thread {first_id} (resumed thread")
+    prompt(child)
+    child.send("/resume\r")  # the thread in use is not offered; Enter chooses none
+    wait(child, "no other thread recorded in")
+    prompt(child)
+    child.send("/exit\r")
+    wait(child, f"To continue this thread: baseagent --resume {first_id}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert len(server.requests) == 2  # choosing never called the model
 
 
 def test_the_header_is_drawn_before_litellm_is_imported(workspace, home, tmp_path):

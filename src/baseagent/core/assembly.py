@@ -225,7 +225,8 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     from baseagent.tools.registry import ToolRegistry
 
     if not settings.cwd.is_dir():
-        raise ConfigError(f"working directory does not exist: {settings.cwd}")
+        what = "is not a directory" if settings.cwd.exists() else "does not exist"  # a file
+        raise ConfigError(f"working directory {what}: {settings.cwd}")
     profile = profile_of(settings)
     fixed = select_tools(settings, tools, profile)
     taken = {t.name for t in fixed}

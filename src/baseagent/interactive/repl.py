@@ -29,6 +29,9 @@ HISTORY_FILE = Path("~/.baseagent/prompt_history")
 # Signals that end the session (after stopping the turn), as opposed to SIGINT (Ctrl-C),
 # which only stops the turn.
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# How many threads `/resume` alone offers, and the prompt that reads the choice.
+RECENT_THREADS = 10
+PICK_PROMPT = "resume which? (number or id, Enter: none) › "
 
 
 def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | list[str] = (),
@@ -61,7 +64,10 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     sink.message(KEYS + " · /help")
     try:
-        return session.loop()
+        code = session.loop()
+        if code == EXIT_OK:  # the person left (Ctrl-D, /exit): how to come back
+            session.farewell()
+        return code
     finally:
         session.close()
         sink.close()
@@ -134,6 +140,16 @@ class InteractiveSession:
     def close(self) -> None:
         if self.agent is not None:
             self.agent.close()
+
+    def farewell(self) -> None:
+        """On leaving: the command that resumes the current thread (once it is recorded)."""
+        from baseagent.runner import resume_hint
+
+        if self.agent is None or not self._started(self.agent):
+            return  # nothing said on this thread: nothing to come back to
+        hint = resume_hint(self.agent.settings, self.agent.thread_id)
+        if hint is not None:
+            self.sink.message(hint, "")
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -214,10 +230,42 @@ class InteractiveSession:
     def _resume(self, thread_id: str) -> None:
         from baseagent.core.records import find_session, load_session, settings_for_resume
 
+        if not thread_id:
+            thread_id = self._pick_thread() or ""
+            if not thread_id:
+                return
         loaded = load_session(find_session(self.agent.settings.session_dir, thread_id))
         # The record's model, API base and workspace: what the thread was about.
         settings, notes = settings_for_resume(self.agent.settings, loaded, ())
         self.open(settings, resume=loaded, notes=notes)
+
+    def _pick_thread(self) -> str | None:
+        """`/resume` alone: list this workspace's recent threads and read the person's
+        choice (a number from the list, or an id); None when they choose none."""
+        from baseagent.sessions import recent_in, render_choices
+
+        settings = self.agent.settings
+        threads = recent_in(settings.session_dir, settings.cwd, RECENT_THREADS,
+                            exclude=self.agent.thread_id)
+        if not threads:
+            self.sink.message(f"no other thread recorded in {settings.cwd} "
+                              "(`baseagent sessions` lists every workspace's)", "yellow")
+            return None
+        self.sink.message("recent threads in this workspace:", "")
+        for line in render_choices(threads):
+            self.sink.message(line, "")
+        try:
+            answer = self._input.read(PICK_PROMPT).strip()
+        except (KeyboardInterrupt, EOFError):
+            answer = ""
+        if not answer:
+            self.sink.message("not resumed", "")
+            return None
+        if answer.isdigit():
+            if not 1 <= int(answer) <= len(threads):
+                raise ConfigError(f"no thread numbered {answer} (1 to {len(threads)})")
+            return threads[int(answer) - 1].thread_id
+        return answer
 
     def _switch_model(self, model: str) -> None:
         current = self.agent
@@ -253,11 +301,11 @@ class InteractiveSession:
         return any(m.get("role") == "assistant" for m in agent.history)
 
     def _cost(self) -> None:
+        from baseagent.cost_text import cost_text
+
         usage = self.agent.usage
-        cost = "unknown (no price for this model)" if usage.cost_usd is None \
-            else f"${usage.cost_usd:.4f}"
         self.sink.message(
             f"thread {self.agent.thread_id}: {usage.input_tokens:,} tokens in "
             f"({usage.cached_input_tokens:,} cached) · {usage.output_tokens:,} out · "
-            f"cost {cost} · model {self.agent.settings.model}", "")
+            f"{cost_text(usage.cost_usd)} · model {self.agent.settings.model}", "")
 

@@ -42,6 +42,7 @@ from rich.console import Console
 from rich.text import Text
 
 from baseagent.core import events as engine
+from baseagent.cost_text import cost_text
 from baseagent.output import events as ev
 from baseagent.output.codex import command_status, failure_reason
 from baseagent.output.emitter import EventListener
@@ -452,7 +453,7 @@ class PrettySink(EventListener):
         if spent is not None:
             tokens_in, cached, tokens_out, cost = spent
             parts.append(f"{tokens_in:,} in ({cached:,} cached) · {tokens_out:,} out")
-            parts.append("cost unknown" if cost is None else f"${cost:.4f}")
+            parts.append(cost_text(cost))
         if self._turn_started:
             parts.append(f"{self._clock() - self._turn_started:.1f}s")
         mark, style = ("✓", "green") if status == "completed" else ("✗", "red")
