@@ -19,6 +19,7 @@ from baseagent.exit_codes import exit_code_for_status
 
 if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
     from baseagent.output.emitter import EventListener
+    from baseagent.output.term import TerminalCaps
 
 
 def wants_terminal(settings: Settings) -> bool:
@@ -26,6 +27,15 @@ def wants_terminal(settings: Settings) -> bool:
     vocabulary was asked for."""
     return not settings.json_output and settings.event_format == "codex" \
         and sys.stdout.isatty()
+
+
+def terminal_caps(env: Any = None) -> TerminalCaps:
+    """What the terminal on stdout can do (colour, moving the cursor), from the environment
+    (NO_COLOR, TERM, COLUMNS, LINES): read here, at the entry, and handed to the header and
+    the renderer."""
+    from baseagent.output.term import terminal_caps as caps_of
+
+    return caps_of(os.environ if env is None else env, sys.stdout.isatty())
 
 
 def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
@@ -45,20 +55,23 @@ def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
         return JsonlSink(claim_stdout())
     from baseagent.output.pretty import PrettySink
 
-    return PrettySink()
+    return PrettySink(caps=terminal_caps())
 
 
-def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
+def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = (),
+                 caps: TerminalCaps | None = None) -> str:
     """On a terminal, before the agent (and litellm) is imported, and after the run's
     builder has checked the model string (the error is all there is to say): draw the
-    header. Returns the thread id it showed (a new one unless resuming)."""
+    header (coloured when `caps`, default the process's terminal, take colour). Returns
+    the thread id it showed (a new one unless resuming)."""
     import uuid
 
     from baseagent import __version__
     from baseagent.output.header import print_header
 
     thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
-    print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
+    color = (caps or terminal_caps()).color
+    print_header(sys.stdout, color=color, version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
                  resumed_turns=resume.turns if resume is not None else None, notes=notes)
     return thread_id

@@ -3,18 +3,22 @@
 Plain ANSI and no imports beyond the standard library: it is printed before the rest of
 the agent (pydantic event models, rich, litellm) is even imported, so a person sees within
 a fraction of a second which thread, model, workspace and sandbox the run will use.
+Colour only when the entry point says the terminal takes it (`color`: output/term.py, from
+NO_COLOR, TERM and whether it is a terminal at all).
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence, TextIO
 
 BOLD, DIM, CYAN, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def header_lines(*, version: str, thread_id: str, model: str, cwd: str, sandbox: str,
                  api_base: str | None = None, resumed_turns: int | None = None,
-                 notes: Sequence[str] = ()) -> list[str]:
-    """The header as ANSI-coloured lines (no trailing newlines)."""
+                 notes: Sequence[str] = (), color: bool = True) -> list[str]:
+    """The header as lines (no trailing newlines), ANSI-coloured when `color`."""
     if resumed_turns is None:
         state = "new thread"
     else:
@@ -27,7 +31,7 @@ def header_lines(*, version: str, thread_id: str, model: str, cwd: str, sandbox:
     where += f"  {DIM}workspace{RESET} {cwd}  {DIM}sandbox{RESET} {sandbox}"
     lines.append(where)
     lines.extend(f"{YELLOW}! {note}{RESET}" for note in notes)
-    return lines
+    return lines if color else [_SGR.sub("", line) for line in lines]
 
 
 def print_header(stream: TextIO, **fields: object) -> None:
