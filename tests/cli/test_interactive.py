@@ -268,3 +268,47 @@ def _wait_for(tmux: list[str], name: str, text: str, timeout: float = TIMEOUT) -
             return shown
         time.sleep(0.2)
     raise AssertionError(f"{text!r} never appeared on the screen:\n{shown}")
+
+
+# ANSI colours and styles (SGR), not cursor movement: what NO_COLOR takes away.
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_live_output_streams_and_the_answer_is_markdown_without_colour(
+        scripted_server, workspace, home):
+    """Command output on screen while the command still runs (it cannot end before the test
+    lets it), the answer visible while it streams, rendered as Markdown once complete; with
+    NO_COLOR set, not one colour code from the header to the summary."""
+    answer = ("The **fix** is in.\n\n```\nfence-body\n```\n\n" + "More words follow. " * 20
+              + "END-OF-ANSWER")
+    server = scripted_server([
+        {"content": "Running it.", "tool_calls": [{"name": "shell", "arguments": {
+            "command": "printf 'out-%s\\n' one two; "
+                       "while [ ! -e release ]; do sleep 0.1; done; echo out-$((1 + 2))"}}]},
+        {"content": answer, "chunk_size": 8, "chunk_delay": 0.2},
+    ])
+    child = spawn([*session_args(server), "--no-verify"], workspace, home, NO_COLOR="1")
+    prompt(child)
+    child.send("run it\r")
+    wait(child, "out-two")  # streamed: the command waits for `release` to end
+    assert not (workspace / "release").exists() and "out-3" not in screen(child)
+    (workspace / "release").touch()
+    wait(child, "exit 0 (completed)")
+    wait(child, "The **fix** is in.")  # the answer as it streams, raw
+    assert "END-OF-ANSWER" not in screen(child)  # ...before it is complete
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    text = screen(child)
+    final = text[text.rindex("answer ─"):text.rindex("✓ completed · turn 1")]
+    assert "The fix is in." in final and "fence-body" in final, final
+    assert "**" not in final and "```" not in final and final.rstrip().endswith("─")
+    assert "  out-one\n  out-two\n  out-3\n  exit 0 (completed)" in text
+    raw = "".join(child.logfile_read.parts)
+    header = raw[:raw.index("Ctrl-D leaves")]
+    turn = raw[raw.index("$ printf"):raw.rindex("✓ completed · turn 1")]
+    assert "baseagent" in header and not SGR.search(header), header
+    assert not SGR.search(turn), turn
+    assert "running" in turn and "\x1b[1A" in turn  # the spinner and in-place redraws
