@@ -70,8 +70,9 @@ def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = 
     from baseagent.output.header import print_header
 
     thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
-    color = (caps or terminal_caps()).color
-    print_header(sys.stdout, color=color, version=__version__, thread_id=thread_id, model=settings.model,
+    caps = caps or terminal_caps()
+    print_header(sys.stdout, color=caps.color, width=caps.width or _columns(),
+                 version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
                  resumed_turns=resume.turns if resume is not None else None, notes=notes)
     return thread_id
@@ -173,6 +174,14 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         print(f"baseagent: error: {failure}", file=sys.stderr)
         return exit_code_for_status("failed", guard.signal_number)
     return exit_code_for_status(result.status, guard.signal_number)
+
+
+def _columns() -> int | None:
+    """The terminal's width on stdout, for the header's line breaks (None: unknown)."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (OSError, ValueError):
+        return None
 
 
 def _write_last_message(path: Path, text: str) -> None:

@@ -207,6 +207,21 @@ def test_the_header_without_colour_has_no_escape_codes():
     assert all("\x1b[" in line for line in header_lines(**fields, color=True))
 
 
+def test_a_header_wider_than_the_terminal_breaks_between_its_fields():
+    lines = header_lines(version="0.1.0", thread_id="0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+                         model="openai/gpt-4.1", cwd="/home/someone/projects/thing",
+                         sandbox="workspace-write", api_base="http://127.0.0.1:8080/v1",
+                         color=False, width=50)
+    assert lines == ["baseagent 0.1.0",
+                     "thread 0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b (new thread)",
+                     "model openai/gpt-4.1  api http://127.0.0.1:8080/v1",
+                     "workspace /home/someone/projects/thing",
+                     "sandbox workspace-write"]
+    coloured = header_lines(version="0.1.0", thread_id="t", model="m", cwd="/w", sandbox="s",
+                            width=50)  # escape codes take no columns
+    assert len(coloured) == 2 and SGR.sub("", coloured[1]) == "model m  workspace /w  sandbox s"
+
+
 @pytest.mark.parametrize("env,tty,expected", [
     ({"TERM": "xterm-256color"}, True, TerminalCaps(live=True, colors="256")),
     ({"TERM": "xterm", "COLORTERM": "truecolor"}, True, TerminalCaps(True, "truecolor")),

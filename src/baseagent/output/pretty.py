@@ -155,7 +155,8 @@ class PrettySink(EventListener):
             for line in header_lines(version=__version__, thread_id=thread_id, model=model,
                                      cwd=cwd, sandbox=sandbox, api_base=api_base,
                                      resumed_turns=resumed_turns, notes=notes,
-                                     color=self._caps.color):
+                                     color=self._caps.color,
+                                     width=self._console.width):
                 self._raw_write(line + "\n")
         self._safely(draw)
 
@@ -267,8 +268,9 @@ class PrettySink(EventListener):
         if identity is None:
             self._print(Text(f"! {message}", style="yellow"))
             return
-        if self._counting is not None and self._counting[0] != identity:
-            self._end_line()  # another notice: the previous one stays as it ended
+        if self._partial or (self._counting is not None and self._counting[0] != identity):
+            # what came before stays as it was: text streamed since, another notice
+            self._end_line()
         self._counting = (identity, message)
 
     def _item(self, item: engine.Item, started: bool, done: bool) -> None:
@@ -404,6 +406,8 @@ class PrettySink(EventListener):
         """What is still changing, top to bottom (see the module docstring)."""
         width = self._row_width()
         rows: list[Text] = []
+        if self._counting is not None:  # older than any open row (see _notice)
+            rows.append(Text(f"! {self._counting[1]}", style="yellow"))
         if self._partial:
             rows.append(Text(self._partial, style=self._partial_style))
         message = self._held or self._writing
@@ -415,8 +419,6 @@ class PrettySink(EventListener):
                 rows.append(Text(f"$ {command}", style="dim"))
             rows.extend(Text(f"  {line}", style="dim")
                         for line in live.tail_lines(output, COMMAND_TAIL_LINES))
-        if self._counting is not None:
-            rows.append(Text(f"! {self._counting[1]}", style="yellow"))
         if self._pinned:
             rows.extend(self._plan)
         return rows
@@ -539,16 +541,16 @@ class PrettySink(EventListener):
         self._frame.write(text)
 
     def _end_line(self, keep_partial: bool = False) -> None:
-        """Before anything is printed: the open line ends, the counting notice stays in
-        its last state (printed), the spinner line is cleared."""
+        """Before anything is printed: the counting notice stays in its last state
+        (printed), the open line ends, the spinner line is cleared."""
         if self._spinner is not None:
             self._spinner.clear()
-        if self._partial and not keep_partial:
-            self._console.print(Text(self._partial, style=self._partial_style))
-            self._partial = ""
         if self._counting is not None:
             counting, self._counting = self._counting, None
             self._console.print(Text(f"! {counting[1]}", style="yellow"))
+        if self._partial and not keep_partial:
+            self._console.print(Text(self._partial, style=self._partial_style))
+            self._partial = ""
 
     def _print(self, text: Text) -> None:
         self._end_line()
