@@ -235,3 +235,17 @@ def test_a_header_wider_than_the_terminal_breaks_between_its_fields():
 ])
 def test_terminal_caps_from_the_environment(env, tty, expected):
     assert terminal_caps(env, tty) == expected
+
+
+def test_a_long_message_shows_only_its_last_rows_while_it_streams():
+    out = io.StringIO()
+    sink = sink_on(out)
+    lines = [f"m{n:02d}" for n in range(1, 41)]
+    feed(sink, TURN, engine.ItemStarted(message("m01")),
+         engine.ItemUpdated(message("\n".join(lines))))
+    rows = screen(out.getvalue())
+    assert rows[:13] == [*lines[-12:], ""]  # bounded: the whole of it is printed once known
+    feed(sink, engine.ItemCompleted(message("\n".join(lines))), engine.TurnEnded("completed"))
+    sink.close()
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", out.getvalue())
+    assert "\n".join(lines) in plain[plain.index("answer"):]  # then all of it, once

@@ -411,8 +411,12 @@ class PrettySink(EventListener):
         if self._partial:
             rows.append(Text(self._partial, style=self._partial_style))
         message = self._held or self._writing
-        if message:
-            text_rows = live.wrap(message.strip("\n"), width)
+        if message:  # its last rows: lines wrapped from the end until there are enough
+            text_rows: list[str] = []
+            for line in reversed(message.strip("\n").split("\n")):
+                text_rows[:0] = live.wrap(line, width)
+                if len(text_rows) >= MESSAGE_ROWS:
+                    break
             rows.extend(Text(row) for row in text_rows[-MESSAGE_ROWS:])
         for command, output in self._running.values():
             if len(self._running) > 1:
