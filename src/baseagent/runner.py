@@ -19,6 +19,7 @@ from baseagent.exit_codes import exit_code_for_status
 
 if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
     from baseagent.output.emitter import EventListener
+    from baseagent.output.term import TerminalCaps
 
 
 def wants_terminal(settings: Settings) -> bool:
@@ -26,6 +27,15 @@ def wants_terminal(settings: Settings) -> bool:
     vocabulary was asked for."""
     return not settings.json_output and settings.event_format == "codex" \
         and sys.stdout.isatty()
+
+
+def terminal_caps(env: Any = None) -> TerminalCaps:
+    """What the terminal on stdout can do (colour, moving the cursor), from the environment
+    (NO_COLOR, TERM, COLUMNS, LINES): read here, at the entry, and handed to the header and
+    the renderer."""
+    from baseagent.output.term import terminal_caps as caps_of
+
+    return caps_of(os.environ if env is None else env, sys.stdout.isatty())
 
 
 def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
@@ -45,20 +55,24 @@ def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
         return JsonlSink(claim_stdout())
     from baseagent.output.pretty import PrettySink
 
-    return PrettySink()
+    return PrettySink(caps=terminal_caps())
 
 
-def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
+def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = (),
+                 caps: TerminalCaps | None = None) -> str:
     """On a terminal, before the agent (and litellm) is imported, and after the run's
     builder has checked the model string (the error is all there is to say): draw the
-    header. Returns the thread id it showed (a new one unless resuming)."""
+    header (coloured when `caps`, default the process's terminal, take colour). Returns
+    the thread id it showed (a new one unless resuming)."""
     from baseagent import __version__
     from baseagent.core.ids import new_thread_id
     from baseagent.output.header import print_header
 
     # The id the Agent is then built with: a UUIDv7 like every thread id (core/ids.py).
     thread_id = resume.thread_id if resume is not None else new_thread_id()
-    print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
+    caps = caps or terminal_caps()
+    print_header(sys.stdout, color=caps.color, width=caps.width or _columns(),
+                 version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
                  resumed_turns=resume.turns if resume is not None else None, notes=notes)
     return thread_id
@@ -191,6 +205,14 @@ def streams_apart() -> bool:
     except (OSError, ValueError, AttributeError):
         return True
     return (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino)
+
+
+def _columns() -> int | None:
+    """The terminal's width on stdout, for the header's line breaks (None: unknown)."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (OSError, ValueError):
+        return None
 
 
 def _write_last_message(path: Path, text: str) -> None:

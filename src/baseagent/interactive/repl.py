@@ -41,13 +41,14 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
     from baseagent.core.assembly import RunBuilder
-    from baseagent.runner import early_header
+    from baseagent.runner import early_header, terminal_caps
 
     env = os.environ if env is None else env
     # The first thread's builder checks the model string before anything slow is imported.
     builder = RunBuilder(settings, env=env)
     builder.check_model_string()
-    thread_id = early_header(settings, resume, notes)
+    caps = terminal_caps(env)  # NO_COLOR, TERM: the header's and the renderer's
+    thread_id = early_header(settings, resume, notes, caps)
     from baseagent.output.redact import install_stderr
 
     # Before litellm is imported (the Agent starts that): see runner.run.
@@ -56,7 +57,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     from baseagent.output.pretty import PrettySink
 
     typeahead = _hold_typeahead()
-    sink = PrettySink()
+    sink = PrettySink(caps=caps)
     session = InteractiveSession(settings, sink, env)
     session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True,
                  builder=builder)
