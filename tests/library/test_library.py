@@ -232,3 +232,28 @@ def test_several_agents_in_threads_do_not_share_state(tmp_path):
                     if isinstance(e, events.ItemCompleted) and e.item.type == "command_execution"]
         assert commands == [f"echo {n} > mine.txt; sleep {0.3 if n else 5}"]
         assert len({e.thread_id for e in seen[n] if e.type == "thread.started"}) == 1
+
+
+def test_an_approver_function_answers_for_the_caller(workspace):
+    from baseagent import ApprovalAnswer
+
+    asked = []
+
+    def approve(request):
+        asked.append((request.command, request.kind, request.prefix))
+        return ApprovalAnswer("denied", "not on a Friday") if "rm" in request.command \
+            else ApprovalAnswer("approved")
+
+    agent, model = agent_for(workspace, [shell("touch kept.txt"), shell("rm kept.txt"),
+                                         shell("ls"), {"content": "Done."}],
+                             approval_policy="untrusted", approver=approve)
+    result = agent.run("tidy up")
+    assert result.ok and (workspace / "kept.txt").exists()
+    assert asked == [("touch kept.txt", "unsafe", "touch"), ("rm kept.txt", "unsafe", "rm")]
+    approvals = [i for i in result.items if i.type == "approval_request"]
+    assert [(a.command, a.decision) for a in approvals] == [("touch kept.txt", "approved"),
+                                                            ("rm kept.txt", "denied")]
+    declined = [i for i in result.items if i.type == "command_execution"][1]
+    assert declined.status == "declined"
+    told = [m["content"] for m in model.requests[2] if m["role"] == "tool"][-1]
+    assert "Their note: not on a Friday" in told
