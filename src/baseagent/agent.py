@@ -139,7 +139,9 @@ class Agent:
     approver: answers when a command waits for approval (`approval_policy` untrusted,
     on-failure or on-request; tools/approval.py): called with an ApprovalRequest on the
     thread running the turn, returns an ApprovalAnswer (approved, approved_for_session or
-    denied with a note). Without one, nobody is asked: what needs a yes is declined.
+    denied with a note). "requires_action": the turn pauses with an `approval_request`
+    pending call instead, answered through submit_tool_outputs. Without one, nobody is
+    asked: what needs a yes is declined.
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
@@ -147,7 +149,7 @@ class Agent:
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                 approver: Approver | None = None, **options: Any) -> None:
+                 approver: Approver | str | None = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
         settings = agent_config_from_options(_setting_options(options, session))
@@ -164,7 +166,7 @@ class Agent:
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                     external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                    approver: Approver | None = None, **options: Any) -> "Agent":
+                    approver: Approver | str | None = None, **options: Any) -> "Agent":
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
@@ -192,7 +194,7 @@ class Agent:
                       external_tools: Sequence[ToolSpec] = (),
                       redact_results: bool = True,
                       builder: assembly.RunBuilder | None = None,
-                      approver: Approver | None = None) -> "Agent":
+                      approver: Approver | str | None = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`

@@ -257,3 +257,28 @@ def test_an_approver_function_answers_for_the_caller(workspace):
     assert declined.status == "declined"
     told = [m["content"] for m in model.requests[2] if m["role"] == "tool"][-1]
     assert "Their note: not on a Friday" in told
+
+
+def test_approvals_through_requires_action_pause_the_turn_before_the_command(workspace):
+    agent, model = agent_for(workspace, [
+        {"tool_calls": [{"name": "shell", "id": "c1", "arguments": {"command": "touch a.txt"}},
+                        {"name": "shell", "id": "c2", "arguments": {"command": "ls"}},
+                        {"name": "shell", "id": "c3", "arguments": {"command": "rm -f b"}}]},
+        {"content": "Done."}], approval_policy="untrusted", approver="requires_action")
+    (workspace / "b").write_text("keep")
+    result = agent.run("tidy")
+    assert result.status == "requires_action" and not (workspace / "a.txt").exists()
+    pending = {c.id: c for c in result.pending_tool_calls}
+    assert set(pending) == {"c1", "c3"}  # ls is known safe: it ran
+    assert pending["c1"].name == "approval_request"
+    assert pending["c1"].arguments["command"] == "touch a.txt"
+    assert pending["c1"].arguments["kind"] == "unsafe"
+    with pytest.raises(InputError, match="must be approved, approved_for_session, denied"):
+        agent.submit_tool_outputs({"c1": "sure", "c3": "denied"})
+    result = agent.submit_tool_outputs({"c1": "approved", "c3": "denied: keep b"})
+    assert result.ok and result.final_message == "Done."
+    assert (workspace / "a.txt").exists() and (workspace / "b").read_text() == "keep"
+    decisions = [(i.command, i.decision) for i in result.items if i.type == "approval_request"]
+    assert decisions == [("touch a.txt", "approved"), ("rm -f b", "denied")]
+    told = {m["tool_call_id"]: m["content"] for m in model.requests[1] if m["role"] == "tool"}
+    assert told["c1"].startswith("Exit code: 0") and "Their note: keep b" in told["c3"]

@@ -121,7 +121,7 @@ class RunBuilder:
 
     def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
-                 approver: Approver | None = None, person_present: bool = False) -> None:
+                 approver: Approver | str | None = None, person_present: bool = False) -> None:
         self.settings = settings
         # A person reads the answers and can be asked (the interactive session): the
         # system prompt says so instead of "nobody will answer".
@@ -474,14 +474,14 @@ def check_model(settings: AgentConfig, route: Route | None = None) -> None:
         check_local_server(settings.api_base, settings.model)
 
 
-def escalation_offered(settings: AgentConfig, approver: Approver | None) -> bool:
+def escalation_offered(settings: AgentConfig, approver: Approver | str | None) -> bool:
     """Whether the model may ask to run a command outside the sandbox: approval policy
     on-request, someone to answer, and a sandbox to leave."""
     return settings.approval_policy == "on-request" and approver is not None \
         and settings.sandbox != "danger-full-access"
 
 
-def run_approvals(settings: AgentConfig, approver: Approver | None,
+def run_approvals(settings: AgentConfig, approver: Approver | str | None,
                   emitter: Emitter) -> Approvals | None:
     """The run's approvals (None under policy `never`): each question and its answer is an
     approval item in the run's events."""
@@ -508,7 +508,7 @@ def run_approvals(settings: AgentConfig, approver: Approver | None,
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
-            notices: Sequence[str] = (), approver: Approver | None = None) -> Connected:
+            notices: Sequence[str] = (), approver: Approver | str | None = None) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in

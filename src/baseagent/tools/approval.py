@@ -91,6 +91,12 @@ class Approver(Protocol):
     def __call__(self, request: ApprovalRequest) -> ApprovalAnswer: ...
 
 
+# The approver that hands each question to the caller: the turn pauses (`requires_action`)
+# with an `approval_request` pending call, and the caller's answer continues it (core/loop.py).
+REQUIRES_ACTION = "requires_action"
+# The name of that pending call.
+APPROVAL_CALL = "approval_request"
+
 # Reports a question (answer None) and then its answer, for the run's events.
 Reporter = Callable[[ApprovalRequest, "ApprovalAnswer | None"], None]
 
@@ -109,53 +115,85 @@ class Approvals:
     """A run's approval policy, who answers, and the prefixes allowed for the session."""
 
     policy: ApprovalPolicy = "never"
-    approver: Approver | None = None
+    approver: Approver | str | None = None  # or REQUIRES_ACTION
     report: Reporter = lambda _request, _answer: None
     allowed: list[tuple[str, ...]] = field(default_factory=list)
+    # Answers given ahead, by command (the caller's, through requires_action): the next
+    # question about that command takes it instead of asking.
+    given: dict[str, ApprovalAnswer] = field(default_factory=dict)
 
     @property
     def escalation_offered(self) -> bool:
         """Whether the model may ask to leave the sandbox (the shell tool's extra fields)."""
         return self.policy == "on-request" and self.approver is not None
 
+    @property
+    def deferred(self) -> bool:
+        """Questions go to the caller as pending calls (the turn pauses before the command)."""
+        return self.approver == REQUIRES_ACTION
+
+    def question(self, command: str, cwd: str, *, confined: bool, escalate: bool = False,
+                 justification: str = "") -> ApprovalRequest | None:
+        """The question a command would wait on before it runs (None: it runs at once)."""
+        if escalate and confined and self.escalation_offered:
+            kind: AskKind = "escalation"
+        elif self.policy == "untrusted" and not is_known_safe(command):
+            kind = "unsafe"
+        else:
+            return None
+        if command not in self.given and self._allowed(command):
+            return None
+        return ApprovalRequest(command, cwd, kind, justification, session_prefix(command))
+
+    def give(self, command: str, answer: ApprovalAnswer) -> None:
+        """The caller answered the question about `command` ahead of running it."""
+        self.given[command] = answer
+
     def before(self, command: str, cwd: str, *, confined: bool, escalate: bool = False,
                justification: str = "") -> Verdict:
         """Before a command runs: may it, and inside the sandbox or outside?"""
-        if escalate and confined:
-            if not self.escalation_offered:
-                return Verdict(True, note="Note: running outside the sandbox is not available "
-                                          f"(approval policy {self.policy}); the command ran "
-                                          "in the sandbox.")
-            return self._ask(ApprovalRequest(command, cwd, "escalation", justification,
-                                             session_prefix(command)), unconfined=True)
-        if self.policy == "untrusted" and not is_known_safe(command):
-            return self._ask(ApprovalRequest(command, cwd, "unsafe", justification,
-                                             session_prefix(command)), unconfined=False)
-        return Verdict(True)
+        if escalate and confined and not self.escalation_offered:
+            return Verdict(True, note="Note: running outside the sandbox is not available "
+                                      f"(approval policy {self.policy}); the command ran "
+                                      "in the sandbox.")
+        request = self.question(command, cwd, confined=confined, escalate=escalate,
+                                justification=justification)
+        if request is None:
+            return Verdict(True, unconfined=escalate and confined and self.escalation_offered)
+        return self._ask(request, unconfined=request.kind == "escalation")
 
     def retry_unconfined(self, command: str, cwd: str, *, output: str, exit_code: int | None
                          ) -> Verdict | None:
         """After a confined command failed: under `on-failure`, when the failure looks like
         the sandbox's doing, whether to run it again outside (None: no question)."""
-        if self.policy != "on-failure" or self.approver is None or exit_code in (0, None) \
-                or not looks_denied(output):
+        if self.policy != "on-failure" or self.approver is None or self.deferred \
+                or exit_code in (0, None) or not looks_denied(output):
             return None
         reason = f"it failed in the sandbox (exit code {exit_code}): {_last_line(output)}"
         return self._ask(ApprovalRequest(command, cwd, "retry", reason,
                                          session_prefix(command)), unconfined=True)
 
     def _ask(self, request: ApprovalRequest, *, unconfined: bool) -> Verdict:
+        given = self.given.pop(request.command, None)
+        if given is not None:  # reported when it was given
+            return self._follow(request, given, unconfined)
         if self._allowed(request.command):
             return Verdict(True, unconfined=unconfined)
         self.report(request, None)
         if self.approver is None:  # nobody to ask: what needs a yes does not run
             answer = ApprovalAnswer("denied", "nobody is there to approve it")
+        elif not callable(self.approver):  # the caller answers only before a command runs
+            answer = ApprovalAnswer("denied", "no one can be asked at this point")
         else:
             try:
                 answer = self.approver(request)
             except (EOFError, KeyboardInterrupt):
                 answer = ApprovalAnswer("denied", "no answer")
         self.report(request, answer)
+        return self._follow(request, answer, unconfined)
+
+    def _follow(self, request: ApprovalRequest, answer: ApprovalAnswer,
+                unconfined: bool) -> Verdict:
         if answer.decision == "approved_for_session" and request.prefix:
             self.allowed.append(tuple(shlex.split(request.prefix)))
         if answer.decision == "denied":
@@ -165,6 +203,27 @@ class Approvals:
     def _allowed(self, command: str) -> bool:
         words = _words(command)
         return words is not None and any(tuple(words[:len(p)]) == p for p in self.allowed)
+
+
+def parse_decision(text: str) -> ApprovalAnswer | None:
+    """A caller's answer to a pending approval: `approved`, `approved_for_session`,
+    `denied` or `denied: NOTE`, or that as JSON `{"decision": ..., "note": ...}`."""
+    import json
+
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        decision, note = data.get("decision"), data.get("note") or ""
+    else:
+        decision, _, note = stripped.partition(":")
+        decision = decision.strip()
+    if decision not in ("approved", "approved_for_session", "denied") \
+            or not isinstance(note, str):
+        return None
+    return ApprovalAnswer(decision, note.strip())  # type: ignore[arg-type]
 
 
 def is_known_safe(command: str) -> bool:
