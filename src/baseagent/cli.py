@@ -84,6 +84,11 @@ _SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | 
 _NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
 _CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
 _REASONING_EFFORT = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models.")
+_APPROVAL = typer.Option(
+    None, "--ask-for-approval", "-a", metavar="POLICY",
+    help="When you are asked before a command runs: untrusted | on-failure | on-request | "
+         "never. On a terminal the default is on-request (with --sandbox workspace-write); "
+         "headless runs never ask (and run with full access) unless told.")
 _SANDBOX_NETWORK = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default).")
 _TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool).")
 _DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups.")
@@ -161,6 +166,7 @@ def main_command(
     sandbox: Optional[str] = _SANDBOX,
     reasoning_effort: Optional[str] = _REASONING_EFFORT,
     sandbox_network: bool = _SANDBOX_NETWORK,
+    ask_for_approval: Optional[str] = _APPROVAL,
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
     no_verify: bool = _NO_VERIFY,
@@ -197,8 +203,9 @@ def main_command(
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
+        "approval_policy": ask_for_approval,
     }
-    from baseagent.config.load import ConfigError, load_settings
+    from baseagent.config.load import ConfigError, load_settings, with_person_present
 
     try:
         settings = load_settings(flags, config_file=config)
@@ -217,6 +224,9 @@ def main_command(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
+    present = _person_present(settings.json_output)
+    if present:
+        settings = with_person_present(settings)
     if instruction is None and tool_outputs is None and _interactive(ctx, settings.json_output):
         from baseagent.interactive import start
 
@@ -254,10 +264,22 @@ def main_command(
             raise _fail_usage(str(exc)) from None
     try:
         code = run(settings, text, resume=loaded, notes=notes, external_tools=tools,
-                   tool_outputs=outputs)
+                   tool_outputs=outputs, approver=_terminal_approver() if present else None)
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+def _terminal_approver() -> Any:
+    from baseagent.interactive.approver import TerminalApprover
+
+    return TerminalApprover()
+
+
+def _person_present(json_output: bool) -> bool:
+    """Someone can answer at this terminal: stdin and stdout are a TTY and the output is
+    for reading (not --json). Approvals are asked for there (tools/approval.py)."""
+    return sys.stdin.isatty() and sys.stdout.isatty() and not json_output
 
 
 def _interactive(ctx: typer.Context, json_output: bool) -> bool:

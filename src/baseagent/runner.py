@@ -81,7 +81,7 @@ def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = 
 def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
         notes: Sequence[str] = (), external_tools: Sequence[Any] = (),
-        tool_outputs: dict[str, Any] | None = None) -> int:
+        tool_outputs: dict[str, Any] | None = None, approver: Any = None) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
     `resume` (a core.records.LoadedSession) continues that thread; `notes` say which flags
@@ -89,6 +89,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     go with the instruction; `output_schema` holds the final answer to a JSON schema.
     `external_tools` are tools the caller runs (exit code 3 when the model calls one);
     `tool_outputs` (instead of an instruction) continues the resumed thread's paused turn.
+    `approver` answers approval questions (the terminal's, when a person is there).
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
@@ -96,7 +97,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # once, here, before anything heavy is imported and before a header is drawn.
     from baseagent.core.assembly import RunBuilder
 
-    builder = RunBuilder(settings, env=os.environ)
+    builder = RunBuilder(settings, env=os.environ, approver=approver)
     builder.check_model_string()
     thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.hardening import harden_process

@@ -136,6 +136,9 @@ def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, work
     users = [m["content"] for m in last if m["role"] == "user"]
     assert "first instruction" in users and "second instruction" in users
     assert users.count("third instruction") == 1
+    # a person is there: the prompt lets the model ask; commands run in workspace-write
+    system = last[0]["content"]
+    assert "A person is at the terminal" in system and "nobody will answer" not in system
     sleeping = next(i for i, m in enumerate(last) if m.get("content") == "Sleeping.")
     assert last[sleeping + 1]["role"] == "tool"  # the cancelled command's result is kept
     sessions = list((home / ".baseagent" / "sessions").glob("*.jsonl"))
@@ -264,7 +267,7 @@ def test_the_header_is_drawn_before_litellm_is_imported(workspace, home, tmp_pat
     # (a line wider than the terminal breaks between its fields)
     assert re.search(r"baseagent \S+  thread [0-9a-f-]{36} \(new thread\)\n"
                      rf"model openai/gpt-4\.1(  |\n)workspace {re.escape(str(workspace))}"
-                     r"(  |\n)sandbox danger-full-access", text), text
+                     r"(  |\n)sandbox workspace-write", text), text  # a person is there
 
 
 def test_chat_needs_a_terminal_and_pipes_are_unchanged(workspace, home):

@@ -45,7 +45,10 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     env = os.environ if env is None else env
     # The first thread's builder checks the model string before anything slow is imported.
-    builder = RunBuilder(settings, env=env)
+    from baseagent.interactive.approver import TerminalApprover
+
+    approver = TerminalApprover()
+    builder = RunBuilder(settings, env=env, approver=approver, person_present=True)
     builder.check_model_string()
     caps = terminal_caps(env)  # NO_COLOR, TERM: the header's and the renderer's
     thread_id = early_header(settings, resume, notes, caps)
@@ -58,7 +61,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     typeahead = _hold_typeahead()
     sink = PrettySink(caps=caps)
-    session = InteractiveSession(settings, sink, env)
+    session = InteractiveSession(settings, sink, env, approver=approver)
     session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True,
                  builder=builder)
     from baseagent.interactive.commands import KEYS
@@ -104,8 +107,10 @@ class InteractiveSession:
     """The current thread's Agent and the loop that feeds it."""
 
     def __init__(self, settings: Settings, sink: Any, env: Mapping[str, str],
-                 input_line: Any = None) -> None:
+                 input_line: Any = None, approver: Any = None) -> None:
         self.settings = settings
+        # Who answers approval questions (interactive/approver.py): the person, here.
+        self.approver = approver
         self.sink = sink
         self.env = env
         self.agent: Any = None
@@ -123,6 +128,11 @@ class InteractiveSession:
         began it (core/assembly.py RunBuilder)."""
         from baseagent.agent import Agent
 
+        if builder is None:
+            from baseagent.core.assembly import RunBuilder
+
+            builder = RunBuilder(settings, env=self.env, approver=self.approver,
+                                 person_present=True)
         agent = Agent.from_settings(settings, resume=resume, env=self.env, sinks=[self.sink],
                                     notes=notes, thread_id=thread_id, builder=builder)
         if self.agent is not None:

@@ -81,6 +81,13 @@ REASON_LINES = 4
 _DRAWN = (engine.ThreadStarted, engine.TurnStarted, engine.ItemStarted, engine.ItemUpdated,
           engine.ItemCompleted, engine.TurnEnded, engine.RunFailed, engine.Notice)
 
+# What an approval question says, by why the command waits (tools/approval.py).
+_APPROVAL_WHY = {
+    "escalation": "the model asks to run this outside the sandbox",
+    "unsafe": "this command is not known to be read-only",
+    "retry": "this failed in the sandbox; run it again outside?",
+}
+
 UsageFn = Callable[[], Any]  # returns baseagent.agent.Usage (duck-typed: no import cycle)
 
 
@@ -293,6 +300,8 @@ class PrettySink(EventListener):
             self._reasoning(item, done)
         elif isinstance(item, engine.TurnScopedItem) and item.kind == "todo_list":
             self._show_plan(item, done)
+        elif isinstance(item, engine.ApprovalItem):
+            self._approval(item, started, done)
         elif isinstance(item, engine.ToolCallItem):
             if started or done:
                 self._release_held(final=False)  # something follows the message: interim
@@ -325,6 +334,31 @@ class PrettySink(EventListener):
             if outcome is not None and not outcome.success:
                 self._reason(outcome.output)
             self._status("thinking")
+
+    def _approval(self, item: engine.ApprovalItem, started: bool, done: bool) -> None:
+        """The question a command waits on (the terminal's approver then reads the
+        answer: interactive/approver.py), and the answer once given."""
+        if started:
+            self._status(None)
+            self._release_held(final=False)
+            self._end_line()
+            self._print(Text.assemble(("? approval needed: ", "bold yellow"),
+                                      _APPROVAL_WHY.get(item.kind, item.kind)))
+            self._print(Text(f"  $ {item.command}", style="bold"))
+            if item.reason:
+                self._print(Text(f"  why: {item.reason}", style="dim"))
+            prefix = f"[p] allow `{item.prefix}` for this session · " if item.prefix else ""
+            self._print(Text(f"  [y] run it once · {prefix}[n] decline (`n NOTE` tells "
+                             "the model why)", style="yellow"))
+        elif done:
+            words = {"approved": ("✓ approved once", "green"),
+                     "approved_for_session": (f"✓ approved `{item.prefix}` for this session",
+                                              "green"),
+                     "denied": ("✗ declined" + (f": {item.note}" if item.note else ""),
+                                "red")}
+            text, style = words.get(item.decision or "", (str(item.decision), ""))
+            self._print(Text(f"  {text}", style=style))
+            self._status("running")
 
     def _reasoning(self, item: engine.TextItem, done: bool) -> None:
         shown = self._streamed.get(item.id, 0)
