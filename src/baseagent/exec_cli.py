@@ -80,9 +80,11 @@ def exec_defaults(settings: Any) -> Any:
     environment or the config file says otherwise (`--full-auto`: workspace-write;
     `--dangerously-bypass-approvals-and-sandbox`: full access), and nobody is asked for
     approval (exec runs with nobody at the keyboard: approval_policy never)."""
+    from baseagent.sandbox.policy import platform_supported
+
+    confine = "sandbox" not in settings.model_fields_set and platform_supported()
     return settings.model_copy(update={
-        **({} if "sandbox" in settings.model_fields_set else {"sandbox": "read-only"}),
-        "approval_policy": "never"})
+        **({"sandbox": "read-only"} if confine else {}), "approval_policy": "never"})
 
 
 class ExecUsageError(Exception):

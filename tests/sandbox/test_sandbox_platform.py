@@ -124,3 +124,29 @@ def test_the_sandbox_imports_where_libc_has_no_prctl(tmp_path):
     assert proc.stdout.startswith("refused: LandlockError")
     assert proc.stdout.strip().endswith("prctl is not available on this platform"), \
         proc.stdout
+
+
+def test_elsewhere_the_confining_defaults_do_not_apply(elsewhere, workspace):
+    """The terminal's workspace-write/on-request and exec's read-only are defaults, not a
+    choice: off Linux they give way to full access instead of refusing every run."""
+    from baseagent.config.load import load_settings, with_person_present
+    from baseagent.exec_cli import exec_defaults
+
+    settings = load_settings({"cwd": workspace}, env={})
+    assert with_person_present(settings).sandbox == "danger-full-access"
+    assert with_person_present(settings).approval_policy == "never"
+    assert exec_defaults(settings).sandbox == "danger-full-access"
+    chosen = load_settings({"cwd": workspace, "sandbox": "read-only"}, env={})
+    assert exec_defaults(chosen).sandbox == "read-only"  # asked for: refused at the run
+
+
+def test_on_linux_the_confining_defaults_apply(workspace):
+    from baseagent.config.load import load_settings, with_person_present
+    from baseagent.exec_cli import exec_defaults
+
+    settings = load_settings({"cwd": workspace}, env={})
+    present = with_person_present(settings)
+    assert (present.sandbox, present.approval_policy) == ("workspace-write", "on-request")
+    assert exec_defaults(settings).sandbox == "read-only"
+    chosen = load_settings({"cwd": workspace, "approval_policy": "untrusted"}, env={})
+    assert with_person_present(chosen).approval_policy == "untrusted"

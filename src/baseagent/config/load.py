@@ -118,11 +118,15 @@ def with_person_present(settings: Settings) -> Settings:
     """Where a person is at the terminal (the interactive session, a one-shot run on a
     TTY): commands run in `workspace-write` and may ask to leave it (`on-request`), unless
     the flags, the environment or the config file chose otherwise. Headless runs keep the
-    defaults of the settings (full access, nobody asked): a harness has nobody to ask."""
+    defaults of the settings (full access, nobody asked): a harness has nobody to ask.
+    Off Linux, where no mode confines commands, the defaults stay as they are."""
+    from baseagent.sandbox.policy import platform_supported
+
     chosen = settings.model_fields_set
-    updates = {key: value for key, value in (("sandbox", "workspace-write"),
-                                             ("approval_policy", "on-request"))
-               if key not in chosen}
+    defaults = (("sandbox", "workspace-write"), ("approval_policy", "on-request"))
+    if not platform_supported():  # no sandbox to run in, nor to leave (README, Platforms)
+        defaults = ()
+    updates = {key: value for key, value in defaults if key not in chosen}
     return settings.model_copy(update=updates) if updates else settings
 
 
