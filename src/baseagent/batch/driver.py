@@ -126,12 +126,11 @@ def run_batch(settings: Settings, options: BatchOptions, *, env: Mapping[str, st
     progress = progress or Progress()
     tasks = load_tasks(options.tasks_file)
     if options.backend == "ray" and backend_factory is None:
-        import importlib.util
+        # Imported now (it is needed anyway): a Ray that is missing or does not import is
+        # one line before anything is written or shown.
+        from baseagent.batch.ray_backend import import_ray
 
-        if importlib.util.find_spec("ray") is None:  # before anything is written
-            from baseagent.batch.ray_backend import INSTALL_HINT
-
-            raise BatchError(INSTALL_HINT)
+        import_ray()
     layout = Layout(options.out.expanduser().resolve())
     layout.root.mkdir(parents=True, exist_ok=True)
     with _exclusive(layout.lock):
