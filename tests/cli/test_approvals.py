@@ -106,6 +106,10 @@ def test_headless_asks_nobody(scripted_server, workspace, home, outside):
     assert asked[-1]["command"] == "touch made.txt" and asked[-1]["kind"] == "unsafe"
     command = run.completed_items("command_execution")[0]
     assert command["status"] == "declined" and command["exit_code"] is None
+    record = next((home / ".baseagent" / "sessions").glob("*.jsonl")).read_text()
+    recorded = [json.loads(line).get("event", {}) for line in record.splitlines()]
+    assert [e["item"]["decision"] for e in recorded if e.get("type") == "item.completed"
+            and e["item"]["type"] == "approval_request"] == ["denied"]  # in the record too
     # without -a, a headless run keeps full access and asks nothing (harnesses, pipes)
     server = scripted_server([
         {"tool_calls": [shell_call(f"echo out > {outside}/free.txt")]}, {"content": "Done."},
