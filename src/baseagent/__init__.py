@@ -32,6 +32,8 @@ _EXPORTS = {
     "ToolContext": "baseagent.tools.tool",
     "ToolError": "baseagent.tools.tool",
     "ToolResult": "baseagent.tools.tool",
+    "ApprovalRequest": "baseagent.tools.approval",
+    "ApprovalAnswer": "baseagent.tools.approval",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

@@ -46,6 +46,7 @@ from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
 from baseagent.output.codex import pending_call
+from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baseagent.output.emitter import Emitter, EventListener
 from baseagent.core.events import RunEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
@@ -135,6 +136,12 @@ class Agent:
     external_tools: tools the caller runs (ExternalTool, or {name, description,
     parameters} with a JSON schema): the model sees them; calling one pauses the turn
     (`requires_action`) until `submit_tool_outputs()`. A bad spec raises InputError.
+    approver: answers when a command waits for approval (`approval_policy` untrusted,
+    on-failure or on-request; tools/approval.py): called with an ApprovalRequest on the
+    thread running the turn, returns an ApprovalAnswer (approved, approved_for_session or
+    denied with a note). "requires_action": the turn pauses with an `approval_request`
+    pending call instead, answered through submit_tool_outputs. Without one, nobody is
+    asked: what needs a yes is declined.
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
@@ -142,12 +149,13 @@ class Agent:
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                 **options: Any) -> None:
+                 approver: Approver | str | None = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
         settings = agent_config_from_options(_setting_options(options, session))
         settings, resume, notes = _resume(settings, thread_id, set(options))
-        self._start(assembly.RunBuilder(settings, env=env, model_client=model_client),
+        self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
+                                        approver=approver),
                     resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
                     external_tools=external_tools, redact_results=redact_results)
 
@@ -158,7 +166,7 @@ class Agent:
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                     external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                    **options: Any) -> "Agent":
+                    approver: Approver | str | None = None, **options: Any) -> "Agent":
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
@@ -173,7 +181,7 @@ class Agent:
         return cls.from_settings(settings, resume=resume, env=env, notes=notes,
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
-                                 redact_results=redact_results)
+                                 redact_results=redact_results, approver=approver)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -185,7 +193,8 @@ class Agent:
                       tools: Sequence[Any] = (),
                       external_tools: Sequence[ToolSpec] = (),
                       redact_results: bool = True,
-                      builder: assembly.RunBuilder | None = None) -> "Agent":
+                      builder: assembly.RunBuilder | None = None,
+                      approver: Approver | str | None = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -194,7 +203,8 @@ class Agent:
         point began it already (checked the model string before its header, routed stderr
         through its redactor); it carries the settings, `env` and `model_client` then."""
         if builder is None:
-            builder = assembly.RunBuilder(settings, env=env, model_client=model_client)
+            builder = assembly.RunBuilder(settings, env=env, model_client=model_client,
+                                          approver=approver)
         elif builder.settings is not settings:
             raise ValueError("from_settings: the builder was made for other settings")
         agent = cls.__new__(cls)

@@ -22,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
+    subcommand_metavar="[TASK | COMMAND [ARGS]...]",
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help=(
@@ -32,16 +33,20 @@ app = typer.Typer(
         "Usage:\n"
         "  baseagent                               interactive session (on a terminal)\n"
         "  baseagent chat [OPTIONS]                the same, explicitly\n"
-        "  baseagent [OPTIONS] -i TEXT             one task, then exit\n"
+        "  baseagent [OPTIONS] \"TASK\"              one task, then exit (the same as -i TASK)\n"
         "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
         "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
-        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n\n"
+        "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
+        "  baseagent -V | version                  the version\n\n"
+        "A first word that names a command (chat, sessions, export, mcp, batch, exec, "
+        "version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
         "  cd ~/src/myproject && baseagent -m anthropic/claude-sonnet-4-5\n"
-        "  baseagent -i \"make the failing test pass\" --cost-limit 2\n"
+        "  baseagent \"make the failing test pass\" --cost-limit 2\n"
         "  baseagent --json -i \"add a CHANGELOG entry\" > run.jsonl\n"
         "  baseagent sessions show 0199a213\n"
         "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
@@ -79,6 +84,11 @@ _SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | 
 _NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
 _CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
 _REASONING_EFFORT = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models.")
+_APPROVAL = typer.Option(
+    None, "--ask-for-approval", "-a", metavar="POLICY",
+    help="When you are asked before a command runs: untrusted | on-failure | on-request | "
+         "never. On a terminal the default is on-request (with --sandbox workspace-write); "
+         "headless runs never ask (and run with full access) unless told.")
 _SANDBOX_NETWORK = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default).")
 _TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool).")
 _DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups.")
@@ -143,7 +153,8 @@ def _names(value: Optional[str]) -> Optional[list[str]]:
 def main_command(
     ctx: typer.Context,
     instruction: Optional[str] = typer.Option(
-        None, "--instruction", "-i", help="The task. '-' (or omitted with piped stdin) reads stdin."),
+        None, "--instruction", "-i", help="The task (or give it as the first argument: baseagent \"TASK\"). '-' (or omitted with piped stdin) reads stdin."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", hidden=True),  # cli_args: the positional task
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="Workspace directory [default: .]"),
@@ -155,6 +166,7 @@ def main_command(
     sandbox: Optional[str] = _SANDBOX,
     reasoning_effort: Optional[str] = _REASONING_EFFORT,
     sandbox_network: bool = _SANDBOX_NETWORK,
+    ask_for_approval: Optional[str] = _APPROVAL,
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
     no_verify: bool = _NO_VERIFY,
@@ -173,13 +185,17 @@ def main_command(
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     oss: bool = _OSS,
     prompt_profile: Optional[str] = _PROMPT_PROFILE,
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
     if ctx.invoked_subcommand == "chat":  # `baseagent [OPTIONS] chat`
         ctx.obj = {**(ctx.obj or {}), "chat": True}
     elif ctx.invoked_subcommand is not None:
         return
+    if prompt is not None:  # `baseagent "TASK"` (cli_args.rewrite)
+        if instruction is not None:
+            raise _fail_usage("give the task once: as the argument or with --instruction")
+        instruction = prompt
     flags = {
         **_run_flags(ctx.params), "cwd": cwd,
         "json_output": True if json_output else None,
@@ -187,8 +203,9 @@ def main_command(
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
+        "approval_policy": ask_for_approval,
     }
-    from baseagent.config.load import ConfigError, load_settings
+    from baseagent.config.load import ConfigError, load_settings, with_person_present
 
     try:
         settings = load_settings(flags, config_file=config)
@@ -207,6 +224,9 @@ def main_command(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
+    present = _person_present(settings.json_output)
+    if present:
+        settings = with_person_present(settings)
     if instruction is None and tool_outputs is None and _interactive(ctx, settings.json_output):
         from baseagent.interactive import start
 
@@ -244,10 +264,22 @@ def main_command(
             raise _fail_usage(str(exc)) from None
     try:
         code = run(settings, text, resume=loaded, notes=notes, external_tools=tools,
-                   tool_outputs=outputs)
+                   tool_outputs=outputs, approver=_terminal_approver() if present else None)
     except (ConfigError, InputError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+def _terminal_approver() -> Any:
+    from baseagent.interactive.approver import TerminalApprover
+
+    return TerminalApprover()
+
+
+def _person_present(json_output: bool) -> bool:
+    """Someone can answer at this terminal: stdin and stdout are a TTY and the output is
+    for reading (not --json). Approvals are asked for there (tools/approval.py)."""
+    return sys.stdin.isatty() and sys.stdout.isatty() and not json_output
 
 
 def _interactive(ctx: typer.Context, json_output: bool) -> bool:
@@ -267,6 +299,12 @@ def _interactive(ctx: typer.Context, json_output: bool) -> bool:
                           "options, e.g. `baseagent chat -m anthropic/claude-sonnet-4-5`.")
 def chat_command() -> None:
     """Reached only after the main callback has run the session (see main())."""
+
+
+@app.command("version", short_help="The version: baseagent version (also -V)",
+             help="Print the version and exit (the same as baseagent -V / --version).")
+def version_command() -> None:
+    _version(True)
 
 
 def _read_text(path: Path, flag: str) -> str:
@@ -550,8 +588,19 @@ def main(argv: list[str] | None = None) -> None:
     if args and args[0] == "chat":
         # `baseagent chat [OPTIONS]`: the main command's options, session forced.
         args, obj = args[1:], {"chat": True}
+    import typer.main
+
+    from baseagent.cli_args import ArgvError, rewrite
+
+    command = typer.main.get_command(app)
     try:
-        code = app(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
+        # A positional task; global options after a subcommand (cli_args.py).
+        args = rewrite(command, args)
+    except ArgvError as exc:
+        print(f"baseagent: error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    try:
+        code = command.main(args=args, standalone_mode=False, prog_name="baseagent", obj=obj)
     except _USAGE_ERROR as exc:
         print(f"baseagent: error: {exc.format_message()} (see --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -38,7 +38,7 @@ CODEX_CONFIG_KEYS = {
     "model_reasoning_effort": "reasoning_effort",
 }
 # Keys a Codex client sends whose intent baseagent already meets: accepted without a notice.
-# (baseagent never asks for approval, and web search/network switches have no tool here.)
+# (exec never asks for approval, as Codex exec: nobody is at the keyboard.)
 SILENT_CONFIG_KEYS = frozenset({"approval_policy"})
 
 HELP = """\
@@ -51,7 +51,8 @@ Codex-compatible non-interactive mode. The prompt is read from stdin when no PRO
 Options:
   --json, --experimental-json   JSONL on stdout even on a terminal
   -m, --model MODEL             litellm model string
-  -s, --sandbox MODE            read-only | workspace-write | danger-full-access
+  -s, --sandbox MODE            read-only (default, as Codex exec) | workspace-write |
+                                danger-full-access
   -C, --cd DIR                  working directory
   --add-dir DIR                 extra writable directory (repeatable)
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
@@ -64,14 +65,26 @@ Options:
   -i, --image FILE[,FILE]       attach image(s) to the prompt (repeatable)
   -o, --output-last-message FILE  write the final answer to FILE
   --skip-git-repo-check         accepted (baseagent never requires a git repository)
-  --full-auto                   sandbox workspace-write
-  --dangerously-bypass-approvals-and-sandbox  sandbox danger-full-access
+  --full-auto                   sandbox workspace-write (commands may write the workspace)
+  --dangerously-bypass-approvals-and-sandbox  sandbox danger-full-access (no limits)
   --ephemeral                   do not write a session record
   --no-verify                   skip the self-verification step
   --oss                         a local model server (Ollama at localhost:11434 unless
                                 -c openai_base_url=...); see `baseagent --help`
   -h, --help                    show this help
 """
+
+
+def exec_defaults(settings: Any) -> Any:
+    """Codex `exec`'s defaults: commands run read-only unless a flag, `-c sandbox_mode`, the
+    environment or the config file says otherwise (`--full-auto`: workspace-write;
+    `--dangerously-bypass-approvals-and-sandbox`: full access), and nobody is asked for
+    approval (exec runs with nobody at the keyboard: approval_policy never)."""
+    from baseagent.sandbox.policy import platform_supported
+
+    confine = "sandbox" not in settings.model_fields_set and platform_supported()
+    return settings.model_copy(update={
+        **({"sandbox": "read-only"} if confine else {}), "approval_policy": "never"})
 
 
 class ExecUsageError(Exception):
@@ -128,7 +141,7 @@ def _config_override(item: str, request: ExecRequest) -> None:
             raise ExecUsageError(f"--config {key} expects a table, e.g. {key}={{url=\"...\"}}")
         return
     target = CODEX_CONFIG_KEYS.get(key) or ALIASES.get(key) or \
-        (key if key in Settings.model_fields else None)
+        (key if key in Settings.model_fields and key not in SILENT_CONFIG_KEYS else None)
     if target is None:
         if key not in SILENT_CONFIG_KEYS:
             request.notices.append(f"ignoring config key {key!r}: baseagent has no such setting")
@@ -315,6 +328,7 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
         settings = load_settings(flags, env=env)
     except ConfigError as exc:
         return _fail(str(exc))
+    settings = exec_defaults(settings)
 
     from baseagent.core.records import resolve, settings_for_resume
     from baseagent.core.turn_input import image_part, load_schema

@@ -19,6 +19,7 @@ from baseagent.exit_codes import exit_code_for_status
 
 if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
     from baseagent.output.emitter import EventListener
+    from baseagent.output.term import TerminalCaps
 
 
 def wants_terminal(settings: Settings) -> bool:
@@ -26,6 +27,15 @@ def wants_terminal(settings: Settings) -> bool:
     vocabulary was asked for."""
     return not settings.json_output and settings.event_format == "codex" \
         and sys.stdout.isatty()
+
+
+def terminal_caps(env: Any = None) -> TerminalCaps:
+    """What the terminal on stdout can do (colour, moving the cursor), from the environment
+    (NO_COLOR, TERM, COLUMNS, LINES): read here, at the entry, and handed to the header and
+    the renderer."""
+    from baseagent.output.term import terminal_caps as caps_of
+
+    return caps_of(os.environ if env is None else env, sys.stdout.isatty())
 
 
 def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
@@ -45,20 +55,24 @@ def make_sink(json_output: bool, event_format: str = "codex") -> EventListener:
         return JsonlSink(claim_stdout())
     from baseagent.output.pretty import PrettySink
 
-    return PrettySink()
+    return PrettySink(caps=terminal_caps())
 
 
-def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = ()) -> str:
+def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = (),
+                 caps: TerminalCaps | None = None) -> str:
     """On a terminal, before the agent (and litellm) is imported, and after the run's
     builder has checked the model string (the error is all there is to say): draw the
-    header. Returns the thread id it showed (a new one unless resuming)."""
-    import uuid
-
+    header (coloured when `caps`, default the process's terminal, take colour). Returns
+    the thread id it showed (a new one unless resuming)."""
     from baseagent import __version__
+    from baseagent.core.ids import new_thread_id
     from baseagent.output.header import print_header
 
-    thread_id = resume.thread_id if resume is not None else str(uuid.uuid4())
-    print_header(sys.stdout, version=__version__, thread_id=thread_id, model=settings.model,
+    # The id the Agent is then built with: a UUIDv7 like every thread id (core/ids.py).
+    thread_id = resume.thread_id if resume is not None else new_thread_id()
+    caps = caps or terminal_caps()
+    print_header(sys.stdout, color=caps.color, width=caps.width or _columns(),
+                 version=__version__, thread_id=thread_id, model=settings.model,
                  cwd=str(settings.cwd), sandbox=settings.sandbox, api_base=settings.api_base,
                  resumed_turns=resume.turns if resume is not None else None, notes=notes)
     return thread_id
@@ -67,7 +81,7 @@ def early_header(settings: Settings, resume: Any = None, notes: Sequence[str] = 
 def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         images: Sequence[Path] = (), output_schema: dict[str, Any] | None = None,
         notes: Sequence[str] = (), external_tools: Sequence[Any] = (),
-        tool_outputs: dict[str, Any] | None = None) -> int:
+        tool_outputs: dict[str, Any] | None = None, approver: Any = None) -> int:
     """Run one instruction headless or on a terminal; returns the process exit code.
 
     `resume` (a core.records.LoadedSession) continues that thread; `notes` say which flags
@@ -75,6 +89,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     go with the instruction; `output_schema` holds the final answer to a JSON schema.
     `external_tools` are tools the caller runs (exit code 3 when the model calls one);
     `tool_outputs` (instead of an instruction) continues the resumed thread's paused turn.
+    `approver` answers approval questions (the terminal's, when a person is there).
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
@@ -82,7 +97,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # once, here, before anything heavy is imported and before a header is drawn.
     from baseagent.core.assembly import RunBuilder
 
-    builder = RunBuilder(settings, env=os.environ)
+    builder = RunBuilder(settings, env=os.environ, approver=approver)
     builder.check_model_string()
     thread_id = early_header(settings, resume, notes) if wants_terminal(settings) else None
     from baseagent.hardening import harden_process
@@ -122,6 +137,8 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
             raise InputError("--tool-outputs: the resumed thread is not waiting for tool "
                              "outputs")
         check_outputs(paused.calls, tool_outputs)
+    # Before stdout is claimed (after that fd 1 is stderr): is stderr a place of its own?
+    apart = thread_id is None and streams_apart()
     sink = make_sink(settings.json_output, settings.event_format)
     agent = Agent.from_settings(settings, resume=resume, sinks=[sink], notes=notes,
                                 thread_id=thread_id, external_tools=external_tools,
@@ -152,6 +169,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
         # Interpreter teardown walks litellm's millions of objects (2-3 s per run, measured);
         # frozen objects are skipped by the final collections.
         gc.freeze()
+    hint = resume_hint(settings, agent.thread_id) if thread_id is not None else None
+    if hint is not None:  # a person at a terminal: how to go on with this thread
+        print(hint, file=sys.stderr)
     if settings.output_last_message is not None and result.final_message is not None:
         # The file is output like any other: a key the model repeated is not written out.
         _write_last_message(settings.output_last_message, redactor.text(result.final_message))
@@ -159,7 +179,41 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     if failure is not None:  # a full disk under the record or stdout: the run ended with it
         print(f"baseagent: error: {failure}", file=sys.stderr)
         return exit_code_for_status("failed", guard.signal_number)
+    if apart and result.status in ("failed", "limit"):
+        # The reason is in the JSONL, but stdout is often a file nobody is reading yet: one
+        # line where the person (or the harness log) looks first.
+        print(f"baseagent: error: {result.error or 'the run ' + result.status}",
+              file=sys.stderr)
     return exit_code_for_status(result.status, guard.signal_number)
+
+
+def resume_hint(settings: Settings, thread_id: str) -> str | None:
+    """The command that continues this thread, once its record exists (None with
+    --no-session, or before anything was recorded)."""
+    from baseagent.core.assembly import session_path
+
+    if not settings.record_session or not session_path(settings, thread_id).is_file():
+        return None
+    return f"To continue this thread: baseagent --resume {thread_id}"
+
+
+def streams_apart() -> bool:
+    """stdout and stderr are different files (not `2>&1`, not one terminal), so a line on
+    stderr neither repeats what the reader sees nor lands inside the JSONL. Streams without
+    a file (in-process callers) count as apart."""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        return True
+    return (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino)
+
+
+def _columns() -> int | None:
+    """The terminal's width on stdout, for the header's line breaks (None: unknown)."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (OSError, ValueError):
+        return None
 
 
 def _write_last_message(path: Path, text: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.messages import content_text
+from baseagent.cost_text import cost_text
 from baseagent.core.ids import uuid7_time_ms
 from baseagent.core.records import (SessionLoadError, find_session, load_session, read_strict,
                                    session_files, usage_so_far)
@@ -106,6 +107,57 @@ def list_sessions(session_dir: Path) -> list[SessionSummary]:
                   reverse=True)
 
 
+def recent_in(session_dir: Path, cwd: Path, limit: int, exclude: str | None = None
+              ) -> list[SessionSummary]:
+    """The threads recorded in this workspace, most recently written first, at most
+    `limit` of them, without `exclude` (the thread in use) and without threads that never
+    had a turn: what `/resume` offers. Only the first record of each file (its meta) is
+    read to find the workspace; a whole record is read only for the threads offered."""
+    found: list[SessionSummary] = []
+    for path in session_files(session_dir):  # newest write first
+        if len(found) >= limit:
+            break
+        if exclude is not None and path.name == f"{exclude}{RECORD_SUFFIX}":
+            continue
+        try:
+            first = next(read_records(path), {})
+        except OSError:
+            continue
+        if first.get("kind") != "meta" or first.get("cwd") != str(cwd):
+            continue
+        summary = summarize(path)
+        if summary.turns and summary.error is None:
+            found.append(summary)
+    return found
+
+
+def render_choices(summaries: list[SessionSummary], now: float | None = None) -> list[str]:
+    """One numbered line per thread for a person to pick from: number, id (whole: UUIDv7
+    ids made within a minute share their first 8 digits), when it was last written, turns,
+    and its first instruction."""
+    now = time.time() if now is None else now
+    lines = []
+    for number, summary in enumerate(summaries, 1):
+        try:
+            written = _dt.datetime.fromisoformat(summary.updated).timestamp()
+        except ValueError:
+            written = now
+        first = summary.instructions[0] if summary.instructions else ""
+        turns = f"{summary.turns} turn{'s' if summary.turns != 1 else ''}"
+        lines.append(f"{number:>3}. {summary.thread_id}  {_ago(now - written):>8}  "
+                     f"{turns:>8}  {_preview(first)}")
+    return lines
+
+
+def _ago(seconds: float) -> str:
+    """A duration as people say it: 5s ago, 3m ago, 2h ago, 4d ago."""
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", SECONDS_PER_DAY), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
+
+
 def _created_ms(summary: SessionSummary) -> tuple[float, str]:
     ms = uuid7_time_ms(summary.thread_id)
     if ms is None:
@@ -147,7 +199,6 @@ def show(session_dir: Path, thread_id: str) -> tuple[SessionSummary, list[dict[s
 
 
 def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
-    cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     lines = [
         f"thread:   {summary.thread_id}",
         f"record:   {summary.path} ({summary.size_bytes} bytes)",
@@ -158,7 +209,7 @@ def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
         f"turns:    {summary.turns} (last: {summary.last_status or 'none'})",
         *([f"failed:   {summary.last_error}"] if summary.last_error else []),
         f"usage:    {summary.input_tokens} in ({summary.cached_input_tokens} cached), "
-        f"{summary.output_tokens} out, cost {cost}",
+        f"{summary.output_tokens} out, {cost_text(summary.cost_usd)}",
         "",
     ]
     for number, text in enumerate(summary.instructions, 1):

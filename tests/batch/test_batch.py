@@ -52,6 +52,15 @@ def test_eight_tasks_two_workers_isolated_copies_then_a_rerun_runs_only_new_task
         (8, 8, 0, 0)
     assert summary["tokens"]["input_tokens"] > 0 and summary["task_time_p95_s"] is not None
     assert json.loads((out / "summary.json").read_text()) == summary
+    # Progress from the first second (stderr is no terminal: plain lines): what starts,
+    # then each task as it starts and as it ends.
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("baseagent batch")]
+    assert progress[0] == ("baseagent batch: 8 tasks to run; starting 2 workers (each loads "
+                           "the model client first)"), proc.stderr
+    for n in range(8):
+        started = next(i for i, line in enumerate(progress) if line.endswith(f"t{n} started"))
+        ended = next(i for i, line in enumerate(progress) if f" t{n} passed " in line)
+        assert started < ended, progress
 
     done = results(out)
     assert sorted(r["id"] for r in done) == [f"t{n}" for n in range(8)]

@@ -1,16 +1,22 @@
 """`baseagent batch --backend ray`: the same tasks on a local Ray instance (Ray is the
-`ray` extra; .ci/run installs it, so this runs in CI), and the one-line error without it."""
+`ray` extra; .ci/run installs it, so this runs in CI; without it the test skips, saying
+so), and the one-line error without it."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 from batch_helpers import requests_per_instruction, responder, results, run_batch, \
     write_task, write_tasks
+from helpers import require
+
+RAY_MISSING = "Ray is not installed (the `ray` extra): pip install -e '.[test,ray]'"
 
 
 def test_four_tasks_on_a_local_ray_instance(tmp_path: Path, scripted_server,
                                             home: Path) -> None:
+    require(importlib.util.find_spec("ray") is not None, RAY_MISSING)
     template = tmp_path / "template"
     template.mkdir()
     (template / "README").write_text("template\n")

@@ -271,7 +271,13 @@ def test_progress_on_a_terminal_and_off_one() -> None:
 
     screen = io.StringIO()
     bar = RichProgress(Console(file=screen, force_terminal=True, width=160, color_system=None))
-    bar.start(total=3, done=1, todo=2)
+    bar.start(total=3, done=1, todo=2, workers=2)
+    bar._bar.refresh()
+    assert "starting workers" in screen.getvalue()  # from the first second
+    bar.task_started("a", 1)
+    bar.task_started("b", 1)
+    bar._bar.refresh()
+    assert "2 running" in screen.getvalue()
     bar.finished({"id": "a", "status": "passed", "duration_s": 1.0})
     bar.finished({"id": "b", "status": "error", "duration_s": 2.0, "error": "boom"})
     bar.note("task c: retrying")
@@ -282,9 +288,17 @@ def test_progress_on_a_terminal_and_off_one() -> None:
 
     lines = io.StringIO()
     plain = PlainProgress(lines)
-    plain.start(total=2, done=0, todo=2)
+    plain.start(total=3, done=1, todo=2, workers=2)
+    plain.task_started("a", 1)
     plain.finished({"id": "a", "status": "failed", "duration_s": 1.25, "error": "limit"})
-    assert lines.getvalue() == "baseagent batch: [1/2] a failed 1.2s: limit\n"
+    plain.task_started("b", 2)
+    assert lines.getvalue().splitlines() == [
+        "baseagent batch: resuming: 1 of 3 tasks already finished, 2 to run",
+        "baseagent batch: 2 tasks to run; starting 2 workers (each loads the model client "
+        "first)",
+        "baseagent batch: [1/3] a started",
+        "baseagent batch: [2/3] a failed 1.2s: limit",
+        "baseagent batch: [2/3] b started (attempt 2)"]
 
 
 def test_a_cancel_names_its_attempt_early_ones_apply_late_ones_never_leak(

@@ -136,6 +136,9 @@ def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, work
     users = [m["content"] for m in last if m["role"] == "user"]
     assert "first instruction" in users and "second instruction" in users
     assert users.count("third instruction") == 1
+    # a person is there: the prompt lets the model ask; commands run in workspace-write
+    system = last[0]["content"]
+    assert "A person is at the terminal" in system and "nobody will answer" not in system
     sleeping = next(i for i, m in enumerate(last) if m.get("content") == "Sleeping.")
     assert last[sleeping + 1]["role"] == "tool"  # the cancelled command's result is kept
     sessions = list((home / ".baseagent" / "sessions").glob("*.jsonl"))
@@ -154,7 +157,7 @@ def test_commands_new_model_resume_and_errors(scripted_server, workspace, home):
     first_id = re.search(r"thread ([0-9a-f-]{36})", screen(child)).group(1)
     prompt(child)
     child.send("/help\r")
-    wait(child, "/resume ID")
+    wait(child, "/resume [ID]")
     prompt(child)
     child.send("/nonsense\r")
     wait(child, "unknown command /nonsense")
@@ -189,6 +192,68 @@ def test_commands_new_model_resume_and_errors(scripted_server, workspace, home):
     assert child.exitstatus == 0
 
 
+def test_resume_alone_offers_this_workspaces_threads_and_leaving_says_how_to_come_back(
+        scripted_server, workspace, home, tmp_path):
+    server = scripted_server([{"content": "One."}, {"content": "Elsewhere."}])
+    args = [*session_args(server), "--no-verify"]
+
+    child = spawn(args, workspace, home)
+    wait(child, "new thread")
+    first_id = re.search(r"thread ([0-9a-f-]{36})", screen(child)).group(1)
+    prompt(child)
+    child.send("/resume\r")  # nothing recorded here yet
+    text = wait(child, "(`baseagent sessions` lists")  # the path may wrap between words
+    assert f"no other thread recorded in {workspace}" in " ".join(text.split())
+    prompt(child)
+    child.send("first task\r")
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.sendeof()  # Ctrl-D: how to come back to this thread
+    wait(child, f"To continue this thread: baseagent --resume {first_id}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    other = tmp_path / "other"  # a thread of another workspace is not offered
+    other.mkdir()
+    child = spawn(args, other, home)
+    prompt(child)
+    child.send("elsewhere task\r")
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.send("/exit\r")
+    wait(child, "To continue this thread: baseagent --resume ")
+    child.expect(pexpect.EOF)
+    child.close()
+
+    child = spawn(args, workspace, home)
+    prompt(child)
+    child.send("/resume\r")
+    wait(child, "resume which?")
+    child.send("\r")  # Enter: none
+    wait(child, "not resumed")
+    prompt(child)
+    child.send("/resume\r")
+    wait(child, "recent threads in this workspace:")
+    listing = wait(child, "resume which?")
+    offered = re.findall(r"^ +(\d+)\. ([0-9a-f-]{36}) .*$",
+                         listing[listing.rfind("recent threads"):], re.M)
+    assert offered == [("1", first_id)], listing
+    assert "first task" in listing and "elsewhere task" not in listing
+    child.send("1\r")
+    wait(child, f"thread {first_id} (resumed thread")
+    prompt(child)
+    child.send("/resume\r")  # the thread in use is not offered; Enter chooses none
+    wait(child, "no other thread recorded in")
+    prompt(child)
+    child.send("/exit\r")
+    wait(child, f"To continue this thread: baseagent --resume {first_id}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert len(server.requests) == 2  # choosing never called the model
+
+
 def test_the_header_is_drawn_before_litellm_is_imported(workspace, home, tmp_path):
     # A `litellm` that ends the process with 99 the moment anything imports it.
     fake = tmp_path / "fake" / "litellm"
@@ -200,9 +265,10 @@ def test_the_header_is_drawn_before_litellm_is_imported(workspace, home, tmp_pat
     child.close()
     assert child.exitstatus == 99  # litellm was imported, in the background...
     text = screen(child)  # ...after the whole header was on the screen
+    # (a line wider than the terminal breaks between its fields)
     assert re.search(r"baseagent \S+  thread [0-9a-f-]{36} \(new thread\)\n"
-                     rf"model openai/gpt-4\.1  workspace {re.escape(str(workspace))}  "
-                     r"sandbox danger-full-access", text), text
+                     rf"model openai/gpt-4\.1(  |\n)workspace {re.escape(str(workspace))}"
+                     r"(  |\n)sandbox workspace-write", text), text  # a person is there
 
 
 def test_chat_needs_a_terminal_and_pipes_are_unchanged(workspace, home):
@@ -268,3 +334,101 @@ def _wait_for(tmux: list[str], name: str, text: str, timeout: float = TIMEOUT) -
             return shown
         time.sleep(0.2)
     raise AssertionError(f"{text!r} never appeared on the screen:\n{shown}")
+
+
+# ANSI colours and styles (SGR), not cursor movement: what NO_COLOR takes away.
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_live_output_streams_and_the_answer_is_markdown_without_colour(
+        scripted_server, workspace, home):
+    """Command output on screen while the command still runs (it cannot end before the test
+    lets it), the answer visible while it streams, rendered as Markdown once complete; with
+    NO_COLOR set, not one colour code from the header to the summary."""
+    answer = ("The **fix** is in.\n\n```\nfence-body\n```\n\n" + "More words follow. " * 20
+              + "END-OF-ANSWER")
+    server = scripted_server([
+        {"content": "Running it.", "tool_calls": [{"name": "shell", "arguments": {
+            "command": "printf 'out-%s\\n' one two; "
+                       "while [ ! -e release ]; do sleep 0.1; done; echo out-$((1 + 2))"}}]},
+        {"content": answer, "chunk_size": 8, "chunk_delay": 0.2},
+    ])
+    child = spawn([*session_args(server), "--no-verify"], workspace, home, NO_COLOR="1")
+    prompt(child)
+    child.send("run it\r")
+    wait(child, "out-two")  # streamed: the command waits for `release` to end
+    assert not (workspace / "release").exists() and "out-3" not in screen(child)
+    (workspace / "release").touch()
+    wait(child, "exit 0 (completed)")
+    wait(child, "The **fix** is in.")  # the answer as it streams, raw
+    assert "END-OF-ANSWER" not in screen(child)  # ...before it is complete
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    text = screen(child)
+    final = text[text.rindex("answer ─"):text.rindex("✓ completed · turn 1")]
+    assert "The fix is in." in final and "fence-body" in final, final
+    assert "**" not in final and "```" not in final and final.rstrip().endswith("─")
+    assert "  out-one\n  out-two\n  out-3\n  exit 0 (completed)" in text
+    raw = "".join(child.logfile_read.parts)
+    header = raw[:raw.index("Ctrl-D leaves")]
+    turn = raw[raw.index("$ printf"):raw.rindex("✓ completed · turn 1")]
+    assert "baseagent" in header and not SGR.search(header), header
+    assert not SGR.search(turn), turn
+    assert "running" in turn and "\x1b[1A" in turn  # the spinner and in-place redraws
+
+
+def test_live_output_on_screen_through_tmux(scripted_server, workspace, home, tmp_path):
+    """The screen itself (tmux renders the escape codes) while a command runs and after:
+    its last lines redrawn in place (never printed twice), the spinner on its own row under
+    them, the reasoning above left whole, retries as one line counting up, and the answer
+    rendered as Markdown."""
+    if shutil.which("tmux") is None:
+        if os.environ.get("CI"):
+            pytest.fail("tmux is missing: .ci/run installs it")
+        pytest.skip("tmux not installed (.ci/run installs it)")
+    server = scripted_server([
+        {"fault": "status", "status": 503}, {"fault": "status", "status": 503},
+        {"reasoning": "Let me check the build first.", "content": "Running.",
+         "chunk_size": 4, "chunk_delay": 0.05,
+         "tool_calls": [{"name": "shell", "arguments": {"command": (
+             "for i in 1 2 3 4 5 6 7 8; do echo row-$i; done; "
+             "while [ ! -e release ]; do sleep 0.1; done")}}]},
+        {"content": "**Done**: the build `passes`.", "chunk_size": 4, "chunk_delay": 0.05}])
+    name = f"baseagent-live-{os.getpid()}"
+    env = {**agent_env(home), "BASEAGENT_RETRY_BASE_DELAY": "0.2",
+           "BASEAGENT_RETRY_MAX_DELAY": "0.3"}
+    command = " ".join([f"{k}={_quote(v)}" for k, v in env.items() if k in (
+        "HOME", "OPENAI_API_KEY", "PATH", "PYTHONUNBUFFERED", "BASEAGENT_RETRY_BASE_DELAY",
+        "BASEAGENT_RETRY_MAX_DELAY")] + [
+        "TERM=xterm-256color", _quote(sys.executable), _quote(str(AGENT)),
+        *session_args(server), "--no-verify"])
+    tmux = ["tmux", "-S", str(tmp_path / "tmux.sock")]
+    subprocess.run([*tmux, "new-session", "-d", "-s", name, "-x", "90", "-y", "40", "-c",
+                    str(workspace), command], check=True, env={**os.environ, "TMUX": ""})
+    try:
+        _wait_for(tmux, name, "›")
+        subprocess.run([*tmux, "send-keys", "-t", name, "check the build", "Enter"],
+                       check=True)
+        lines = [line.rstrip() for line in _wait_for(tmux, name, "row-8").splitlines()]
+        assert not (workspace / "release").exists()  # the command is still running
+        at = lines.index("  row-8")
+        assert lines[at - 4:at + 1] == [f"  row-{n}" for n in range(4, 9)], lines
+        assert "  row-3" not in lines  # the last five lines only, while it runs
+        assert re.match(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running \d+\.\ds · Ctrl-C to cancel$",
+                        lines[at + 1]), lines
+        assert "Let me check the build first." in lines  # whole, not erased by the spinner
+        (workspace / "release").touch()
+        shown = _wait_for(tmux, name, "✓ completed · turn 1")
+        lines = [line.rstrip() for line in shown.splitlines()]
+        assert [lines.count(f"  row-{n}") for n in range(1, 9)] == [1] * 8, shown
+        assert lines[lines.index("  row-8") + 1] == "  exit 0 (completed)"
+        retries = [line for line in lines if "Reconnecting" in line]
+        assert len(retries) == 1 and retries[0].startswith("! Reconnecting... 2/"), shown
+        assert lines.index(retries[0]) < lines.index("Let me check the build first.")
+        assert "Done: the build passes." in lines and "**" not in shown
+        assert "\x1b" not in shown and "⠋" not in shown.split("✓ completed")[1]
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)

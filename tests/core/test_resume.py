@@ -379,3 +379,21 @@ def test_concurrent_resume_of_one_thread_is_refused(scripted_server, tmp_path):
         assert finish(slow).returncode == 143
     finally:
         kill_quietly(slow)
+
+
+def test_the_threads_offered_to_pick_from_read_as_a_list(tmp_path):
+    """`/resume` alone (interactive/repl.py): numbered, the whole id, how long ago, turns,
+    the first instruction."""
+    from baseagent.sessions import SessionSummary, render_choices
+
+    def thread(n: int, updated: str, turns: int, first: str) -> SessionSummary:
+        return SessionSummary(thread_id=f"01a212aa-0000-7000-8000-00000000000{n}", path="p",
+                              updated=updated, size_bytes=1, turns=turns, instructions=[first])
+
+    now = 1_750_000_000.0  # 2025-06-15T15:06:40+00:00
+    assert render_choices([thread(1, "2025-06-15T15:06:35+00:00", 1, "fix the test"),
+                           thread(2, "2025-06-15T12:00:00+00:00", 3, "  add\na CHANGELOG  "),
+                           thread(3, "2025-06-12T00:00:00+00:00", 2, "x" * 80)], now) == [
+        "  1. 01a212aa-0000-7000-8000-000000000001    5s ago    1 turn  fix the test",
+        "  2. 01a212aa-0000-7000-8000-000000000002    3h ago   3 turns  add a CHANGELOG",
+        "  3. 01a212aa-0000-7000-8000-000000000003    3d ago   2 turns  " + "x" * 59 + "…"]

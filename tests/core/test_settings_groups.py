@@ -70,19 +70,30 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 
 # -- nothing else changed --------------------------------------------------------------------
 
+# Settings added since the snapshot was taken, with their defaults (the snapshot's cases
+# set none of them).
+ADDED_SINCE = {"approval_policy": "never"}
+
+
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])
 def test_resolved_values_are_those_of_the_flat_model(case):
     given = {**case["input"], "cwd": "/", "session_dir": "/s"}
-    assert Settings.model_validate(given).model_dump(mode="json") == case["dump"]
+    dump = Settings.model_validate(given).model_dump(mode="json")
+    assert {k: dump.pop(k) for k in ADDED_SINCE} == ADDED_SINCE
+    assert dump == case["dump"]
     library = {k: v for k, v in given.items() if k not in CliOptions.model_fields}
     expected = {k: v for k, v in case["dump"].items() if k not in CliOptions.model_fields}
-    assert AgentConfig.model_validate(library).model_dump(mode="json") == expected
+    dump = AgentConfig.model_validate(library).model_dump(mode="json")
+    assert {k: dump.pop(k) for k in ADDED_SINCE} == ADDED_SINCE
+    assert dump == expected
 
 
 def test_fields_defaults_and_constraints_are_those_of_the_flat_model():
     before = {k: v for k, v in SNAPSHOT["schema"].items() if k != "description"}
     now = {k: v for k, v in Settings.model_json_schema().items() if k != "description"}
+    added = {name: now["properties"].pop(name) for name in ADDED_SINCE}
     assert now == before
+    assert {name: prop["default"] for name, prop in added.items()} == ADDED_SINCE
 
 
 def test_the_moving_defaults_still_follow_the_process():

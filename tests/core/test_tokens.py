@@ -111,6 +111,11 @@ def test_real_tokenizer_offline(model):
 def test_bundled_tokenizer_counts_like_litellm():
     """Our own cl100k_base (rank table released) counts like the encoding litellm's
     token_counter uses (compared directly: the client switches token_counter off)."""
+    from baseagent.llm.client import load_litellm
+
+    # Through the client's lock: an Agent made by an earlier test in this process may be
+    # importing litellm on its background thread, and two half-done imports collide.
+    load_litellm()
     from litellm.litellm_core_utils.default_encoding import encoding
 
     from baseagent.core.tokens import bundled_tokenizer

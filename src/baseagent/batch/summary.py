@@ -11,6 +11,7 @@ import math
 from typing import Any, Iterable, Sequence
 
 from baseagent.batch.results import latest
+from baseagent.cost_text import cost_text
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -73,7 +74,6 @@ def summary_line(summary: dict[str, Any]) -> str:
 def render(summary: dict[str, Any]) -> str:
     """A few lines for a person."""
     tokens = summary["tokens"]
-    cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     p50, p95 = summary["task_time_p50_s"], summary["task_time_p95_s"]
     times = "n/a" if p50 is None else f"p50 {p50:.2f} s, p95 {p95:.2f} s"
     head = "batch interrupted" if summary["batch_interrupted"] else "batch finished"
@@ -82,7 +82,7 @@ def render(summary: dict[str, Any]) -> str:
         f"{summary['failed']} failed, {summary['errored']} errored, "
         f"{summary['interrupted']} interrupted, {summary['not_run']} not run\n"
         f"tokens: {tokens['input_tokens']:,} in ({tokens['cached_input_tokens']:,} cached), "
-        f"{tokens['output_tokens']:,} out; cost {cost}\n"
+        f"{tokens['output_tokens']:,} out; {cost_text(summary['cost_usd'])}\n"
         f"wall time {summary['wall_time_s']:.1f} s for {summary['ran_this_run']} tasks "
         f"({summary['tasks_per_minute']:.1f}/min); task time {times}\n"
     )

@@ -114,6 +114,22 @@ def load_settings(
     return settings_from_options(_layers(flags, env, config_file))
 
 
+def with_person_present(settings: Settings) -> Settings:
+    """Where a person is at the terminal (the interactive session, a one-shot run on a
+    TTY): commands run in `workspace-write` and may ask to leave it (`on-request`), unless
+    the flags, the environment or the config file chose otherwise. Headless runs keep the
+    defaults of the settings (full access, nobody asked): a harness has nobody to ask.
+    Off Linux, where no mode confines commands, the defaults stay as they are."""
+    from baseagent.sandbox.policy import platform_supported
+
+    chosen = settings.model_fields_set
+    defaults = (("sandbox", "workspace-write"), ("approval_policy", "on-request"))
+    if not platform_supported():  # no sandbox to run in, nor to leave (README, Platforms)
+        defaults = ()
+    updates = {key: value for key, value in defaults if key not in chosen}
+    return settings.model_copy(update=updates) if updates else settings
+
+
 def load_agent_config(
     options: Mapping[str, Any],
     env: Mapping[str, str] | None = None,

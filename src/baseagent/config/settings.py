@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from baseagent.config.sources import McpServerConfig, OpenApiConfig, check_source_name
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS
 from baseagent.sandbox import SandboxMode
+from baseagent.tools.approval import ApprovalPolicy
 
 DEFAULT_MODEL = "openai/gpt-4.1"
 # Used when litellm does not know the model and no --context-window is given: small enough
@@ -225,6 +226,10 @@ class SandboxOptions(_Options):
     """What the commands the agent runs may touch and see (sandbox/, tools/shell.py)."""
 
     sandbox: SandboxMode = "danger-full-access"
+    approval_policy: ApprovalPolicy = Field(
+        "never", description="When a person is asked before a command runs: untrusted | "
+        "on-failure | on-request | never (tools/approval.py). The CLI on a terminal and the "
+        "interactive session default to on-request with workspace-write")
     sandbox_network: bool = Field(
         False, description="Let commands use the network in workspace-write and read-only")
     writable_roots: list[Path] = Field(

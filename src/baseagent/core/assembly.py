@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from baseagent.cancellation import CancelToken
 from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, AgentConfig
 from baseagent.errors import ConfigError, InputError
+from baseagent.core import events as engine
+from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approvals, Approver
 
 if TYPE_CHECKING:
     import threading
@@ -118,8 +120,15 @@ class RunBuilder:
     """
 
     def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
-                 model_client: ModelClientProtocol | None = None) -> None:
+                 model_client: ModelClientProtocol | None = None,
+                 approver: Approver | str | None = None, person_present: bool = False) -> None:
         self.settings = settings
+        # A person reads the answers and can be asked (the interactive session): the
+        # system prompt says so instead of "nobody will answer".
+        self.person_present = person_present
+        # Who answers when a command waits for approval (tools/approval.py): the entry's
+        # (the terminal asks the person; a library caller passes a function); None: nobody.
+        self.approver = approver
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.model_client = model_client
         self.counts: Counter[str] = Counter()
@@ -140,7 +149,11 @@ class RunBuilder:
 
     def check_model_string(self) -> None:
         """ConfigError for a model string or key that cannot work, known without litellm
-        (llm/preflight.py); done once per run, whoever asks first."""
+        (llm/preflight.py); done once per run, whoever asks first. Before it, the one
+        check of the settings that needs no model either: a sandbox mode this platform
+        cannot enforce (`check_platform`), refused however the model is reached."""
+        if not self._string_checked:
+            check_platform(self.settings)
         if self._string_checked or self.model_client is not None:
             return
         self.counts["model_string"] += 1
@@ -160,7 +173,9 @@ class RunBuilder:
         self.check_model_string()
         prepared = prepare(self.settings, env=self.env, resume=resume, thread_id=thread_id,
                            tools=tools, external_tools=external_tools,
-                           redactor=self.redactor)
+                           redactor=self.redactor,
+                           escalation=escalation_offered(self.settings, self.approver),
+                           person_present=self.person_present)
         self.prepared = prepared
         start_sources(prepared)
         if self.model_client is None and prepared.route is None:
@@ -197,13 +212,15 @@ class RunBuilder:
         if cancelled():
             return None
         return connect(prepared, emitter=emitter, processes=processes, cancelled=cancelled,
-                       model_client=self.model_client, notices=notices)
+                       model_client=self.model_client, notices=notices,
+                       approver=self.approver)
 
 
 def prepare(settings: AgentConfig, *, env: Mapping[str, str],
             resume: LoadedSession | None = None, thread_id: str | None = None,
             tools: Sequence[Any] = (), external_tools: Sequence[ExternalTool] = (),
-            redactor: Redactor | None = None) -> Prepared:
+            redactor: Redactor | None = None, escalation: bool = False,
+            person_present: bool = False) -> Prepared:
     """Check what can be checked without the model; cheap (no litellm, no subprocess).
 
     `thread_id` names a new thread (an entry point that showed it before building the
@@ -221,9 +238,10 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     from baseagent.tools.registry import ToolRegistry
 
     if not settings.cwd.is_dir():
-        raise ConfigError(f"working directory does not exist: {settings.cwd}")
+        what = "is not a directory" if settings.cwd.exists() else "does not exist"  # a file
+        raise ConfigError(f"working directory {what}: {settings.cwd}")
     profile = profile_of(settings)
-    fixed = select_tools(settings, tools, profile)
+    fixed = select_tools(settings, tools, profile, escalation=escalation)
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
         if tool.name in taken:
@@ -246,7 +264,8 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
         history=list(resume.history) if resume is not None else [],
         redactor=redactor,
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
-        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile),
+        tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile,
+                                                                 person_present),
         tool_choice=choice, profile=profile, route=model_route(settings, env, thread_id))
 
 
@@ -285,7 +304,7 @@ def profile_of(settings: AgentConfig) -> PromptProfile:
 
 
 def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
-                 profile: PromptProfile | None = None) -> list[Tool]:
+                 profile: PromptProfile | None = None, escalation: bool = False) -> list[Tool]:
     """The run's fixed tools, in their stable order (the tool list is part of the cached
     prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
@@ -298,6 +317,10 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
     if enabled is None and profile is not None and profile.tools is not None:
         enabled = list(profile.tools)  # the profile's tools, unless the user named some
     chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets))
+    if escalation:  # the shell whose calls may ask to leave the sandbox (tools/approval.py)
+        from baseagent.tools.shell import ESCALATABLE_TOOL
+
+        chosen = [ESCALATABLE_TOOL if t.name == "shell" else t for t in chosen]
     if settings.delegate:
         from baseagent.core.delegation import delegate_tool
 
@@ -379,7 +402,7 @@ def _is_mode(choice: str) -> bool:
 
 
 def system_prompt(settings: AgentConfig, tools: Sequence[Tool],
-                  profile: PromptProfile | None = None) -> str:
+                  profile: PromptProfile | None = None, person_present: bool = False) -> str:
     """The system prompt: the built-in one (or system_prompt / system_prompt_file), then
     append_system_prompt (text, or @FILE). Read once, here, so every request of the thread
     sends the same bytes; an unreadable file is a ConfigError before anything runs."""
@@ -398,7 +421,7 @@ def system_prompt(settings: AgentConfig, tools: Sequence[Tool],
     expected = list(profile.tools or DEFAULT_TOOLS)
     restricted = None if base is not None or builtins == expected else builtins
     return compose_system_prompt(profile.system_prompt if base is None else base, append,
-                                 restricted)
+                                 restricted, person_present=person_present and base is None)
 
 
 def _read_prompt_file(path: Path, key: str) -> str:
@@ -433,6 +456,16 @@ def opening_messages(cwd: Path, shell: str, system: str | None = None,
             {"role": "user", "content": environment_context(cwd, shell, env=env)}]
 
 
+def check_platform(settings: AgentConfig) -> None:
+    """A restricted sandbox mode where the sandbox does not exist (not Linux): a
+    ConfigError, one line, before anything runs (sandbox/policy.py unsupported_mode)."""
+    from baseagent.sandbox.policy import unsupported_mode
+
+    problem = unsupported_mode(settings.sandbox)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
 def preflight(settings: AgentConfig, env: Mapping[str, str]) -> None:
     """What is wrong with the model string or its key that can be known without litellm:
     a ConfigError at once, before the slow import starts (llm/preflight.py)."""
@@ -456,9 +489,41 @@ def check_model(settings: AgentConfig, route: Route | None = None) -> None:
         check_local_server(settings.api_base, settings.model)
 
 
+def escalation_offered(settings: AgentConfig, approver: Approver | str | None) -> bool:
+    """Whether the model may ask to run a command outside the sandbox: approval policy
+    on-request, someone to answer, and a sandbox to leave."""
+    return settings.approval_policy == "on-request" and approver is not None \
+        and settings.sandbox != "danger-full-access"
+
+
+def run_approvals(settings: AgentConfig, approver: Approver | str | None,
+                  emitter: Emitter) -> Approvals | None:
+    """The run's approvals (None under policy `never`): each question and its answer is an
+    approval item in the run's events."""
+    if settings.approval_policy == "never":
+        return None
+    ids: dict[int, str] = {}
+
+    def report(request: ApprovalRequest, answer: ApprovalAnswer | None) -> None:
+        if answer is None:
+            ids[id(request)] = emitter.new_item_id()
+        item = engine.ApprovalItem(
+            id=ids.get(id(request)) or emitter.new_item_id(), command=request.command,
+            cwd=request.cwd, kind=request.kind, reason=request.reason, prefix=request.prefix,
+            decision=answer.decision if answer is not None else None,
+            note=answer.note if answer is not None else "")
+        if answer is None:
+            emitter.send(engine.ItemStarted(item))
+        else:
+            ids.pop(id(request), None)
+            emitter.send(engine.ItemCompleted(item))
+
+    return Approvals(settings.approval_policy, approver, report=report)
+
+
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
-            notices: Sequence[str] = ()) -> Connected:
+            notices: Sequence[str] = (), approver: Approver | str | None = None) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -497,7 +562,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         else None,
         # The writable roots are opened now, once: what the workspace is for the whole run.
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
-                                    prepared.child_env, settings.sandbox_network))
+                                    prepared.child_env, settings.sandbox_network),
+        approvals=run_approvals(settings, approver, emitter))
     session = open_record(prepared, client) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)

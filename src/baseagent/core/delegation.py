@@ -16,13 +16,13 @@ those items nested (`items`, mapped by output/codex.py).
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Sequence
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
 from baseagent.core import events as engine
+from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
@@ -94,7 +94,7 @@ class Delegation:
         limit = min(max_iterations or self._max_iterations, self._max_iterations, left)
         if limit < 1:
             raise ToolError("no model calls are left in this turn for a sub-agent")
-        child_id = str(uuid.uuid4())
+        child_id = new_thread_id()  # a thread id like any other (UUIDv7)
         nest = _Nest(ctx.progress, child_id)
         emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
         child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,

@@ -80,8 +80,25 @@ class TurnScopedItem:
     data: Mapping[str, Any]
 
 
-Item = Union[TextItem, ToolCallItem, TurnScopedItem]
-ITEM_TYPES = (TextItem, ToolCallItem, TurnScopedItem)
+@dataclass(frozen=True)
+class ApprovalItem:
+    """A command waiting for a person's yes (tools/approval.py), then their answer.
+    `kind`: escalation (the model asked to leave the sandbox), unsafe (not known to be
+    read-only, under `untrusted`) or retry (it failed in the sandbox, under `on-failure`).
+    `decision` is None while waiting, then approved | approved_for_session | denied."""
+
+    id: str
+    command: str
+    cwd: str
+    kind: str
+    reason: str = ""
+    prefix: str = ""
+    decision: str | None = None
+    note: str = ""
+
+
+Item = Union[TextItem, ToolCallItem, TurnScopedItem, ApprovalItem]
+ITEM_TYPES = (TextItem, ToolCallItem, TurnScopedItem, ApprovalItem)
 
 # ---- events ------------------------------------------------------------------------------
 

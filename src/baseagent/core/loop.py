@@ -47,6 +47,8 @@ from baseagent.prompts.system import (EVIDENCE_PROMPT, FRESH_NOTE, FRESH_SYSTEM,
                                       PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
+from baseagent.tools.approval import (APPROVAL_CALL, ApprovalAnswer, ApprovalRequest,
+                                      parse_decision)
 from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
@@ -275,7 +277,10 @@ class Loop:
         self._budget = CallBudget(paused.calls_left)
         self._tool_called = True  # the paused turn had called tools
         for call in paused.calls:
-            self._take_output(call, outputs[call.id] or "(no output)")
+            if call.name == APPROVAL_CALL and isinstance(call.arguments, Mapping):
+                self._take_answer(call, outputs[call.id])
+            else:
+                self._take_output(call, outputs[call.id] or "(no output)")
         self.paused = None
         self._record_paused(None)
         return self._close(self._work)
@@ -637,34 +642,39 @@ class Loop:
     def _act(self, calls: list[ToolCall]) -> None:
         """Run each tool call in order; every call gets exactly one tool message back. Calls
         to tools the caller runs wait until the others have run, then pause the turn."""
-        handed_over: list[tuple[ToolCall, PreparedCall]] = []
+        handed_over: list[tuple[ToolCall, PreparedCall, ApprovalRequest | None]] = []
         self._tool_called = True
         state = self._state
         assert state is not None
         for index, call in enumerate(calls):
             if self.cancelled():
-                self._not_run([c for c, _ in handed_over] + calls[index:])
+                self._not_run([c for c, _, _ in handed_over] + calls[index:])
                 raise RunInterrupted()
             refusal = state.repeats.refusal(call.name, call.arguments)
             if refusal is not None:
                 self._refuse(call, refusal)
                 if state.repeats.exhausted():
-                    self._not_run([c for c, _ in handed_over] + calls[index + 1:],
+                    self._not_run([c for c, _, _ in handed_over] + calls[index + 1:],
                                   "the turn ended")
                     raise TurnEnded("failed", "the model kept repeating calls that had "
                                               "given the same result")
                 continue
             prepared = self.registry.prepare(call.name, call.arguments)
             if prepared.error is None and is_external(prepared.tool):
-                handed_over.append((call, prepared))
+                handed_over.append((call, prepared, None))
+                continue
+            question = self._caller_question(prepared)
+            if question is not None:  # the caller answers it: the turn pauses for it
+                handed_over.append((call, prepared, question))
                 continue
             result = self._run_tool(call, prepared)
             self._append(_tool_message(call.id, self._observe(call, prepared, result)))
         if self.cancelled():
-            self._not_run([c for c, _ in handed_over])
+            self._not_run([c for c, _, _ in handed_over])
             raise RunInterrupted()
         if handed_over:
-            raise ActionRequired([self._hand_over(c, p) for c, p in handed_over])
+            raise ActionRequired([self._hand_over(c, p) if q is None else self._hand_question(c, q)
+                                  for c, p, q in handed_over])
 
     def _not_run(self, calls: list[ToolCall], why: str = "the run was interrupted") -> None:
         for call in calls:
@@ -745,6 +755,54 @@ class Loop:
                                                           self.tool_context)))
         return PendingCall(id=call.id, name=call.name,
                            arguments=prepared.arguments_for_display(), item_id=item_id)
+
+    def _caller_question(self, prepared: PreparedCall) -> ApprovalRequest | None:
+        """The approval question a shell call waits on when the caller answers approvals
+        through requires_action (tools/approval.py REQUIRES_ACTION); None otherwise."""
+        approvals = self.tool_context.approvals
+        if approvals is None or not approvals.deferred or prepared.error is not None \
+                or prepared.item_type != "command_execution":
+            return None
+        args = prepared.args
+        return approvals.question(
+            args.command, str(self.tool_context.cwd),
+            confined=self.tool_context.policy().restricted,
+            escalate=bool(getattr(args, "with_escalated_permissions", False)),
+            justification=getattr(args, "justification", None) or "")
+
+    def _hand_question(self, call: ToolCall, question: ApprovalRequest) -> PendingCall:
+        """A command held for the caller's answer: its approval item starts now and the
+        pending call carries the question and the held call."""
+        item_id = self.emitter.new_item_id()
+        self.emitter.send(engine.ItemStarted(_approval_item(item_id, question)))
+        return PendingCall(id=call.id, name=APPROVAL_CALL, item_id=item_id, arguments={
+            "command": question.command, "cwd": question.cwd, "kind": question.kind,
+            "reason": question.reason, "prefix": question.prefix,
+            "call": {"name": call.name, "arguments": call.arguments}})
+
+    def _take_answer(self, call: PendingCall, output: str) -> None:
+        """The caller's answer to a held command (checked by core.pending.check_outputs):
+        its approval item completes, and the command runs (or, declined, does not)."""
+        held = call.arguments
+        answer = parse_decision(output) or ApprovalAnswer("denied", output)
+        question = ApprovalRequest(held["command"], held.get("cwd", ""), held["kind"],
+                                   held.get("reason", ""), held.get("prefix", ""))
+        self.emitter.send(engine.ItemCompleted(_approval_item(call.item_id, question, answer)))
+        tool_call = ToolCall(id=call.id, name=held["call"]["name"],
+                             arguments=held["call"]["arguments"])
+        approvals = self.tool_context.approvals
+        if answer.decision == "denied" or approvals is None:
+            note = f" Their note: {answer.note}" if answer.note else ""
+            self._append(_tool_message(call.id, "Error: the user declined to run this "
+                                                f"command.{note} Do not run it again; find "
+                                                "another way, or ask the user in your answer."
+                                       if answer.decision == "denied" else
+                                       "Error: not run: approvals are off in this run"))
+            return
+        approvals.give(held["command"], answer)
+        prepared = self.registry.prepare(tool_call.name, tool_call.arguments)
+        result = self._run_tool(tool_call, prepared)
+        self._append(_tool_message(call.id, self._observe(tool_call, prepared, result)))
 
     def _take_output(self, call: PendingCall, output: str) -> None:
         self.emitter.send(engine.OutputSubmitted(call_id=call.id, name=call.name,
@@ -920,6 +978,15 @@ def _history_message(turn: ModelTurn) -> dict[str, Any]:
         except ValueError:
             tc["function"]["arguments"] = "{}"
     return message
+
+
+def _approval_item(item_id: str, question: ApprovalRequest,
+                   answer: ApprovalAnswer | None = None) -> engine.ApprovalItem:
+    return engine.ApprovalItem(
+        id=item_id, command=question.command, cwd=question.cwd, kind=question.kind,
+        reason=question.reason, prefix=question.prefix,
+        decision=answer.decision if answer is not None else None,
+        note=answer.note if answer is not None else "")
 
 
 def _tool_message(call_id: str, content: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from baseagent.errors import InputError
+from baseagent.tools.approval import APPROVAL_CALL, parse_decision
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,15 @@ def check_outputs(calls: list[PendingCall], outputs: Mapping[str, Any]) -> dict[
     if problems:
         waiting = ", ".join(f"{c.id} ({c.name})" for c in calls)
         raise InputError(f"{'; '.join(problems)} (waiting for: {waiting})")
-    return {call_id: _as_text(call_id, outputs[call_id]) for call_id in expected}
+    texts = {call_id: _as_text(call_id, outputs[call_id]) for call_id in expected}
+    for call in calls:
+        if call.name == APPROVAL_CALL and isinstance(call.arguments, Mapping) \
+                and parse_decision(texts[call.id]) is None:
+            raise InputError(f"the answer for {call.id} (an approval of "
+                             f"{call.arguments.get('command')!r}) must be approved, "
+                             f"approved_for_session, denied or 'denied: NOTE', got "
+                             f"{texts[call.id][:80]!r}")
+    return texts
 
 
 def _as_text(call_id: str, value: Any) -> str:

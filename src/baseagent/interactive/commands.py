@@ -10,8 +10,8 @@ from dataclasses import dataclass
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (arguments, what it does)
     "/new": ("", "start a new thread (same model and workspace)"),
-    "/resume": ("ID", "continue a recorded thread (an id or a unique prefix; "
-                      "`baseagent sessions` lists them) with its model and workspace"),
+    "/resume": ("[ID]", "continue a recorded thread (an id or a unique prefix) with its "
+                        "model and workspace; alone: pick from this workspace's recent ones"),
     "/model": ("NAME", "go on with this thread using another model (a litellm model string)"),
     "/cost": ("", "tokens and cost of this thread so far"),
     "/help": ("", "this list"),
@@ -43,6 +43,8 @@ def parse(line: str) -> Command | None:
         raise UnknownCommand(f"unknown command {name} (type /help for the list)")
     arguments = COMMANDS[name][0]
     argument = argument.strip()
+    if arguments.startswith("["):  # optional: "[ID]"
+        return Command(name, argument)
     if arguments and not argument:
         raise UnknownCommand(f"{name} needs {arguments}: {name} {arguments}")
     if not arguments and argument:

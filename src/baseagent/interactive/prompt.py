@@ -37,8 +37,8 @@ class InputLine:
             history=history, key_bindings=bindings, multiline=False,
             prompt_continuation=CONTINUATION, enable_history_search=False)
 
-    def read(self) -> str:
+    def read(self, prompt: str = PROMPT) -> str:
         """The next line; raises KeyboardInterrupt (Ctrl-C) or EOFError (Ctrl-D)."""
         from prompt_toolkit.formatted_text import FormattedText
 
-        return self._session.prompt(FormattedText([("bold ansicyan", PROMPT)]))
+        return self._session.prompt(FormattedText([("bold ansicyan", prompt)]))

@@ -29,6 +29,9 @@ HISTORY_FILE = Path("~/.baseagent/prompt_history")
 # Signals that end the session (after stopping the turn), as opposed to SIGINT (Ctrl-C),
 # which only stops the turn.
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# How many threads `/resume` alone offers, and the prompt that reads the choice.
+RECENT_THREADS = 10
+PICK_PROMPT = "resume which? (number or id, Enter: none) › "
 
 
 def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | list[str] = (),
@@ -38,13 +41,17 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
     from baseagent.core.assembly import RunBuilder
-    from baseagent.runner import early_header
+    from baseagent.runner import early_header, terminal_caps
 
     env = os.environ if env is None else env
     # The first thread's builder checks the model string before anything slow is imported.
-    builder = RunBuilder(settings, env=env)
+    from baseagent.interactive.approver import TerminalApprover
+
+    approver = TerminalApprover()
+    builder = RunBuilder(settings, env=env, approver=approver, person_present=True)
     builder.check_model_string()
-    thread_id = early_header(settings, resume, notes)
+    caps = terminal_caps(env)  # NO_COLOR, TERM: the header's and the renderer's
+    thread_id = early_header(settings, resume, notes, caps)
     from baseagent.output.redact import install_stderr
 
     # Before litellm is imported (the Agent starts that): see runner.run.
@@ -53,15 +60,18 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     from baseagent.output.pretty import PrettySink
 
     typeahead = _hold_typeahead()
-    sink = PrettySink()
-    session = InteractiveSession(settings, sink, env)
+    sink = PrettySink(caps=caps)
+    session = InteractiveSession(settings, sink, env, approver=approver)
     session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True,
                  builder=builder)
     from baseagent.interactive.commands import KEYS
 
     sink.message(KEYS + " · /help")
     try:
-        return session.loop()
+        code = session.loop()
+        if code == EXIT_OK:  # the person left (Ctrl-D, /exit): how to come back
+            session.farewell()
+        return code
     finally:
         session.close()
         sink.close()
@@ -97,8 +107,10 @@ class InteractiveSession:
     """The current thread's Agent and the loop that feeds it."""
 
     def __init__(self, settings: Settings, sink: Any, env: Mapping[str, str],
-                 input_line: Any = None) -> None:
+                 input_line: Any = None, approver: Any = None) -> None:
         self.settings = settings
+        # Who answers approval questions (interactive/approver.py): the person, here.
+        self.approver = approver
         self.sink = sink
         self.env = env
         self.agent: Any = None
@@ -116,6 +128,11 @@ class InteractiveSession:
         began it (core/assembly.py RunBuilder)."""
         from baseagent.agent import Agent
 
+        if builder is None:
+            from baseagent.core.assembly import RunBuilder
+
+            builder = RunBuilder(settings, env=self.env, approver=self.approver,
+                                 person_present=True)
         agent = Agent.from_settings(settings, resume=resume, env=self.env, sinks=[self.sink],
                                     notes=notes, thread_id=thread_id, builder=builder)
         if self.agent is not None:
@@ -134,6 +151,16 @@ class InteractiveSession:
     def close(self) -> None:
         if self.agent is not None:
             self.agent.close()
+
+    def farewell(self) -> None:
+        """On leaving: the command that resumes the current thread (once it is recorded)."""
+        from baseagent.runner import resume_hint
+
+        if self.agent is None or not self._started(self.agent):
+            return  # nothing said on this thread: nothing to come back to
+        hint = resume_hint(self.agent.settings, self.agent.thread_id)
+        if hint is not None:
+            self.sink.message(hint, "")
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -214,10 +241,42 @@ class InteractiveSession:
     def _resume(self, thread_id: str) -> None:
         from baseagent.core.records import find_session, load_session, settings_for_resume
 
+        if not thread_id:
+            thread_id = self._pick_thread() or ""
+            if not thread_id:
+                return
         loaded = load_session(find_session(self.agent.settings.session_dir, thread_id))
         # The record's model, API base and workspace: what the thread was about.
         settings, notes = settings_for_resume(self.agent.settings, loaded, ())
         self.open(settings, resume=loaded, notes=notes)
+
+    def _pick_thread(self) -> str | None:
+        """`/resume` alone: list this workspace's recent threads and read the person's
+        choice (a number from the list, or an id); None when they choose none."""
+        from baseagent.sessions import recent_in, render_choices
+
+        settings = self.agent.settings
+        threads = recent_in(settings.session_dir, settings.cwd, RECENT_THREADS,
+                            exclude=self.agent.thread_id)
+        if not threads:
+            self.sink.message(f"no other thread recorded in {settings.cwd} "
+                              "(`baseagent sessions` lists every workspace's)", "yellow")
+            return None
+        self.sink.message("recent threads in this workspace:", "")
+        for line in render_choices(threads):
+            self.sink.message(line, "")
+        try:
+            answer = self._input.read(PICK_PROMPT).strip()
+        except (KeyboardInterrupt, EOFError):
+            answer = ""
+        if not answer:
+            self.sink.message("not resumed", "")
+            return None
+        if answer.isdigit():
+            if not 1 <= int(answer) <= len(threads):
+                raise ConfigError(f"no thread numbered {answer} (1 to {len(threads)})")
+            return threads[int(answer) - 1].thread_id
+        return answer
 
     def _switch_model(self, model: str) -> None:
         current = self.agent
@@ -253,11 +312,11 @@ class InteractiveSession:
         return any(m.get("role") == "assistant" for m in agent.history)
 
     def _cost(self) -> None:
+        from baseagent.cost_text import cost_text
+
         usage = self.agent.usage
-        cost = "unknown (no price for this model)" if usage.cost_usd is None \
-            else f"${usage.cost_usd:.4f}"
         self.sink.message(
             f"thread {self.agent.thread_id}: {usage.input_tokens:,} tokens in "
             f"({usage.cached_input_tokens:,} cached) · {usage.output_tokens:,} out · "
-            f"cost {cost} · model {self.agent.settings.model}", "")
+            f"{cost_text(usage.cost_usd)} · model {self.agent.settings.model}", "")
 

@@ -420,7 +420,7 @@ class StderrTail:
     """A server's stderr: a pipe drained by a thread that keeps the newest bytes only."""
 
     def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
-        read, write = os.pipe2(os.O_CLOEXEC)
+        read, write = os.pipe()  # close-on-exec, as Python makes every fd (no pipe2: macOS)
         os.set_blocking(read, False)
         self._read: int | None = read
         self.writer = os.fdopen(write, "w")  # what the server's stderr is made of

@@ -68,6 +68,11 @@ def codex_item(item: engine.Item) -> ev.ThreadItem:
         return ev.AgentMessageItem(id=item.id, text=item.text)
     if isinstance(item, engine.TurnScopedItem):
         return _turn_scoped(item)
+    if isinstance(item, engine.ApprovalItem):
+        return ev.ApprovalRequestItem(
+            id=item.id, command=item.command, cwd=item.cwd, kind=item.kind,
+            reason=item.reason, prefix=item.prefix, decision=item.decision, note=item.note,
+            status="in_progress" if item.decision is None else "completed")
     started = _started(item)
     if item.outcome is not None:
         return _completed(started, item.outcome)
@@ -116,6 +121,8 @@ def failure_reason(output: str) -> str:
 def command_status(outcome: engine.ToolOutcome) -> str:
     """How a command ended, as its item says (the terminal shows the same word)."""
     exit_code = outcome.data.get("exit_code")
+    if outcome.data.get("status") == "declined":  # a person said no (tools/approval.py)
+        return "declined"
     if outcome.interrupted:
         return "declined" if exit_code is None else "failed"
     return "completed" if outcome.success and exit_code == 0 else "failed"

@@ -127,6 +127,24 @@ class TodoEntry(_Model):
     completed: bool
 
 
+class ApprovalRequestItem(_Model):
+    """A command that waited for a person's answer (tools/approval.py): not in Codex's
+    `exec --json` (Codex exec never asks), baseagent's own item, in Codex's item shape.
+    `status` is in_progress while the question is open; `decision` is then approved,
+    approved_for_session or denied (with the person's `note` to the model)."""
+
+    id: str
+    type: Literal["approval_request"] = "approval_request"
+    command: str
+    cwd: str
+    kind: Literal["escalation", "unsafe", "retry"]
+    reason: str = ""
+    prefix: str = ""
+    decision: Literal["approved", "approved_for_session", "denied"] | None = None
+    note: str = ""
+    status: Literal["in_progress", "completed"] = "in_progress"
+
+
 class TodoListItem(_Model):
     id: str
     type: Literal["todo_list"] = "todo_list"
@@ -148,6 +166,7 @@ ThreadItem = Union[
     CollabToolCallItem,
     TodoListItem,
     ErrorItem,
+    ApprovalRequestItem,
 ]
 
 # ---- events --------------------------------------------------------------------------------

@@ -9,22 +9,34 @@ What a person needs that a harness does not:
 - a header (thread, model, workspace, sandbox) the moment the command starts, drawn by the
   entry point before the model library is even imported (`header()`);
 - a sign of life whenever nothing else moves: a spinner with the elapsed time while the
-  model is thinking and while a command runs (a status line redrawn in place, only on a
-  terminal, and only while no text line is half written);
-- reasoning streamed as it arrives, but never mixed with message text: agent messages are
-  held until it is known whether they are interim (a tool call follows) or the final answer,
-  which is printed set apart under an `answer` rule;
+  model is thinking and while a command runs (a status line redrawn in place, on a row of
+  its own under everything else, so it never writes over text);
+- work as it happens: reasoning streamed as it arrives; a running command's last lines
+  (COMMAND_TAIL_LINES), redrawn in place as its output grows, then its output when it ends;
+  the answer visible as it streams;
+- reasoning never mixed with message text: agent messages are held until it is known
+  whether they are interim (a tool call follows) or the final answer, which is printed set
+  apart under an `answer` rule, rendered as Markdown (output/answer.py); while held (and
+  while they stream) they are shown in the live block, not printed;
 - failures that say what failed and why: the path and reason of a refused file change, the
   exit code and output of a failed command, the error of a tool call;
 - a summary line at the end of each turn: status, turn number, tokens in / cached / out,
   cost and wall time;
 - the turn's plan (the todo_list item) as a checklist pinned under the output and redrawn
   in place at each update; when the turn ends it stays on screen in its final state. Off a
-  terminal it is printed once, in its final state.
+  terminal it is printed once, in its final state;
+- a retry notice that counts (`Reconnecting... 3/5`) replaces itself in place; the last
+  state stays, one line.
 
-Everything on screen is drawn through `_safely`, which first lifts the pinned plan (and the
-spinner line) and afterwards puts it back below what was printed: output is never erased,
-and while the plan is pinned streamed text is shown a whole line at a time.
+On a live terminal (output/term.py: a TTY that is not TERM=dumb) what is still changing is
+the live block (output/live.py) under the scrollback: the open line of streamed reasoning,
+the streaming or held message, running commands' last lines, a counting notice, the plan,
+then the spinner. Everything on screen is drawn through `_safely`, which lifts the block,
+prints, draws the block again below what was printed and writes the whole frame at once:
+output is never erased, and streamed text reaches the scrollback a whole row at a time,
+broken between words. Off a live terminal there is no block and no spinner: lines are
+printed once, as they are known. Colour only when the entry point's TerminalCaps say so
+(NO_COLOR, TERM=dumb, not a terminal: none); nothing here reads the environment.
 
 The sink only renders; the entry point hands it to `Agent.from_settings(..., sinks=[...])`
 and tells it where usage comes from (`bind_usage`), so the library stays free of terminals.
@@ -42,108 +54,76 @@ from rich.console import Console
 from rich.text import Text
 
 from baseagent.core import events as engine
+from baseagent.cost_text import cost_text
 from baseagent.output import events as ev
+from baseagent.output import live
+from baseagent.output.answer import print_markdown
 from baseagent.output.codex import command_status, failure_reason
 from baseagent.output.emitter import EventListener
+from baseagent.output.live import UP_AND_CLEAR, Frame, Spinner
+from baseagent.output.term import TerminalCaps
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "declined": "yellow",
                  "in_progress": "cyan"}
 _KIND_MARK = {"add": "A", "delete": "D", "update": "M"}
 # Lines of a command's output shown when it ends (the model sees all of it).
 OUTPUT_TAIL_LINES = 20
+# Lines of a running command's output shown live, redrawn as it grows.
+COMMAND_TAIL_LINES = 5
+# Rows of a streaming (or held) message shown live; the whole of it is printed once known.
+MESSAGE_ROWS = 12
+# Rows of the screen the live block leaves alone (the spinner's, and one to spare).
+SCREEN_MARGIN = 2
 # Lines of a failure reason shown under the item (the JSONL item carries it whole).
 REASON_LINES = 4
-# Spinner: frames and redraw interval.
-FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-SPIN_INTERVAL_S = 0.1
-# Terminal control: back to column 0 and clear the line; one line up and clear it.
-CLEAR_LINE = "\r\x1b[2K"
-UP_AND_CLEAR = "\x1b[1A\x1b[2K"
-
 # The engine's events the terminal draws (the others, steps and the model's calls, would
 # only lift and redraw the pinned plan).
 _DRAWN = (engine.ThreadStarted, engine.TurnStarted, engine.ItemStarted, engine.ItemUpdated,
           engine.ItemCompleted, engine.TurnEnded, engine.RunFailed, engine.Notice)
 
+# What an approval question says, by why the command waits (tools/approval.py).
+_APPROVAL_WHY = {
+    "escalation": "the model asks to run this outside the sandbox",
+    "unsafe": "this command is not known to be read-only",
+    "retry": "this failed in the sandbox; run it again outside?",
+}
+
 UsageFn = Callable[[], Any]  # returns baseagent.agent.Usage (duck-typed: no import cycle)
 
 
-class _Spinner:
-    """A status line redrawn in place on a daemon thread; drawn only while `label` is set."""
-
-    def __init__(self, write: Callable[[str], None], lock: threading.RLock,
-                 clock: Callable[[], float]) -> None:
-        self._write = write
-        self._lock = lock
-        self._clock = clock
-        self.label: str | None = None
-        self.since = 0.0
-        self.shown = False
-        self._frame = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-
-    def set(self, label: str | None, restart: bool = True) -> None:
-        """Show `label` (None hides it). `restart` resets the elapsed time."""
-        with self._lock:
-            if label is not None and (restart or self.label is None):
-                self.since = self._clock()
-            self.label = label
-            if label is None:
-                self.clear()
-            elif self._thread is None:
-                self._thread = threading.Thread(target=self._spin, name="baseagent-spinner",
-                                                daemon=True)
-                self._thread.start()
-
-    def clear(self) -> None:
-        """Erase the status line (call with the lock held, before printing anything)."""
-        if self.shown:
-            self._write(CLEAR_LINE)
-            self.shown = False
-
-    def draw(self) -> None:
-        with self._lock:
-            if self.label is None:
-                return
-            elapsed = self._clock() - self.since
-            frame = FRAMES[self._frame % len(FRAMES)]
-            self._frame += 1
-            self._write(f"{CLEAR_LINE}\x1b[36m{frame}\x1b[0m {self.label} "
-                        f"\x1b[2m{elapsed:.1f}s · Ctrl-C to cancel\x1b[0m")
-            self.shown = True
-
-    def _spin(self) -> None:
-        while not self._stop.wait(SPIN_INTERVAL_S):
-            try:
-                self.draw()
-            except (OSError, ValueError):
-                return
-
-    def close(self) -> None:
-        self._stop.set()
-        with self._lock:
-            self.label = None
-            self.clear()
-
-
 class PrettySink(EventListener):
-    """Draws the engine's events on a terminal. `spinner`: None = only when the stream is a
-    terminal."""
+    """Draws the engine's events on a terminal. `caps`: what the stream can do, decided by
+    the entry point (output/term.py; None: a terminal with colour if the stream is a TTY,
+    plain lines otherwise). `spinner`: None = when the terminal is live."""
 
     run_events = True  # it draws the engine's events, not the Codex ones
 
-    def __init__(self, stream: TextIO | None = None, *, spinner: bool | None = None,
+    def __init__(self, stream: TextIO | None = None, *, caps: TerminalCaps | None = None,
+                 spinner: bool | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._console = Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
+        stream = stream or sys.stdout
+        if caps is None:
+            tty = _isatty(stream)
+            caps = TerminalCaps(live=tty, colors="standard" if tty else None)
+        self._caps = caps
+        self._live = caps.live
+        self._frame = Frame(stream)
+        # Word-wrapped to the width (never cut mid-word by the terminal); the environment
+        # is not read (_environ): the caps say what the terminal can do.
+        self._console = Console(file=self._frame, highlight=False, soft_wrap=False,
+                                force_terminal=caps.live, color_system=caps.colors,
+                                no_color=not caps.color, width=caps.width,
+                                height=caps.height, emoji=False, markup=False, _environ={})
         self._lock = threading.RLock()
         self._clock = clock
-        self._spinner: _Spinner | None = None
-        if spinner if spinner is not None else self._console.is_terminal:
-            self._spinner = _Spinner(self._raw_write, self._lock, clock)
+        self._spinner: Spinner | None = None
+        if spinner if spinner is not None else caps.live:
+            self._spinner = Spinner(self._raw_write, self._tick, clock, caps.color)
         self._streamed: dict[str, int] = {}  # reasoning item id -> characters printed
-        self._midline = False  # a streamed text line is open (the spinner must wait)
         self._held: str | None = None  # a completed agent message whose role is not known yet
+        self._writing: str | None = None  # the message streaming now (shown live)
+        self._running: dict[str, tuple[str, str]] = {}  # command item id -> (command, output)
+        self._counting: tuple[str, str] | None = None  # a counting notice: (identity, text)
         self._headed: str | None = None  # thread id the header was drawn for
         self._usage: UsageFn | None = None
         self._turns = 0
@@ -151,13 +131,14 @@ class PrettySink(EventListener):
         self._pending_start: float | None = None
         self._turn_usage: Any = None
         self._gone = False
-        # The plan: its checklist lines, whether it is pinned under the output (terminals
-        # only), how many of its lines are on screen now, and streamed text of a line not
-        # finished yet while it is pinned (only whole lines can be printed above it).
+        # The plan: its checklist lines and whether it is pinned under the output (live
+        # terminals only); the rows of the live block on screen now; streamed text of a
+        # row not finished yet (live terminals: only whole rows reach the scrollback).
         self._plan: list[Text] = []
         self._pinned = False
-        self._plan_drawn = 0
+        self._drawn = 0
         self._partial = ""
+        self._partial_style = "dim italic"
 
     # -- set up by the entry point -----------------------------------------------------------
 
@@ -181,7 +162,9 @@ class PrettySink(EventListener):
             self._end_line()
             for line in header_lines(version=__version__, thread_id=thread_id, model=model,
                                      cwd=cwd, sandbox=sandbox, api_base=api_base,
-                                     resumed_turns=resumed_turns, notes=notes):
+                                     resumed_turns=resumed_turns, notes=notes,
+                                     color=self._caps.color,
+                                     width=self._console.width):
                 self._raw_write(line + "\n")
         self._safely(draw)
 
@@ -229,12 +212,26 @@ class PrettySink(EventListener):
             return
         try:
             with self._lock:
-                self._lift_plan()
+                self._lift()
                 draw()
-                self._drop_plan()
-                self._flush()
+                self._drop()
+                if self._spinner is not None:
+                    self._spinner.draw(self._row_width())
+                self._frame.commit()
         except (OSError, ValueError):
             self._gone = True
+
+    def _tick(self) -> None:
+        """The spinner's redraw (its thread): the status line only, in one write."""
+        if self._gone or self._spinner is None:
+            return
+        with self._lock:
+            try:
+                self._spinner.draw(self._row_width())
+                self._frame.commit()
+            except (OSError, ValueError):
+                self._gone = True
+                raise
 
     def _render(self, event: engine.RunEvent) -> None:
         if isinstance(event, (engine.ItemStarted, engine.ItemUpdated, engine.ItemCompleted)):
@@ -249,7 +246,15 @@ class PrettySink(EventListener):
             self._pending_start = None
             self._turn_usage = self._usage() if self._usage is not None else None
             self._status("thinking")
-        elif isinstance(event, engine.TurnEnded) and event.status == "completed":
+        elif isinstance(event, (engine.TurnEnded, engine.RunFailed)):
+            self._writing = None  # nothing streams or runs past the end of a turn
+            self._running.clear()
+            self._turn_ended(event)
+        elif isinstance(event, engine.Notice):
+            self._notice(event.message)
+
+    def _turn_ended(self, event: engine.TurnEnded | engine.RunFailed) -> None:
+        if isinstance(event, engine.TurnEnded) and event.status == "completed":
             self._status(None)
             self._release_held(final=True)
             self._summary("completed", event.usage, None)
@@ -263,24 +268,40 @@ class PrettySink(EventListener):
             self._status(None)
             self._release_held(final=False)
             self._summary("failed", None, error or "")
-        elif isinstance(event, engine.Notice):
+
+    def _notice(self, message: str) -> None:
+        """A notice; on a live terminal one that counts (`Reconnecting... 3/5`) stays in
+        the live block, replaced by its next count, until something else is printed."""
+        identity = live.counted(message) if self._live else None
+        if identity is None:
+            self._print(Text(f"! {message}", style="yellow"))
+            return
+        if self._partial or (self._counting is not None and self._counting[0] != identity):
+            # what came before stays as it was: text streamed since, another notice
             self._end_line()
-            self._print(Text(f"! {event.message}", style="yellow"))
+        self._counting = (identity, message)
 
     def _item(self, item: engine.Item, started: bool, done: bool) -> None:
         if isinstance(item, engine.TextItem) and item.kind == "message":
-            # Held: whether it is interim or the answer shows with what comes next.
+            # Held: whether it is interim or the answer shows with what comes next. On a
+            # live terminal it shows (its last rows) while it streams and while held.
             if done:
+                self._writing = None
                 self._release_held(final=False)
                 self._held = item.text if item.text.strip() else None
                 self._status("thinking")
-            elif started:
-                self._status("writing")
+            else:
+                if started:
+                    self._release_held(final=False)  # another message follows: interim
+                    self._status("writing")
+                self._writing = item.text
             return
         if isinstance(item, engine.TextItem):
             self._reasoning(item, done)
         elif isinstance(item, engine.TurnScopedItem) and item.kind == "todo_list":
             self._show_plan(item, done)
+        elif isinstance(item, engine.ApprovalItem):
+            self._approval(item, started, done)
         elif isinstance(item, engine.ToolCallItem):
             if started or done:
                 self._release_held(final=False)  # something follows the message: interim
@@ -314,13 +335,37 @@ class PrettySink(EventListener):
                 self._reason(outcome.output)
             self._status("thinking")
 
+    def _approval(self, item: engine.ApprovalItem, started: bool, done: bool) -> None:
+        """The question a command waits on (the terminal's approver then reads the
+        answer: interactive/approver.py), and the answer once given."""
+        if started:
+            self._status(None)
+            self._release_held(final=False)
+            self._end_line()
+            self._print(Text.assemble(("? approval needed: ", "bold yellow"),
+                                      _APPROVAL_WHY.get(item.kind, item.kind)))
+            self._print(Text(f"  $ {item.command}", style="bold"))
+            if item.reason:
+                self._print(Text(f"  why: {item.reason}", style="dim"))
+            prefix = f"[p] allow `{item.prefix}` for this session · " if item.prefix else ""
+            self._print(Text(f"  [y] run it once · {prefix}[n] decline (`n NOTE` tells "
+                             "the model why)", style="yellow"))
+        elif done:
+            words = {"approved": ("✓ approved once", "green"),
+                     "approved_for_session": (f"✓ approved `{item.prefix}` for this session",
+                                              "green"),
+                     "denied": ("✗ declined" + (f": {item.note}" if item.note else ""),
+                                "red")}
+            text, style = words.get(item.decision or "", (str(item.decision), ""))
+            self._print(Text(f"  {text}", style=style))
+            self._status("running")
+
     def _reasoning(self, item: engine.TextItem, done: bool) -> None:
         shown = self._streamed.get(item.id, 0)
         if len(item.text) < shown:  # a retried stream starts its text afresh
             self._end_line()
             shown = 0
         if len(item.text) > shown:
-            self._status(None)
             self._stream_text(item.text[shown:], "dim italic")
             self._streamed[item.id] = len(item.text)
         if done:
@@ -329,20 +374,26 @@ class PrettySink(EventListener):
             self._status("thinking")
 
     def _stream_text(self, text: str, style: str) -> None:
-        """Text as it arrives; while the plan is pinned, a whole line at a time."""
-        if not self._pinned:
-            self._console.print(Text(text, style=style), end="")
-            self._midline = not text.endswith("\n")
-            return
+        """Text as it arrives, a whole row at a time, broken between words: the open row
+        waits (on a live terminal it shows in the live block), so nothing half written is
+        left where the spinner or the block would erase it, and no terminal cuts a word."""
+        self._partial_style = style
         *lines, self._partial = (self._partial + text).split("\n")
+        rows: list[str] = []
         for line in lines:
-            self._console.print(Text(line, style=style))
+            rows.extend(live.wrap(line, self._row_width()))
+        done, self._partial = live.full_rows(self._partial, self._row_width())
+        rows.extend(done)
+        if rows:
+            self._end_line(keep_partial=True)
+            for row in rows:
+                self._console.print(Text(row, style=style))
 
     # -- the plan ----------------------------------------------------------------------------
 
     def _show_plan(self, item: engine.TurnScopedItem, done: bool) -> None:
         self._plan = _checklist(item)
-        if self._console.is_terminal:
+        if self._live:
             self._pinned = True  # drawn (again) under the output by _safely
             if done:
                 self._unpin()
@@ -355,37 +406,80 @@ class PrettySink(EventListener):
         """The checklist stays where it is, in its last state; output goes on below it."""
         if not self._pinned:
             return
-        self._drop_plan()
+        self._lift()
+        self._end_line()
+        for line in self._plan:
+            self._print(line)
         self._pinned = False
-        self._plan_drawn = 0
         self._plan = []
 
-    def _lift_plan(self) -> None:
-        """Take the pinned plan (and the spinner line) off the screen before drawing."""
+    # -- the live block ----------------------------------------------------------------------
+
+    def _lift(self) -> None:
+        """Take the live block (and the spinner line) off the screen before drawing."""
         if self._spinner is not None:
             self._spinner.clear()
-        if self._plan_drawn:
-            self._raw_write("\r" + UP_AND_CLEAR * self._plan_drawn)
-            self._plan_drawn = 0
+        if self._drawn:
+            self._raw_write("\r" + UP_AND_CLEAR * self._drawn)
+            self._drawn = 0
 
-    def _drop_plan(self) -> None:
-        """Put the pinned plan back under what was printed (with any partial line)."""
-        if not self._pinned or self._plan_drawn:
+    def _drop(self) -> None:
+        """Draw the live block again under what was printed: one screen row per line,
+        never more rows than the screen has (the oldest are left out)."""
+        if not self._live or self._drawn:
             return
-        if self._midline:
-            self._console.print()
-            self._midline = False
-        lines = ([Text(self._partial)] if self._partial else []) + self._plan
-        width = max(1, self._console.width - 1)  # never wrap: each line one screen row
-        for line in lines:
-            self._console.print(line[:width] if len(line) > width else line)
-        self._plan_drawn = len(lines)
+        rows = self._block()
+        room = max(1, self._console.height - SCREEN_MARGIN)
+        width = self._row_width()
+        for row in rows[-room:]:
+            self._console.print(row if row.cell_len <= width else
+                                Text(live.fit(row.plain, width), style=row.style),
+                                overflow="crop", no_wrap=True)
+        self._drawn = len(rows[-room:])
+
+    def _block(self) -> list[Text]:
+        """What is still changing, top to bottom (see the module docstring)."""
+        width = self._row_width()
+        rows: list[Text] = []
+        if self._counting is not None:  # older than any open row (see _notice)
+            rows.append(Text(f"! {self._counting[1]}", style="yellow"))
+        if self._partial:
+            rows.append(Text(self._partial, style=self._partial_style))
+        message = self._held or self._writing
+        if message:  # its last rows: lines wrapped from the end until there are enough
+            text_rows: list[str] = []
+            for line in reversed(message.strip("\n").split("\n")):
+                text_rows[:0] = live.wrap(line, width)
+                if len(text_rows) >= MESSAGE_ROWS:
+                    break
+            rows.extend(Text(row) for row in text_rows[-MESSAGE_ROWS:])
+        for command, output in self._running.values():
+            if len(self._running) > 1:
+                rows.append(Text(f"$ {command}", style="dim"))
+            rows.extend(Text(f"  {line}", style="dim")
+                        for line in live.tail_lines(output, COMMAND_TAIL_LINES))
+        if self._pinned:
+            rows.extend(self._plan)
+        return rows
+
+    def _row_width(self) -> int:
+        """Columns a row of the live block may take: one less than the screen, so the
+        cursor never sits in the margin where terminals disagree on wrapping."""
+        return max(1, self._console.width - 1)
 
     def _command(self, item: engine.ToolCallItem, started: bool, done: bool) -> None:
         if started:
             self._print(Text.assemble(("$ ", "bold cyan"), item.command))
             self._status("running")
-        elif done:
+            if self._live:
+                self._running[item.id] = (item.command, "")
+        elif not done:  # its output so far (tools/shell.py progress): the last lines, live
+            progress = item.progress or {}
+            if self._live and item.id in self._running:
+                self._running[item.id] = (item.command,
+                                          str(progress.get("aggregated_output", "")))
+        else:
+            self._running.pop(item.id, None)
             outcome = item.outcome
             data = outcome.data if outcome is not None else {}
             output = data.get("aggregated_output", outcome.output if outcome else "")
@@ -440,7 +534,7 @@ class PrettySink(EventListener):
             self._console.print()
             self._console.rule(Text("answer", style="bold green"), style="green",
                                align="left")
-            self._print(Text(text.strip("\n")))
+            print_markdown(self._console, text.strip("\n"))
             self._console.rule(style="green")
         else:
             self._print(Text(text.strip("\n")))
@@ -452,7 +546,7 @@ class PrettySink(EventListener):
         if spent is not None:
             tokens_in, cached, tokens_out, cost = spent
             parts.append(f"{tokens_in:,} in ({cached:,} cached) · {tokens_out:,} out")
-            parts.append("cost unknown" if cost is None else f"${cost:.4f}")
+            parts.append(cost_text(cost))
         if self._turn_started:
             parts.append(f"{self._clock() - self._turn_started:.1f}s")
         mark, style = ("✓", "green") if status == "completed" else ("✗", "red")
@@ -483,25 +577,23 @@ class PrettySink(EventListener):
             self._spinner.set(label, restart=label != self._spinner.label)
 
     def _raw_write(self, text: str) -> None:
-        self._console.file.write(text)
-        self._console.file.flush()
+        self._frame.write(text)
 
-    def _end_line(self) -> None:
+    def _end_line(self, keep_partial: bool = False) -> None:
+        """Before anything is printed: the counting notice stays in its last state
+        (printed), the open line ends, the spinner line is cleared."""
         if self._spinner is not None:
             self._spinner.clear()
-        if self._partial:
-            self._console.print(Text(self._partial))
+        if self._counting is not None:
+            counting, self._counting = self._counting, None
+            self._console.print(Text(f"! {counting[1]}", style="yellow"))
+        if self._partial and not keep_partial:
+            self._console.print(Text(self._partial, style=self._partial_style))
             self._partial = ""
-        if self._midline:
-            self._console.print()
-            self._midline = False
 
     def _print(self, text: Text) -> None:
         self._end_line()
         self._console.print(text)
-
-    def _flush(self) -> None:
-        self._console.file.flush()
 
     def detail(self, _item_id: str, text: str) -> None:
         """A unified diff from a file tool: colour the lines a reader scans for."""
@@ -521,20 +613,20 @@ class PrettySink(EventListener):
         self._safely(draw)
 
     def close(self) -> None:
-        if self._spinner is not None:
-            try:
-                self._spinner.close()
-            except (OSError, ValueError):
-                pass
         try:
             with self._lock:
-                self._lift_plan()
+                if self._spinner is not None:
+                    self._spinner.stop()
+                self._lift()
+                self._writing = None
+                self._running.clear()
+                self._release_held(final=False)
                 self._end_line()
                 if self._pinned:  # a turn that never completed its plan: leave it drawn
-                    self._drop_plan()
+                    for line in self._plan:
+                        self._console.print(line)
                     self._pinned = False
-                    self._plan_drawn = 0
-                self._flush()
+                self._frame.commit()
         except (OSError, ValueError):
             pass
 
@@ -548,6 +640,13 @@ def _checklist(item: engine.TurnScopedItem) -> list[Text]:
         lines.append(Text(f"  [x] {entry['text']}", style="green") if entry.get("completed")
                      else Text(f"  [ ] {entry['text']}"))
     return lines
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _ended(outcome: engine.ToolOutcome | None) -> str:

@@ -92,13 +92,33 @@ any tool.
 </task>
 """
 
+# The built-in prompts' line for a run nobody watches, and what replaces it in the
+# interactive session, where the person at the terminal answers.
+HEADLESS_LINES = (
+    "You run headless: nobody will answer questions, so never ask for clarification. Make\n"
+    "reasonable assumptions, state them briefly, and carry the task through to the end.\n",
+    "Nobody will answer\nquestions: do the task yourself, step by step.\n")
+PERSON_PRESENT = (
+    "A person is at the terminal and reads your answers. Make reasonable assumptions and\n"
+    "carry the task through; when you truly cannot go on without their decision, ask one\n"
+    "short question as your answer and stop.\n")
+
+
 def compose_system_prompt(base: str, append: str | None,
-                          builtins: list[str] | None = None) -> str:
+                          builtins: list[str] | None = None,
+                          person_present: bool = False) -> str:
     """The thread's system prompt, from fixed inputs only (so it is byte-stable): `base`,
     then a line naming the built-in tools when the toolsets left out some of those the
     built-in prompt mentions (`builtins`; None when all are there or the prompt is the
-    user's), then `append`."""
+    user's), then `append`. `person_present` (the interactive session): the built-in
+    prompts' "nobody will answer" becomes leave to ask the person when it must."""
     text = base
+    if person_present:
+        for line in HEADLESS_LINES:
+            if line in text:
+                text = text.replace(line, PERSON_PRESENT if line == HEADLESS_LINES[0]
+                                    else "A person at the\nterminal answers your "
+                                         "questions, but ask only when you must.\n")
     if builtins is not None:
         if builtins:
             note = (f"In this run only these of the tools named above are available: "

@@ -22,6 +22,7 @@ tool's thread (`restrict_thread`).
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 import stat
@@ -62,11 +63,23 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+# Looked up when first called, not at import: a libc without them (macOS has no prctl)
+# must still import this module (every tool does), where abi() is 0 and nothing calls them.
 _libc = ctypes.CDLL(None, use_errno=True)
-_syscall = _libc.syscall
-_syscall.restype = ctypes.c_long
-_prctl = _libc.prctl
 PR_SET_NO_NEW_PRIVS = 38
+
+
+def _syscall(*args: object) -> int:
+    function = getattr(_libc, "syscall")
+    function.restype = ctypes.c_long
+    return int(function(*args))
+
+
+def _prctl(*args: object) -> int:
+    function = getattr(_libc, "prctl", None)
+    if function is None:
+        raise LandlockError(errno.ENOSYS, "prctl is not available on this platform")
+    return int(function(*args))
 
 _abi_cache: int | None = None
 

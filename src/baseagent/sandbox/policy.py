@@ -24,6 +24,7 @@ in a multi-threaded process.
 from __future__ import annotations
 
 import os
+import platform
 import stat
 import tempfile
 import threading
@@ -257,6 +258,27 @@ def _close_all(fds: list[int]) -> None:
         except OSError:
             pass
     fds.clear()
+
+
+def platform_supported() -> bool:
+    """Whether this platform has the sandbox at all. Its pieces (Landlock, seccomp, mount
+    and user namespaces, capabilities, the C supervisor) are Linux's; elsewhere nothing
+    could confine a command. Asked of platform.system(), as landlock.abi() and
+    seccomp.supported() ask it."""
+    return platform.system() == "Linux"
+
+
+def unsupported_mode(mode: SandboxMode) -> str | None:
+    """Why a run in `mode` is refused on this platform (one line), or None. On Linux a
+    restricted mode always runs (without Landlock: unavailable_notice); elsewhere only
+    danger-full-access does: a mode chosen to confine commands that could not would be
+    a promise broken in silence."""
+    if mode == "danger-full-access" or platform_supported():
+        return None
+    return (f"sandbox mode {mode} needs Linux (Landlock, seccomp and namespaces confine the "
+            f"commands) and this is {platform.system() or 'not Linux'}: use --sandbox "
+            "danger-full-access (sandbox = \"danger-full-access\" in config.toml), or run "
+            "baseagent in a Linux VM or container")
 
 
 def available() -> bool:

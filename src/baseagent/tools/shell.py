@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from baseagent.sandbox.policy import Policy
+from baseagent.tools.approval import Verdict
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
@@ -48,6 +50,18 @@ class Args(BaseModel):
     )
 
 
+class EscalatableArgs(Args):
+    """The shell's arguments when the model may ask to leave the sandbox (approval policy
+    on-request, tools/approval.py): Codex's two fields for it."""
+
+    with_escalated_permissions: bool | None = Field(
+        None, description="Run outside the sandbox (network, writes outside the "
+        "workspace). The user is asked first; give `justification`.")
+    justification: str | None = Field(
+        None, description="With with_escalated_permissions: one sentence the user reads, "
+        "saying why the command needs it.")
+
+
 # What the model sees of the output: ~10k characters keeps a failing build's head and its
 # final errors while costing only a few thousand tokens per call.
 MODEL_OUTPUT_MAX_CHARS = 10_000
@@ -71,8 +85,54 @@ INTERRUPTED_EXIT_CODE = 130
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
-    """Run the command; a non-zero exit is a normal result with ``success=False``."""
+    """Run the command; a non-zero exit is a normal result with ``success=False``. With the
+    run's approvals (tools/approval.py), a command may first wait for a person's answer,
+    run outside the sandbox once approved, or be declined."""
     workdir = _resolve_workdir(args.workdir, ctx)
+    approvals = ctx.approvals
+    if approvals is None:
+        return _run(args, ctx, workdir, ctx.policy())
+    policy = ctx.policy()
+    escalate = bool(getattr(args, "with_escalated_permissions", False))
+    verdict = approvals.before(args.command, str(workdir), confined=policy.restricted,
+                               escalate=escalate,
+                               justification=getattr(args, "justification", None) or "")
+    if not verdict.run:
+        return _declined(args.command, verdict)
+    result = _run(args, ctx, workdir, _unconfined(ctx) if verdict.unconfined else policy)
+    if verdict.note:
+        result.output += f"\n{verdict.note}"
+    if policy.restricted and not verdict.unconfined:
+        retry = approvals.retry_unconfined(args.command, str(workdir),
+                                           output=result.item.get("aggregated_output", ""),
+                                           exit_code=result.item.get("exit_code"))
+        if retry is not None:
+            if not retry.run:
+                result.output += ("\nThe user declined to run it outside the sandbox"
+                                  + (f": {retry.note}" if retry.note else "."))
+                return result
+            return _run(args, ctx, workdir, _unconfined(ctx))
+    return result
+
+
+def _declined(command: str, verdict: Verdict) -> ToolResult:
+    """A command the person said no to: it never ran, and the model is told why."""
+    note = f" Their note: {verdict.note}" if verdict.note else ""
+    return ToolResult(
+        output=f"Error: the user declined to run this command.{note} Do not run it again; "
+               "find another way, or ask the user in your answer.",
+        success=False,
+        item={"command": command, "aggregated_output": "", "exit_code": None,
+              "status": "declined"})
+
+
+def _unconfined(ctx: ToolContext) -> Policy:
+    """The policy of an approved command outside the sandbox: the person's yes stands in
+    for the kernel's limits, for this one command."""
+    return Policy.build("danger-full-access", ctx.cwd)
+
+
+def _run(args: Args, ctx: ToolContext, workdir: Path, policy: Policy) -> ToolResult:
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
     # Under the run's supervisor (tools/procs.py): everything the command starts can be
@@ -80,7 +140,7 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     # policy (sandbox/policy.py). The agent itself stays unrestricted.
     try:
         proc, launch = ctx.processes.start(
-            ["bash", "-c", args.command], ctx.policy(), cwd=workdir, env=ctx.env,
+            ["bash", "-c", args.command], policy, cwd=workdir, env=ctx.env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command
@@ -361,3 +421,8 @@ def _append_line(text: str, line: str) -> str:
 # The tool as the registry sees it (tools/tool.py).
 TOOL = ModelTool(name=NAME, description=DESCRIPTION, args_model=Args, runner=run,
                  item_type=ITEM_TYPE)
+# The same tool where the model may ask to run a command outside the sandbox.
+ESCALATABLE_TOOL = ModelTool(name=NAME, description=DESCRIPTION + (
+    " Commands run in a sandbox; if one needs the network or writes outside the workspace, "
+    "set `with_escalated_permissions` with a `justification`, and the user is asked."),
+    args_model=EscalatableArgs, runner=run, item_type=ITEM_TYPE)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.sandbox import SandboxMode
 from baseagent.sandbox.policy import Policy
+from baseagent.tools.approval import Approvals
 from baseagent.tools.procs import ProcessTracker
 
 # The event item kinds a tool call can appear as (output/events.py).
@@ -204,6 +205,9 @@ class ToolContext:
     # The run's sandbox, its writable roots opened once (built when the run starts, else on
     # first use; shared with sub-agents' contexts).
     sandbox_policy: Policy | None = None
+    # Who is asked before a command runs, and when (tools/approval.py); None: nobody, as
+    # with approval policy `never`.
+    approvals: Approvals | None = None
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
