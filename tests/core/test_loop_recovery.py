@@ -264,6 +264,14 @@ def test_prose_code_tell_mode_asks_the_model_to_write_it(tmp_path):
     assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    pass\n"
 
 
+def test_the_prompts_example_path_in_front_of_the_name_still_names_the_file(tmp_path):
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    answer = "path/to/hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
+    blocks = file_blocks(answer, tmp_path, "Fix hamming.py")
+    assert [(b.path, b.content) for b in blocks] == [("hamming.py",
+                                                      "def distance(a, b):\n    return 0\n")]
+
+
 def test_file_blocks_need_a_name_or_a_single_candidate(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("y = 1\n")
@@ -475,8 +483,12 @@ def test_a_turn_ending_with_failing_tests_gets_one_fresh_attempt(tmp_path):
     # the task and the files as they were when it began, nothing of the conversation, no tools
     assert [m["role"] for m in fresh] == ["system", "user"]
     assert "whole file" in fresh[0]["content"]
-    assert fresh[1]["content"] == client.requests[0][2]["content"]
+    assert fresh[1]["content"].startswith(task)
     assert "def distance(a, b):\n    pass" in fresh[1]["content"]
+    # the tests were shown with the task, not in the fresh attempt (a small model copies
+    # a long test file back instead of writing the code)
+    assert "from hamming import distance" in client.requests[0][2]["content"]
+    assert "from hamming import distance" not in fresh[1]["content"]
     assert client.tools_seen[4] == [] and client.tools_seen[5]
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     assert "fresh attempt" in client.requests[5][-4]["content"]  # the note, then the reply

@@ -172,6 +172,7 @@ def test_a_stuck_turn_gets_one_fresh_attempt_without_the_conversation(scripted_s
     assert [m["role"] for m in fresh["messages"]] == ["system", "user"] and "tools" not in fresh
     assert fresh["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in fresh["messages"][1]["content"]  # the file as it was when the task began
+    assert HAMMING_TEST not in fresh["messages"][1]["content"]  # not the tests
     assert any("fresh attempt" in e["message"] for e in run.of_type("error"))
     assert run.final_message == "Fixed: the tests pass."
     assert run.events[-1]["verification"]["by"] == "evidence"

@@ -30,7 +30,7 @@ from typing import Any, Callable, Literal, Protocol
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.core import events as engine
 from baseagent.core.echo import echoes
-from baseagent.core.evidence import Evidence
+from baseagent.core.evidence import Evidence, is_test_file
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
                                   started_item, turn_item, updated_item)
@@ -185,8 +185,8 @@ class _TurnState:
     intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
-    # The turn's first message as sent (the task and the files it named, as they were), for
-    # the fresh attempt; None when it cannot be resent alone (images, a continued turn).
+    # The fresh attempt's message: the task and the files it named to change, as they were
+    # when it began; None when it cannot be resent alone (images, a continued turn).
     opening: str | None = None
     fresh_spent: bool = False
 
@@ -246,7 +246,11 @@ class Loop:
         content = turn.message_content
         if self.show_named_files and isinstance(content, str):
             content += shown_files(turn.text, self.tool_context.cwd)
-        self._state.opening = content if isinstance(content, str) else None
+        if self.fresh_attempt and isinstance(content, str):
+            # The fresh attempt's message: the task and the files to change as they are now
+            # (not the tests: a model shown a long test file may copy it back whole).
+            self._state.opening = turn.message_content + shown_files(
+                turn.text, self.tool_context.cwd, skip=is_test_file)
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 # A path-like word with an extension: `hamming.py`, `src/app/main.go`, `./notes.txt`.
 FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
@@ -30,13 +31,17 @@ def named_in(text: str) -> list[str]:
     return names
 
 
-def shown_files(text: str, cwd: Path) -> str:
+def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name: False
+                ) -> str:
     """The section to add after an instruction: each named file that exists under `cwd`
-    and is small UTF-8 text, as a fenced block under its name; "" when there is none."""
+    and is small UTF-8 text, as a fenced block under its name; "" when there is none.
+    `skip` leaves out the names it is true for (the tests, in the fresh attempt)."""
     blocks: list[str] = []
     total = 0
     root = cwd.resolve()
     for name in named_in(text):
+        if skip(name):
+            continue
         path = (cwd / name).resolve()
         if root not in path.parents or not path.is_file():
             continue  # outside the workspace, or not a file: never shown

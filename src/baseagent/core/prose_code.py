@@ -74,8 +74,10 @@ def _named(before: str, info: str, code: str, cwd: Path, task_files: set[str]) -
     sources = [info, *(reversed(lines)), first if first.lstrip().startswith(("#", "//")) else ""]
     for source in sources:
         for name in named_in(source or ""):
-            if name in task_files or (cwd / name).is_file():
-                return name
+            # `path/to/hamming.py`: the prompt's example path kept in front of the name
+            for candidate in dict.fromkeys((name, Path(name).name)):
+                if candidate in task_files or (cwd / candidate).is_file():
+                    return candidate
     return None
 
 
