@@ -115,7 +115,7 @@ def test_a_large_toolset_is_split_by_the_model_once_then_from_the_cache(tmp_path
         for _ in range(2):
             with ToolsetOrchestrator(toolsets, model="openai/demo", api_base=server.api_base,
                                      api_key="dummy", toolset_max_tools=3,
-                                     toolset_cache_dir=cache, env={}) as orchestrator:
+                                     cache_dir=cache, env={}) as orchestrator:
                 built = orchestrator.toolsets()
                 runs.append(([(t.name, t.description, [x.name for x in t.tools])
                               for t in built], orchestrator.notices))
@@ -146,7 +146,7 @@ def test_splits_depend_on_the_tools_and_the_limit(tmp_path):
                                 {"content": "still no JSON"}])
     for _ in range(2):
         orchestrator = ToolsetOrchestrator([Toolset("a", tools=_many(5))], model_client=model,
-                                           toolset_max_tools=2, toolset_cache_dir=tmp_path,
+                                           toolset_max_tools=2, cache_dir=tmp_path,
                                            env={})
         built = orchestrator.toolsets()
         assert [(t.name, [x.name for x in t.tools]) for t in built] == [
@@ -186,7 +186,7 @@ def test_toolsets_by_openapi_tag_from_a_real_service(workspace, tmp_path):
                                               "exclude": ["slow"]}}),
                     Toolset("files", "Read files", builtins=["read"])]
         with ToolsetOrchestrator(declared, model_client=DeterministicClient([]),
-                                 toolset_cache_dir=tmp_path, env={}) as orchestrator:
+                                 cache_dir=tmp_path, env={}) as orchestrator:
             built = {t.name: t for t in orchestrator.toolsets()}
             assert {n: [x.name for x in t.tools] for n, t in built.items()} == {
                 "pets_admin": ["deletePet"], "pets_pets": ["listPets", "createPet", "getPet"],

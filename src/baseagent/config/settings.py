@@ -174,9 +174,6 @@ class ToolOptions(_Options):
     toolset_max_tools: int = Field(
         30, ge=2, description="A toolset with more tools is split into groups by the model "
         "once (core/orchestrator.py), cached by the source's hash")
-    toolset_cache_dir: Path = Field(
-        default_factory=lambda: Path.home() / ".baseagent" / "toolsets",
-        description="Where the model's toolset splits are cached")
 
     @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
     @classmethod

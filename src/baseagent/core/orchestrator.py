@@ -15,7 +15,7 @@ them), so the Tool objects handed back stay usable until `close()`. A toolset wi
 `toolset_max_tools` is split: the model is asked once for groups (a JSON answer), the answer
 is checked (every tool in exactly one group, none larger than the limit: what is missing
 goes to an `other` group, what is too large is cut in order), and cached in
-`toolset_cache_dir` under the hash of the tools (names, descriptions, schemas) and the
+`cache_dir` under the hash of the tools (names, descriptions, schemas) and the
 limit, so the next run, or the next agent, makes no model call. An answer that cannot be
 read at all is a notice and an in-order split, not cached (the next run asks again).
 """
@@ -52,12 +52,14 @@ class Group:
 
 class ToolsetOrchestrator:
     """Keyword options are the library's configuration (`Agent`'s: model, api_base,
-    api_key, cwd, toolset_max_tools, toolset_cache_dir, ...). `model_client` replaces the
-    litellm client (tests: baseagent.testing.deterministic); it is made only when a split
-    needs the model. `env`: the environment sources start from (default: this process's)."""
+    api_key, cwd, toolset_max_tools, ...). `model_client` replaces the litellm client
+    (tests: baseagent.testing.deterministic); it is made only when a split needs the model.
+    `env`: the environment sources start from (default: this process's). `cache_dir`: where
+    splits are cached (default ~/.baseagent/toolsets)."""
 
     def __init__(self, toolsets: Sequence[Toolset], *, model_client: Any = None,
-                 env: Mapping[str, str] | None = None, **options: Any) -> None:
+                 env: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
+                 **options: Any) -> None:
         import os
 
         from baseagent.config.load import agent_config_from_options
@@ -65,7 +67,8 @@ class ToolsetOrchestrator:
         self.settings = agent_config_from_options(options)
         self.env = dict(os.environ if env is None else env)
         self.max_tools = self.settings.toolset_max_tools
-        self.cache_dir = self.settings.toolset_cache_dir
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None \
+            else Path.home() / ".baseagent" / "toolsets"
         self.model_client = model_client
         self.notices: list[str] = []
         self._declared = list(toolsets)
