@@ -3,7 +3,8 @@
 It records every request (method, path, query, headers, JSON body) so a test can check what
 the agent's calls really sent. Pets: list (query), create (JSON body through a `$ref`,
 API key required), get (path; 404 for an unknown id), delete (tagged admin), a 500, and
-`whoami`, which echoes the API key it was sent (the agent must keep it from the model).
+`whoami`, which echoes the API key it was sent (the agent must keep it from the model);
+outside the document, `/v1/echo` (what a request carried) and `/v1/redirect?to=URL`.
 """
 from __future__ import annotations
 
@@ -94,6 +95,12 @@ class PetService:
             def do_DELETE(self) -> None:
                 service.handle(self, "DELETE")
 
+            def do_PUT(self) -> None:
+                service.handle(self, "PUT")
+
+            def do_PATCH(self) -> None:
+                service.handle(self, "PATCH")
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -119,9 +126,11 @@ class PetService:
         if parts.path != "/openapi.json":
             with self._lock:
                 self.requests.append(record)
-        status, body = self.answer(method, parts.path, record)
+        status, body, *extra = self.answer(method, parts.path, record)
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         handler.send_response(status)
+        for name, value in (extra[0] if extra else {}).items():
+            handler.send_header(name, value)
         handler.send_header("Content-Type", "text/plain" if isinstance(body, str)
                             else "application/json")
         handler.send_header("Content-Length", str(len(data)))
@@ -129,7 +138,7 @@ class PetService:
         handler.end_headers()
         handler.wfile.write(data)
 
-    def answer(self, method: str, path: str, record: dict[str, Any]) -> tuple[int, Any]:
+    def answer(self, method: str, path: str, record: dict[str, Any]) -> tuple[Any, ...]:
         key = record["headers"].get(API_KEY_HEADER.lower())
         if path == "/openapi.json":
             return 200, document()
@@ -152,6 +161,11 @@ class PetService:
         if path == "/v1/slow":
             time.sleep(float(record["query"]["seconds"][0]))
             return 200, {"late": True}
+        if path == "/v1/redirect":  # to wherever ?to= says (the generic tool must not follow)
+            return 302, {"moved": True}, {"Location": record["query"]["to"][0]}
+        if path == "/v1/echo":  # what the request carried, for the generic tool's tests
+            return 200, {"method": method, "query": record["query"], "body": record["body"],
+                         "trace": record["headers"].get("x-trace-id")}
         if path == "/v1/whoami":
             return 200, {"you": "pets-admin", "key_seen": key}
         return 404, {"error": f"no route {method} {path}"}

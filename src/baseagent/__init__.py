@@ -32,6 +32,9 @@ _EXPORTS = {
     "ToolContext": "baseagent.tools.tool",
     "ToolError": "baseagent.tools.tool",
     "ToolResult": "baseagent.tools.tool",
+    "Toolset": "baseagent.tools.toolset",
+    "ToolProvider": "baseagent.tools.provider",
+    "ToolsetOrchestrator": "baseagent.core.orchestrator",
     "ApprovalRequest": "baseagent.tools.approval",
     "ApprovalAnswer": "baseagent.tools.approval",
 }

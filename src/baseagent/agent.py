@@ -128,8 +128,8 @@ class Agent:
     baseagent.testing.deterministic): `totals`, `complete()` and `bind_cancel()`, the
     protocol in baseagent.llm.types (checked at the first turn).
     tools: your own tools, after the built-in ones: plain functions (type-hinted, or
-    taking one pydantic model), `@baseagent.tool` functions, or Tool objects
-    (docs/TOOLS.md). enabled_toolsets / disabled_toolsets: which built-in tools (names
+    taking one pydantic model), `@baseagent.tool` functions, Tool objects, tool providers
+    (`baseagent.ToolProvider`) and named toolsets (`baseagent.Toolset`) (docs/TOOLS.md). enabled_toolsets / disabled_toolsets: which built-in tools (names
     or the groups read, edit, shell, plan). mcp_servers: Codex-style server tables, by name.
     openapi: OpenAPI documents whose operations become tools (a list of tables with a
     `name`, or a mapping of name to table).

@@ -148,7 +148,7 @@ def test_an_object_without_a_required_member_is_no_tool():
     members = {k: v for k, v in vars(Minimal).items() if k != "run"}
     with pytest.raises(TypeError, match="is not a Tool: it has no run$"):
         adopt(type("NoRun", (), members)())
-    with pytest.raises(TypeError, match="tools= takes functions or Tool objects"):
+    with pytest.raises(TypeError, match="tools= takes functions, Tool objects"):
         from baseagent.tools.python_tool import as_tool
 
         as_tool("shell")

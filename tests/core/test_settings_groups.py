@@ -72,26 +72,39 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 
 # Settings added since the snapshot was taken, with their defaults (the snapshot's cases
 # set none of them).
-ADDED_SINCE = {"approval_policy": "never"}
+ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30}
+# Keys added since to the tables' models ($defs), with their defaults.
+ADDED_TABLE_KEYS = {("OpenApiConfig", "mode"): "operations"}
 
 
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])
 def test_resolved_values_are_those_of_the_flat_model(case):
     given = {**case["input"], "cwd": "/", "session_dir": "/s"}
-    dump = Settings.model_validate(given).model_dump(mode="json")
+    dump = _before_additions(Settings.model_validate(given).model_dump(mode="json"))
     assert {k: dump.pop(k) for k in ADDED_SINCE} == ADDED_SINCE
     assert dump == case["dump"]
     library = {k: v for k, v in given.items() if k not in CliOptions.model_fields}
     expected = {k: v for k, v in case["dump"].items() if k not in CliOptions.model_fields}
-    dump = AgentConfig.model_validate(library).model_dump(mode="json")
+    dump = _before_additions(AgentConfig.model_validate(library).model_dump(mode="json"))
     assert {k: dump.pop(k) for k in ADDED_SINCE} == ADDED_SINCE
     assert dump == expected
+
+
+def _before_additions(dump: dict[str, Any]) -> dict[str, Any]:
+    """A dump without the table keys added since (each at its default)."""
+    for (model, key), default in ADDED_TABLE_KEYS.items():
+        assert model == "OpenApiConfig"
+        for table in (dump.get("openapi") or {}).values():
+            assert table.pop(key) == default
+    return dump
 
 
 def test_fields_defaults_and_constraints_are_those_of_the_flat_model():
     before = {k: v for k, v in SNAPSHOT["schema"].items() if k != "description"}
     now = {k: v for k, v in Settings.model_json_schema().items() if k != "description"}
     added = {name: now["properties"].pop(name) for name in ADDED_SINCE}
+    tables = {key: now["$defs"][key[0]]["properties"].pop(key[1]) for key in ADDED_TABLE_KEYS}
+    assert {key: prop["default"] for key, prop in tables.items()} == ADDED_TABLE_KEYS
     assert now == before
     assert {name: prop["default"] for name, prop in added.items()} == ADDED_SINCE
 

@@ -67,3 +67,17 @@ def test_tools(tmp_path):
         '  "days": 0.75',
         "}",
         "answer: ENG-12 is a flaky login test; about 0.75 days for two people."]
+
+
+def test_toolsets(tmp_path):
+    out = run_example("library_toolsets.py", tmp_path)
+    built = ["  shop_stock: count, restock (What is in stock, and ordering more.)",
+             "  shop_prices: price, discount (What things cost.)",
+             "  files: read_file, grep_files, list_dir (Read files)"]
+    # the split is asked for once; the second run reads it from the cache
+    assert out.splitlines() == [
+        "run 1: 1 model call(s) so far", *built, "run 2: 1 model call(s) so far", *built,
+        "the stock agent is offered: count, restock",
+        "  count {'item': 'pears'}: 0",
+        "  restock {'item': 'pears', 'amount': 10}: ordered 10 pears",
+        "answer: Pears were out of stock; I ordered 10."]

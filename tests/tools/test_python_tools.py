@@ -163,7 +163,7 @@ def test_tool_names_must_not_clash(workspace):
     agent = Agent(model_client=DeterministicClient([]), cwd=workspace, tools=[shell],
                   disabled_toolsets=["shell"], session=False)
     assert [t.name for t in agent._prepared.registry.tools()][-1] == "shell"
-    with pytest.raises(ConfigError, match="tools= takes functions or Tool objects"):
+    with pytest.raises(ConfigError, match="tools= takes functions, Tool objects"):
         Agent(model_client=DeterministicClient([]), cwd=workspace, tools=["shell"])
     def spread(*values: int) -> int:
         return sum(values)

@@ -171,6 +171,9 @@ class ToolOptions(_Options):
         default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
     openapi: dict[str, OpenApiConfig] = Field(
         default_factory=dict, description="OpenAPI documents whose operations become tools")
+    toolset_max_tools: int = Field(
+        30, ge=2, description="A toolset with more tools is split into groups by the model "
+        "once (core/orchestrator.py), cached by the source's hash")
 
     @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
     @classmethod

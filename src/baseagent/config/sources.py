@@ -117,6 +117,10 @@ class OpenApiConfig(_Table):
     exclude: list[str] = Field(default_factory=list, description="Leave these out")
     timeout_sec: float = Field(DEFAULT_OPENAPI_TIMEOUT_SEC, gt=0)
     enabled: bool = True
+    mode: Literal["operations", "generic", "both"] = Field(
+        "operations", description="operations: one tool per operation; generic: one "
+        "`http_request` tool limited to the document's servers (AgentB's genericOpenApi); "
+        "both: the two")
 
     @model_validator(mode="after")
     def _urls(self) -> "OpenApiConfig":

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from baseagent.tools.registry import ToolRegistry
     from baseagent.tools.sources import ToolSources
     from baseagent.tools.tool import Tool, ToolContext
+    from baseagent.tools.toolset import Gathered
 
 # How often a wait on the litellm import looks at the cancellation.
 POLL_SECONDS = 0.05
@@ -240,15 +241,19 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     if not settings.cwd.is_dir():
         what = "is not a directory" if settings.cwd.exists() else "does not exist"  # a file
         raise ConfigError(f"working directory {what}: {settings.cwd}")
+    from baseagent.tools.toolset import gather
+
     profile = profile_of(settings)
-    fixed = select_tools(settings, tools, profile, escalation=escalation)
+    given = gather(tools)  # toolsets opened into their parts, providers apart
+    fixed = select_tools(settings, given.fixed, profile, escalation=escalation,
+                         builtins=given.builtins)
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
         if tool.name in taken:
             raise InputError(f"external tools: two tools are named {tool.name!r}")
         taken.add(tool.name)
         fixed.append(tool)
-    sources, secrets = tool_sources(settings, env)
+    sources, secrets = tool_sources(settings, env, given)
     choice = settings.tool_choice
     if choice is not None and not _is_mode(choice) and not sources \
             and choice not in {t.name for t in fixed}:
@@ -304,18 +309,23 @@ def profile_of(settings: AgentConfig) -> PromptProfile:
 
 
 def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
-                 profile: PromptProfile | None = None, escalation: bool = False) -> list[Tool]:
+                 profile: PromptProfile | None = None, escalation: bool = False,
+                 builtins: Sequence[str] = ()) -> list[Tool]:
     """The run's fixed tools, in their stable order (the tool list is part of the cached
     prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
     such as caller-run or delegate tools, are taken as they are). The one place a new kind
-    of fixed tool joins the run; long-lived sources add theirs in settle_tools()."""
+    of fixed tool joins the run; long-lived sources add theirs in settle_tools(). `builtins`:
+    built-in names the caller's toolsets ask for, offered even where the toolsets setting
+    leaves them out."""
     from baseagent.tools.registry import builtin_tools
     from baseagent.tools.toolsets import builtin_names
 
     enabled = settings.enabled_toolsets
     if enabled is None and profile is not None and profile.tools is not None:
         enabled = list(profile.tools)  # the profile's tools, unless the user named some
+    if enabled is not None and builtins:
+        enabled = [*enabled, *builtins]
     chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets))
     if escalation:  # the shell whose calls may ask to leave the sandbox (tools/approval.py)
         from baseagent.tools.shell import ESCALATABLE_TOOL
@@ -343,28 +353,26 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
     return chosen
 
 
-def tool_sources(settings: AgentConfig, env: Mapping[str, str]) -> tuple[ToolSources, list[str]]:
-    """The long-lived tool sources of the settings (not started yet) and the secret values
-    their configuration holds (to redact)."""
+def tool_sources(settings: AgentConfig, env: Mapping[str, str],
+                 given: Gathered | None = None) -> tuple[ToolSources, list[str]]:
+    """The long-lived tool sources of the settings and of the caller's toolsets and
+    providers (`given`), not started yet, and the secret values their configuration holds
+    (to redact)."""
     from baseagent.tools.sources import ToolSources
+    from baseagent.tools.toolset import make_sources
 
-    sources: list[Any] = []
-    secrets: list[str] = []
-    servers = {n: c for n, c in settings.mcp_servers.items() if c.enabled}
-    if servers:
-        from baseagent.mcp.launch import secret_values
-        from baseagent.mcp.servers import McpServers
-
-        sources.append(McpServers(servers, env=env, cwd=settings.cwd))
-        for config in servers.values():
-            secrets += secret_values(config, env)
-    for name, document in settings.openapi.items():
-        if document.enabled:
-            from baseagent.openapi.source import OpenApiSource
-
-            source = OpenApiSource(name, document, env)
-            sources.append(source)
-            secrets += source.secrets
+    mcp, openapi = dict(settings.mcp_servers), dict(settings.openapi)
+    providers: list[Any] = []
+    if given is not None:
+        for kind, mine, theirs in (("mcp_servers", mcp, given.mcp_servers),
+                                   ("openapi", openapi, given.openapi)):
+            for name, table in theirs.items():
+                if name in mine and mine[name] != table:
+                    raise ConfigError(f"{kind}.{name} is configured and also given by a "
+                                      "toolset, with other settings: rename one")
+                mine[name] = table
+        providers = given.providers
+    sources, secrets = make_sources(mcp, openapi, providers, env, settings.cwd)
     return ToolSources(sources), secrets
 
 
@@ -677,6 +685,19 @@ def limits(settings: AgentConfig, litellm_limits: bool,
                             DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS)
     window = settings.context_window or DEFAULT_CONTEXT_WINDOW
     return window, min(settings.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS, window // 4)
+
+
+def model_client_for(settings: AgentConfig, env: Mapping[str, str]) -> ModelClientProtocol:
+    """A model client for one call outside a thread (the toolset orchestrator's split): the
+    model string and key checked as a run checks them, the same transports."""
+    from baseagent.core.ids import new_thread_id
+
+    preflight(settings, env)
+    thread_id = new_thread_id()
+    route = model_route(settings, env, thread_id)
+    check_model(settings, route)
+    return _model_client(settings, thread_id, lambda _message: None,
+                         settings.max_tokens or limits(settings, True, route)[1], route)
 
 
 def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str], None],

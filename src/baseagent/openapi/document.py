@@ -213,7 +213,30 @@ def base_url(doc: dict[str, Any], configured: str | None, spec_url: str | None) 
     servers = doc.get("servers") or []
     if not servers or not isinstance(servers[0], dict) or not servers[0].get("url"):
         raise OpenApiError("the document names no server: set base_url")
-    server = servers[0]
+    return _server_url(servers[0], spec_url)
+
+
+def server_urls(doc: dict[str, Any], configured: str | None, spec_url: str | None) -> list[str]:
+    """Every URL calls may go to (the generic `http_request` tool is held to these): the
+    configured base_url alone, else each of the document's servers that resolves to an
+    absolute http(s) URL, the first (base_url's) first."""
+    first = base_url(doc, configured, spec_url)
+    if configured:
+        return [first]
+    urls = [first]
+    for server in doc.get("servers") or []:
+        if not isinstance(server, dict) or not server.get("url"):
+            continue
+        try:
+            url = _server_url(server, spec_url)
+        except OpenApiError:
+            continue
+        if url not in urls:
+            urls.append(url)
+    return urls
+
+
+def _server_url(server: dict[str, Any], spec_url: str | None) -> str:
     url = str(server["url"])
     for name, variable in (server.get("variables") or {}).items():
         url = url.replace("{" + name + "}", str((variable or {}).get("default", "")))

@@ -45,6 +45,9 @@ class Operation:
     schema: dict[str, Any]
     arguments: list[Argument] = field(default_factory=list)
     body_type: str | None = None
+    # The operation's tags, in the document's order (toolsets by tag: tools/orchestrator.py).
+    tags: list[str] = field(default_factory=list)
+    summary: str = ""
 
     def request(self, args: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, str], Any]:
         """(path with its parameters filled in, query, headers, JSON body or None)."""
@@ -155,7 +158,9 @@ def _operation(doc: dict[str, Any], source: str, method: str, path: str, op: dic
     description = f"{_short(text)}\n\n({method.upper()} {path} on the {source} API)"
     return Operation(name=tool_name(source, operation_id, taken), operation_id=operation_id,
                      method=method.upper(), path=path, description=description, schema=schema,
-                     arguments=arguments, body_type=body_type)
+                     arguments=arguments, body_type=body_type,
+                     tags=[str(t) for t in op.get("tags") or []],
+                     summary=summary or _short(detail.splitlines()[0] if detail else ""))
 
 
 def _parameters(shared: list[Any], own: list[Any], reserved: set[str]) -> list[dict[str, Any]]:

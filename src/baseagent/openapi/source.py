@@ -9,6 +9,10 @@ result (the item is failed, the run goes on), and so is a service that cannot be
 The auth value (from an environment variable) is added to every request and to the fetch of
 the document; it is removed from everything the model, the events and the session record
 could see (response bodies that echo it, error messages that quote a URL).
+
+`mode` chooses the tools: one per operation ("operations"), one generic `http_request` held to
+the document's servers ("generic", openapi/generic.py), or both. Both kinds share the call
+below: the same auth, timeout, interruption and size caps.
 """
 from __future__ import annotations
 
@@ -18,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from baseagent.config.sources import OpenApiConfig
-from baseagent.openapi.document import OpenApiError, base_url, load
-from baseagent.openapi.operations import Operation, operations
+from baseagent.openapi.document import OpenApiError, load, server_urls
+from baseagent.openapi.operations import Operation, operations, tool_name
 from baseagent.tools.tool import Tool, ToolContext, ToolResult, check_json_arguments
 
 # What the model reads of a response, cut in the middle beyond this (shell's limit).
@@ -64,6 +68,7 @@ class OpenApiSource:
         self._doc: dict[str, Any] | None = None
         self._spec_url: str | None = None
         self._base = ""
+        self._servers: list[str] = []  # where http_request may go (the base first)
         self._client: Any = None
         self._lock = threading.Lock()
         self._closed = False
@@ -98,13 +103,24 @@ class OpenApiSource:
                     "continuing without its tools"]
         return []
 
-    def tools(self, taken: set[str]) -> list["OpenApiTool"]:
+    def tools(self, taken: set[str]) -> list[Tool]:
         if self._problem or self._doc is None:
             return []
+        mode = self.config.mode
+        out: list[Tool] = []
         ops = operations(self._doc, source=self.name, include=self.config.include,
-                         exclude=self.config.exclude, taken=taken,
+                         exclude=self.config.exclude,
+                         taken=taken if mode != "generic" else set(taken),
                          reserved_headers=set(self._auth_headers))
-        return [OpenApiTool(self, op) for op in ops]
+        if mode != "generic":
+            out += [OpenApiTool(self, op) for op in ops]
+        if mode != "operations":
+            from baseagent.openapi.generic import NAME, HttpRequestTool, description
+
+            title = str((self._doc.get("info") or {}).get("title") or "")
+            out.append(HttpRequestTool(self, tool_name(self.name, NAME, taken),
+                                       description(self.name, title, self._servers, ops)))
+        return out
 
     def close(self) -> None:
         self._stop.set()
@@ -125,12 +141,13 @@ class OpenApiSource:
                 return
             self._doc, self._spec_url = load(self.config.spec, timeout=self.config.timeout_sec,
                                              headers=self._auth_headers, stop=self._stop)
-            self._base = base_url(self._doc, self.config.base_url, self._spec_url)
+            self._servers = server_urls(self._doc, self.config.base_url, self._spec_url)
+            self._base = self._servers[0]
             # Build the operations once here, so a bad `$ref` is this document's notice
             # rather than an error when the run's tools are fixed.
             found = operations(self._doc, source=self.name, include=self.config.include,
                                exclude=self.config.exclude, taken=set(), stop=self._stop)
-            if not found:
+            if not found and self.config.mode == "operations":
                 self._problem = "no operation matches include/exclude" \
                     if self.config.include or self.config.exclude else "it has no operations"
         except OpenApiError as exc:
@@ -143,28 +160,48 @@ class OpenApiSource:
     # -- calls -----------------------------------------------------------------------------
 
     def send(self, op: Operation, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, query, headers, body = op.request(args)
+        has_body = any(a.location == "body" and a.prop in args for a in op.arguments)
+        return self._call(op.method, self._base + path, query, headers, ctx,
+                          json_body=body if has_body else None, redirects=True)
+
+    def send_generic(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """A call of the generic `http_request` tool: its target held to the document's
+        servers, its headers and query to what the model may set (openapi/generic.py), then
+        the auth added here, where the model never sees it; redirects not followed."""
+        from baseagent.openapi.generic import request_parts, target
+
+        where = target(str(args["path"]), self._servers)
+        query, headers, content, body = request_parts(
+            args, auth_headers=set(self._auth_headers), auth_query=set(self._auth_query))
+        return self._call(str(args["method"]).upper(), where.url, query, headers, ctx,
+                          json_body=body, content=content, redirects=False)
+
+    def _call(self, method: str, url: Any, query: dict[str, Any], headers: dict[str, str],
+              ctx: ToolContext, *, json_body: Any = None, content: bytes | None = None,
+              redirects: bool) -> ToolResult:
+        """Send one request with the source's auth, within its timeout, abandoned on an
+        interrupt; the result as the model reads it."""
         import httpx
 
-        path, query, headers, body = op.request(args)
-        url = self._base + path
-        query.update(self._auth_query)
-        headers = {**headers, **self._auth_headers, "Accept": "application/json, */*;q=0.5"}
-        has_body = any(a.location == "body" and a.prop in args for a in op.arguments)
+        query = {**query, **self._auth_query}
+        headers = {"Accept": "application/json, */*;q=0.5", **headers, **self._auth_headers}
+        shown = f"{method} {_without_query(url)}"
         try:
             client = self._http()
             response = _interruptible(
                 lambda: _bounded(client, client.build_request(
-                    op.method, url, params=query, headers=headers,
-                    json=body if has_body else None)), ctx.cancelled)
+                    method, url, params=query, headers=headers, json=json_body,
+                    content=content), redirects), ctx.cancelled)
         except _Interrupted:
-            return ToolResult(output=f"Error: {op.method} {url} was interrupted", success=False)
+            return ToolResult(output=f"Error: {shown} was interrupted", success=False)
         except httpx.TimeoutException:
-            return ToolResult(output=f"Error: {op.method} {url} did not answer within "
+            return ToolResult(output=f"Error: {shown} did not answer within "
                                      f"{self.config.timeout_sec:g}s (timeout_sec)", success=False)
         except (httpx.HTTPError, RuntimeError) as exc:
-            return ToolResult(output=self._clean(f"Error: cannot reach {op.method} {url}: "
+            return ToolResult(output=self._clean(f"Error: cannot reach {shown}: "
                                                  f"{type(exc).__name__}: {exc}"), success=False)
-        return self._result(op, response)
+        return self._result(response)
 
     def _http(self) -> Any:
         import httpx
@@ -177,7 +214,7 @@ class OpenApiSource:
                                             follow_redirects=True)
             return self._client
 
-    def _result(self, op: Operation, response: "_Response") -> ToolResult:
+    def _result(self, response: "_Response") -> ToolResult:
         lines = [f"HTTP {response.status_code} {response.reason_phrase}".rstrip()]
         lines += [f"{h}: {response.headers[h]}" for h in SHOWN_HEADERS if h in response.headers]
         body = _body_text(response)
@@ -268,10 +305,15 @@ class _Response:
             return self.content.decode("utf-8", errors="replace")
 
 
-def _bounded(client: Any, request: Any) -> _Response:
+def _without_query(url: Any) -> str:
+    """A URL as errors show it: without its query (where a query-string key would be)."""
+    return str(url).split("?", 1)[0]
+
+
+def _bounded(client: Any, request: Any, redirects: bool = True) -> _Response:
     """Send `request` and read no more of the body than the limit (a 2 GB answer costs
-    a megabyte)."""
-    response = client.send(request, stream=True)
+    a megabyte). `redirects`: follow them (the operations' calls) or return the 3xx."""
+    response = client.send(request, stream=True, follow_redirects=redirects)
     try:
         chunks: list[bytes] = []
         size = 0

@@ -88,7 +88,8 @@ def as_tool(obj: Any) -> Tool:
     except TypeError:
         if callable(obj):
             return PythonTool(obj)
-    raise TypeError(f"tools= takes functions or Tool objects, got {type(obj).__name__}")
+    raise TypeError(f"tools= takes functions, Tool objects, toolsets or tool providers, "
+                    f"got {type(obj).__name__}")
 
 
 def as_result(value: Any) -> ToolResult:
