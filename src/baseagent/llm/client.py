@@ -25,7 +25,8 @@ from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.per_message import PerMessage
-from baseagent.llm.reasoning import dropped_reasoning_keys, kept_reasoning_keys, without_keys
+from baseagent.llm.reasoning import (dropped_reasoning_keys, kept_reasoning_keys, merge_details,
+                                     without_keys)
 from baseagent.llm.lenient_json import strict_form_hint
 from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
@@ -245,10 +246,11 @@ class ModelClient:
         if route is not None:
             from baseagent.llm.direct import DirectTransport, wire_for
 
-            self._direct = DirectTransport(wire_for(route, kept_reasoning_keys(model)), route)
+            self._direct = DirectTransport(
+                wire_for(route, kept_reasoning_keys(model, route.api_base)), route)
         # What litellm is handed: each history message without the reasoning keys its
         # provider does not take and without lone surrogates, worked out once per message.
-        drop = dropped_reasoning_keys(model)
+        drop = dropped_reasoning_keys(model, api_base)
         self._wire_history = PerMessage(lambda m: scrub_surrogates(without_keys(m, drop)))
 
     def close(self) -> None:
@@ -442,6 +444,7 @@ class ModelClient:
         # all the chunks.
         text = reasoning = ""
         thinking_blocks: list[dict[str, Any]] = []
+        details: list[dict[str, Any]] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_obj: Any = None
@@ -485,6 +488,7 @@ class ModelClient:
                     reasoning += scrub_surrogates(piece)
                     changed = True
                 _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
+                merge_details(details, getattr(delta, "reasoning_details", None))
                 for tc in getattr(delta, "tool_calls", None) or []:
                     _merge_tool_delta(calls, tc)
                 if choice.finish_reason:
@@ -509,7 +513,7 @@ class ModelClient:
         return ModelTurn(text=text, reasoning=reasoning,
                          tool_calls=tool_calls, finish_reason=finish,
                          usage=self._usage(usage_obj, estimated_input_tokens),
-                         thinking_blocks=thinking_blocks)
+                         thinking_blocks=thinking_blocks, reasoning_details=details)
 
     def _usage(self, usage_obj: Any, estimated_input_tokens: int = 0) -> CallUsage:
         """The provider's usage, priced. A provider that reports no prompt tokens (litellm's
