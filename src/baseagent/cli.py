@@ -185,6 +185,7 @@ def main_command(
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     oss: bool = _OSS,
     prompt_profile: Optional[str] = _PROMPT_PROFILE,
+    verbose: bool = typer.Option(False, "--verbose", help="Log every model request and response (redacted, one JSON line each) to stderr; stdout stays JSONL."),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -204,6 +205,7 @@ def main_command(
         "event_format": event_format,
         "delegate": True if delegate else None,
         "approval_policy": ask_for_approval,
+        "verbose": True if verbose else None,
     }
     from baseagent.config.load import ConfigError, load_settings, with_person_present
 

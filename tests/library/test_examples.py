@@ -67,3 +67,12 @@ def test_tools(tmp_path):
         '  "days": 0.75',
         "}",
         "answer: ENG-12 is a flaky login test; about 0.75 days for two people."]
+
+
+def test_hermes_dropin(tmp_path):
+    out = run_example("hermes_dropin.py", tmp_path)
+    assert out.splitlines() == [
+        "model: openrouter/anthropic/claude-sonnet-4",
+        "answer: notes.txt has 3 lines.",
+        "reasoning sent back: Count the lines with wc.",
+        "trajectory: completed=True, turns: system human human gpt tool gpt"]

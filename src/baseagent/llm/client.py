@@ -218,9 +218,10 @@ class ModelClient:
                  on_notice: NoticeFn = lambda _m: None,
                  cancelled: CancelToken = NEVER,
                  sleep: Callable[[float], None] = time.sleep,
-                 route: Any = None) -> None:
+                 route: Any = None, request_log: Any = None) -> None:
         """`route` (llm/route.Route): serve the calls over the direct path instead of
-        litellm (None: litellm, as the model string says)."""
+        litellm (None: litellm, as the model string says). `request_log`
+        (llm/request_log.RequestLog): the verbose log of every request and response."""
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -242,6 +243,7 @@ class ModelClient:
         self._sleep = sleep
         self.totals = UsageTotals()
         self.route = route
+        self.request_log = request_log
         self._direct: Any = None
         if route is not None:
             from baseagent.llm.direct import DirectTransport, wire_for
@@ -274,6 +276,12 @@ class ModelClient:
         what the broken attempt streamed: only the successful attempt reaches the history.
         """
         self._check_cost_limit(estimated_input_tokens)
+        log = self.request_log
+        if log is not None:
+            log.request(model=self.model, api_base=self.api_base,
+                        transport="direct" if self._direct is not None else "litellm",
+                        messages=self._wire_history(messages), tools=tools,
+                        params=self._wire_params(tools, tool_choice))
         attempt = 0
         while True:
             if self.cancelled():
@@ -281,12 +289,18 @@ class ModelClient:
             try:
                 turn = self._call_once(messages, tools, on_progress, estimated_input_tokens,
                                        tool_choice)
-            except ModelError:
+            except ModelError as exc:
+                if log is not None:
+                    log.error(str(exc), retrying=False)
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below; nothing escapes raw
                 if self.cancelled():
                     raise ModelInterrupted("interrupted") from None
                 verdict = classify(exc)
+                if log is not None:
+                    log.error(describe(exc), retrying=verdict is not Verdict.OVERFLOW
+                              and verdict is not Verdict.FATAL
+                              and attempt < self.max_retries)
                 if verdict is Verdict.OVERFLOW:
                     raise ContextOverflowError(provider_message(exc)) from None
                 if verdict is Verdict.FATAL:
@@ -303,7 +317,10 @@ class ModelClient:
                 on_progress("", "")  # the retried stream starts its text afresh
                 continue
             self.totals.add(turn.usage)
-            return self._take_text_tool_calls(turn, tools)
+            turn = self._take_text_tool_calls(turn, tools)
+            if log is not None:
+                log.response(turn.assistant_message(), turn.finish_reason, turn.usage)
+            return turn
 
     # -- internals ---------------------------------------------------------------------------
 
