@@ -185,12 +185,13 @@ class AIAgent:
         if stream_callback is None:
             result = self.agent.run(message)
         else:
+            from baseagent.output import events as ev
+
             stream = self.agent.stream(message)
             for event in stream:
-                item = getattr(event, "item", None)
-                if getattr(event, "type", "") == "item.completed" \
-                        and getattr(item, "type", "") == "agent_message":
-                    stream_callback(item.text)
+                if isinstance(event, ev.ItemCompleted) \
+                        and isinstance(event.item, ev.AgentMessageItem):
+                    stream_callback(event.item.text)
             result = stream.result
             assert result is not None
         if self.save_trajectories:

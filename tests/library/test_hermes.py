@@ -129,11 +129,14 @@ def test_a_turn_that_does_not_complete_goes_to_failed_trajectories(scripted_serv
 
 def test_run_conversation_dict_and_what_it_refuses(scripted_server, tmp_path):
     server = scripted_server([
-        {"tool_calls": [{"name": "shell", "arguments": {"command": "true"}}]},
+        {"content": "Working on it.",
+         "tool_calls": [{"name": "shell", "arguments": {"command": "true"}}]},
         {"content": "All done."},
     ])
+    streamed: list[str] = []
     with make(server, tmp_path) as agent:
-        result = agent.run_conversation("do it")
+        result = agent.run_conversation("do it", stream_callback=streamed.append)
+        assert streamed == ["Working on it.", "All done."]
         assert (result["final_response"], result["completed"], result["api_calls"]) == \
             ("All done.", True, 2)
         assert result["messages"][-1] == {"role": "assistant", "content": "All done."}
