@@ -185,6 +185,7 @@ def main_command(
     append_system_prompt: Optional[str] = _APPEND_SYSTEM_PROMPT,
     oss: bool = _OSS,
     prompt_profile: Optional[str] = _PROMPT_PROFILE,
+    verbose: bool = typer.Option(False, "--verbose", help="Log every model request and response (redacted, one JSON line each) to stderr; stdout stays JSONL."),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Run one task, or open an interactive session on a terminal."""
@@ -204,6 +205,7 @@ def main_command(
         "event_format": event_format,
         "delegate": True if delegate else None,
         "approval_policy": ask_for_approval,
+        "verbose": True if verbose else None,
     }
     from baseagent.config.load import ConfigError, load_settings, with_person_present
 
@@ -530,9 +532,12 @@ def export_command(
 @app.command("batch")
 def batch_command(
     ctx: typer.Context,
-    tasks_file: Path = typer.Argument(..., metavar="TASKS.jsonl", help="One task per line: {\"instruction\", \"id\", \"workspace\", \"setup\", \"check\", \"model\", \"metadata\"} (or hermes' {\"prompt\"})."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output directory; rerunning with the same one resumes."),
-    workers: int = typer.Option(2, "--workers", "-w", help="Tasks run at once (one process or Ray actor each)."),
+    tasks_file: Optional[Path] = typer.Argument(None, metavar="TASKS.jsonl", help="One task per line: {\"instruction\", \"id\", \"workspace\", \"setup\", \"check\", \"model\", \"metadata\"} (or hermes' {\"prompt\"})."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory; rerunning with the same one resumes."),
+    workers: int = typer.Option(2, "--workers", "-w", "--num_workers", help="Tasks run at once (one process or Ray actor each)."),
+    dataset_file: Optional[Path] = typer.Option(None, "--dataset_file", metavar="TASKS.jsonl", help="hermes' batch_runner name for TASKS.jsonl."),
+    run_name: Optional[str] = typer.Option(None, "--run_name", metavar="NAME", help="hermes' batch_runner: --out data/NAME."),
+    batch_size: Optional[int] = typer.Option(None, "--batch_size", metavar="N", help="hermes' batch_runner: prompts per batch. Here it only numbers the batches (metadata.batch_num = task index // N in trajectories.jsonl): every task is checkpointed on its own."),
     backend: str = typer.Option("local", "--backend", help="local | ray"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Join this Ray cluster [default: start a local one]."),
     task_timeout: Optional[float] = typer.Option(None, "--task-timeout", metavar="S", help="Cancel a task after S seconds (recorded as error)."),
@@ -568,12 +573,36 @@ def batch_command(
     from baseagent.errors import BaseAgentError
 
     try:
+        tasks_file, out = _batch_paths(tasks_file, dataset_file, out, run_name)
         options = BatchOptions(tasks_file, out, workers=workers, backend=backend,  # type: ignore[arg-type]
-                               ray_address=ray_address, task_timeout=task_timeout, retries=retries)
+                               ray_address=ray_address, task_timeout=task_timeout, retries=retries,
+                               batch_size=batch_size)
         code = run_batch(settings, options, json_summary=json_summary)
     except (BatchError, BaseAgentError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
+                 out: Optional[Path], run_name: Optional[str]) -> tuple[Path, Path]:
+    """TASKS.jsonl and --out DIR, from our names or hermes' batch_runner's (--dataset_file,
+    --run_name NAME = --out data/NAME, where hermes writes a run)."""
+    from baseagent.batch import BatchError
+
+    if tasks_file is not None and dataset_file is not None and tasks_file != dataset_file:
+        raise BatchError("give the tasks file once: TASKS.jsonl or --dataset_file")
+    tasks = tasks_file or dataset_file
+    if tasks is None:
+        raise BatchError("no tasks: give TASKS.jsonl (or --dataset_file FILE)")
+    if out is not None and run_name is not None:
+        raise BatchError("give --out DIR or --run_name NAME (= --out data/NAME), not both")
+    if run_name is not None:
+        if not run_name.strip() or "/" in run_name or run_name in (".", ".."):
+            raise BatchError(f"--run_name {run_name!r}: a plain name, no '/'")
+        out = Path("data") / run_name
+    if out is None:
+        raise BatchError("no output directory: give --out DIR (or --run_name NAME)")
+    return tasks, out
 
 
 def main(argv: list[str] | None = None) -> None:

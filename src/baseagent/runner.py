@@ -115,6 +115,10 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     # The run's own redactor: the Agent redacts its events with the same one.
     redactor = builder.redactor
     install_stderr(redactor)
+    if settings.verbose:  # the model calls' log (llm/request_log.py), on stderr
+        from baseagent.llm.request_log import attach, stderr_handler
+
+        attach(stderr_handler(sys.stderr))
     if thread_id is None:
         for note in notes:
             print(f"baseagent: note: {note}", file=sys.stderr)

@@ -81,3 +81,12 @@ def test_toolsets(tmp_path):
         "  count {'item': 'pears'}: 0",
         "  restock {'item': 'pears', 'amount': 10}: ordered 10 pears",
         "answer: Pears were out of stock; I ordered 10."]
+
+
+def test_hermes_dropin(tmp_path):
+    out = run_example("hermes_dropin.py", tmp_path)
+    assert out.splitlines() == [
+        "model: openrouter/anthropic/claude-sonnet-4",
+        "answer: notes.txt has 3 lines.",
+        "reasoning sent back: Count the lines with wc.",
+        "trajectory: completed=True, turns: system human human gpt tool gpt"]

@@ -136,6 +136,8 @@ def test_a_request_the_wire_does_not_build_goes_through_litellm():
 STEPS = [
     {"content": "Plain answer in several pieces.", "chunk_size": 4},
     {"reasoning": "First think, then act.", "content": "Done."},
+    {"reasoning": "OpenRouter's way, in details.", "reasoning_format": "openrouter",
+     "content": "Done."},
     {"content": "Calling.", "tool_calls": [
         {"name": "shell", "arguments": {"command": "ls -la"}},
         {"name": "read_file", "arguments": {"path": "x.py"}}]},

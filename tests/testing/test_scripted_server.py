@@ -113,6 +113,31 @@ def test_stream_tool_calls_are_split_and_assembled(litellm, scripted_server):
     assert got["arg_deltas"][0] > 1 and got["arg_deltas"][1] > 1
 
 
+def test_openrouter_reasoning_shape(scripted_server):
+    """reasoning_format "openrouter": the text as `reasoning`, and `reasoning_details`
+    pieces of one entry (index 0) whose last piece carries the signature; the same whole
+    in a non-streamed answer."""
+    from baseagent.testing.script import reasoning_signature
+
+    step = {"content": "ok", "reasoning": "abcdefghi", "reasoning_format": "openrouter"}
+    server = scripted_server([step, step])
+    _, _, raw = post(server, {"model": "m", "messages": USER, "stream": True})
+    events = [json.loads(p) for p in sse_payloads(raw) if p != "[DONE]"]
+    deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
+    pieces = [d for d in deltas if "reasoning_details" in d]
+    assert "".join(d["reasoning"] for d in pieces) == "abcdefghi"
+    assert len(pieces) == 3 and all("reasoning_content" not in d for d in deltas)
+    assert [p["reasoning_details"][0]["index"] for p in pieces] == [0, 0, 0]
+    assert [("signature" in p["reasoning_details"][0]) for p in pieces] == [False, False, True]
+    assert pieces[-1]["reasoning_details"][0]["signature"] == reasoning_signature("abcdefghi")
+    _, _, raw = post(server, {"model": "m", "messages": USER})
+    message = json.loads(raw)["choices"][0]["message"]
+    assert message["reasoning"] == "abcdefghi"
+    assert message["reasoning_details"] == [{
+        "type": "reasoning.text", "text": "abcdefghi", "format": "unknown", "index": 0,
+        "signature": reasoning_signature("abcdefghi")}]
+
+
 def test_non_stream_text_and_tool_calls(litellm, scripted_server):
     server = scripted_server([
         {"content": "plain answer", "reasoning": "because"},
@@ -318,6 +343,7 @@ def test_responder_reacts_to_the_request(scripted_server):
     {"fault": "teapot"},
     {"fault": "status", "status": 200},
     {"content": "x", "usage": {"prompt": 3}},
+    {"content": "x", "reasoning": "r", "reasoning_format": "anthropic"},
     "just a string",
 ])
 def test_bad_steps_fail_at_construction(step):

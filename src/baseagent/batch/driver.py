@@ -50,12 +50,18 @@ class BatchOptions:
     task_timeout: float | None = None
     retries: int = 0
     cancel_grace: float = CANCEL_GRACE_SECONDS
+    # hermes' --batch_size: prompts per batch there; here only the `metadata.batch_num` of
+    # the trajectories.jsonl lines (task index // batch_size). Tasks are checkpointed one
+    # by one whatever it is.
+    batch_size: int | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise BatchError("--workers must be at least 1")
         if self.retries < 0:
             raise BatchError("--retries must be 0 or more")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise BatchError("--batch_size must be at least 1")
         if self.task_timeout is not None and self.task_timeout <= 0:
             raise BatchError("--task-timeout must be a positive number of seconds")
         if self.backend not in ("local", "ray"):
@@ -157,7 +163,7 @@ def run_batch(settings: Settings, options: BatchOptions, *, env: Mapping[str, st
             writer.close()
             progress.close()
         records = read_results(layout.results)
-        _write_trajectories(layout, tasks, records)
+        _write_trajectories(layout, tasks, records, options.batch_size)
         summary = summarize([t.id for t in tasks], records,
                             wall_time_s=time.monotonic() - started, ran=state.written,
                             interrupted=stop.is_set(),
@@ -254,9 +260,11 @@ def _handle(outcome: Outcome, state: _State, options: BatchOptions, writer: Resu
     progress.finished(result)
 
 
-def _write_trajectories(layout: Layout, tasks: list[Task], records: list[dict[str, Any]]) -> None:
+def _write_trajectories(layout: Layout, tasks: list[Task], records: list[dict[str, Any]],
+                        batch_size: int | None = None) -> None:
     """trajectories.jsonl: the hermes line of every finished task of the task file, in task
-    order, rebuilt from the per-task files (so a killed and resumed batch has each once)."""
+    order, rebuilt from the per-task files (so a killed and resumed batch has each once).
+    With `batch_size`, each line's metadata.batch_num is the hermes batch its task fell in."""
     last = latest(records)
     lines = []
     for task in tasks:
@@ -265,9 +273,17 @@ def _write_trajectories(layout: Layout, tasks: list[Task], records: list[dict[st
             continue
         path = layout.task_dir(task.key) / "trajectory.json"
         try:
-            lines.append(path.read_text(encoding="utf-8").strip())
+            line = path.read_text(encoding="utf-8").strip()
         except OSError:
             continue
+        if batch_size and line:
+            try:
+                data = json.loads(line)
+                data.setdefault("metadata", {})["batch_num"] = task.index // batch_size
+                line = json.dumps(data, ensure_ascii=False)
+            except (ValueError, AttributeError, TypeError):
+                pass  # kept as the task wrote it
+        lines.append(line)
     text = "".join(line + "\n" for line in lines if line)
     atomic_write(layout.trajectories, text.encode("utf-8"))
 

@@ -81,6 +81,11 @@ class ModelOptions(_Options):
         "auto", description="auto: call OpenAI-compatible servers and Anthropic directly, "
                             "other providers through litellm; litellm: always litellm")
 
+    verbose: bool = Field(False, description="Log every model request and response, "
+                                             "redacted, as DEBUG records of the "
+                                             "baseagent.model logger (llm/request_log.py; "
+                                             "the CLI's --verbose writes them to stderr)")
+
     def request_api_key(self) -> str | None:
         """The key requests carry: api_key, or with --oss and none set, a placeholder."""
         return self.api_key or (OSS_PLACEHOLDER_KEY if self.oss else None)

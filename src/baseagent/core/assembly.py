@@ -553,7 +553,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     else:
         client = _model_client(settings, prepared.thread_id, emitter.notice,
                                settings.max_tokens or limits(settings, True, prepared.route)[1],
-                               prepared.route)
+                               prepared.route, redact=prepared.redactor.data)
     client.bind_cancel(cancelled)
     if prepared.resumed is not None:
         client.totals = dataclasses.replace(prepared.resumed.usage)  # usage and cost so far
@@ -701,12 +701,20 @@ def model_client_for(settings: AgentConfig, env: Mapping[str, str]) -> ModelClie
 
 
 def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str], None],
-                  max_tokens: int, route: Route | None = None) -> ModelClientProtocol:
+                  max_tokens: int, route: Route | None = None,
+                  redact: Callable[[Any], Any] | None = None) -> ModelClientProtocol:
     """The model client (litellm, or the direct path `route`). Every request carries
     `max_tokens`, the run's output cap: a model stuck in a loop stops there instead of
-    writing until the task's timeout."""
+    writing until the task's timeout. `verbose` gives it the request log, redacted with
+    `redact` (the run's Redactor)."""
     from baseagent.core.caching import prompt_cache_params
     from baseagent.llm.client import ModelClient
+
+    request_log = None
+    if settings.verbose:
+        from baseagent.llm.request_log import RequestLog
+
+        request_log = RequestLog(redact or (lambda value: value), thread_id)
 
     return ModelClient(
         model=settings.model, api_base=settings.api_base, api_key=settings.request_api_key(),
@@ -719,7 +727,7 @@ def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str],
         on_notice=notice,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
-        route=route,
+        route=route, request_log=request_log,
     )
 
 

@@ -2,7 +2,8 @@
 
 litellm hands the client `ModelResponseStream` objects; the direct transports
 (llm/direct.py) hand it these instead, with the same attribute names (`choices[0].delta`
-with `content`, `reasoning_content`, `thinking_blocks`, `tool_calls`; `finish_reason`;
+with `content`, `reasoning_content`, `thinking_blocks`, `reasoning_details`, `tool_calls`;
+`finish_reason`;
 `usage` with `prompt_tokens`, `completion_tokens` and their details), so one loop in
 llm/client.py assembles a turn whichever transport served the call. Plain slotted
 objects: built once per chunk, read once.
@@ -31,15 +32,19 @@ class ToolCallDelta:
 
 
 class Delta:
-    __slots__ = ("content", "reasoning_content", "thinking_blocks", "tool_calls")
+    __slots__ = ("content", "reasoning_content", "thinking_blocks", "tool_calls",
+                 "reasoning_details")
 
     def __init__(self, content: str | None = None, reasoning_content: str | None = None,
                  thinking_blocks: list[dict[str, Any]] | None = None,
-                 tool_calls: list[ToolCallDelta] | None = None) -> None:
+                 tool_calls: list[ToolCallDelta] | None = None,
+                 reasoning_details: list[dict[str, Any]] | None = None) -> None:
         self.content = content
         self.reasoning_content = reasoning_content
         self.thinking_blocks = thinking_blocks
         self.tool_calls = tool_calls
+        # OpenRouter's structured reasoning, in pieces merged by index (llm/reasoning.py)
+        self.reasoning_details = reasoning_details
 
 
 class Choice:

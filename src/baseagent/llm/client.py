@@ -25,7 +25,8 @@ from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.per_message import PerMessage
-from baseagent.llm.reasoning import dropped_reasoning_keys, kept_reasoning_keys, without_keys
+from baseagent.llm.reasoning import (dropped_reasoning_keys, kept_reasoning_keys, merge_details,
+                                     without_keys)
 from baseagent.llm.lenient_json import strict_form_hint
 from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
@@ -217,9 +218,10 @@ class ModelClient:
                  on_notice: NoticeFn = lambda _m: None,
                  cancelled: CancelToken = NEVER,
                  sleep: Callable[[float], None] = time.sleep,
-                 route: Any = None) -> None:
+                 route: Any = None, request_log: Any = None) -> None:
         """`route` (llm/route.Route): serve the calls over the direct path instead of
-        litellm (None: litellm, as the model string says)."""
+        litellm (None: litellm, as the model string says). `request_log`
+        (llm/request_log.RequestLog): the verbose log of every request and response."""
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -241,14 +243,16 @@ class ModelClient:
         self._sleep = sleep
         self.totals = UsageTotals()
         self.route = route
+        self.request_log = request_log
         self._direct: Any = None
         if route is not None:
             from baseagent.llm.direct import DirectTransport, wire_for
 
-            self._direct = DirectTransport(wire_for(route, kept_reasoning_keys(model)), route)
+            self._direct = DirectTransport(
+                wire_for(route, kept_reasoning_keys(model, route.api_base)), route)
         # What litellm is handed: each history message without the reasoning keys its
         # provider does not take and without lone surrogates, worked out once per message.
-        drop = dropped_reasoning_keys(model)
+        drop = dropped_reasoning_keys(model, api_base)
         self._wire_history = PerMessage(lambda m: scrub_surrogates(without_keys(m, drop)))
 
     def close(self) -> None:
@@ -272,6 +276,12 @@ class ModelClient:
         what the broken attempt streamed: only the successful attempt reaches the history.
         """
         self._check_cost_limit(estimated_input_tokens)
+        log = self.request_log
+        if log is not None:
+            log.request(model=self.model, api_base=self.api_base,
+                        transport="direct" if self._direct is not None else "litellm",
+                        messages=self._wire_history(messages), tools=tools,
+                        params=self._wire_params(tools, tool_choice))
         attempt = 0
         while True:
             if self.cancelled():
@@ -279,12 +289,18 @@ class ModelClient:
             try:
                 turn = self._call_once(messages, tools, on_progress, estimated_input_tokens,
                                        tool_choice)
-            except ModelError:
+            except ModelError as exc:
+                if log is not None:
+                    log.error(str(exc), retrying=False)
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below; nothing escapes raw
                 if self.cancelled():
                     raise ModelInterrupted("interrupted") from None
                 verdict = classify(exc)
+                if log is not None:
+                    log.error(describe(exc), retrying=verdict is not Verdict.OVERFLOW
+                              and verdict is not Verdict.FATAL
+                              and attempt < self.max_retries)
                 if verdict is Verdict.OVERFLOW:
                     raise ContextOverflowError(provider_message(exc)) from None
                 if verdict is Verdict.FATAL:
@@ -301,7 +317,10 @@ class ModelClient:
                 on_progress("", "")  # the retried stream starts its text afresh
                 continue
             self.totals.add(turn.usage)
-            return self._take_text_tool_calls(turn, tools)
+            turn = self._take_text_tool_calls(turn, tools)
+            if log is not None:
+                log.response(turn.assistant_message(), turn.finish_reason, turn.usage)
+            return turn
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -442,6 +461,7 @@ class ModelClient:
         # all the chunks.
         text = reasoning = ""
         thinking_blocks: list[dict[str, Any]] = []
+        details: list[dict[str, Any]] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_obj: Any = None
@@ -485,6 +505,7 @@ class ModelClient:
                     reasoning += scrub_surrogates(piece)
                     changed = True
                 _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
+                merge_details(details, getattr(delta, "reasoning_details", None))
                 for tc in getattr(delta, "tool_calls", None) or []:
                     _merge_tool_delta(calls, tc)
                 if choice.finish_reason:
@@ -509,7 +530,7 @@ class ModelClient:
         return ModelTurn(text=text, reasoning=reasoning,
                          tool_calls=tool_calls, finish_reason=finish,
                          usage=self._usage(usage_obj, estimated_input_tokens),
-                         thinking_blocks=thinking_blocks)
+                         thinking_blocks=thinking_blocks, reasoning_details=details)
 
     def _usage(self, usage_obj: Any, estimated_input_tokens: int = 0) -> CallUsage:
         """The provider's usage, priced. A provider that reports no prompt tokens (litellm's

@@ -44,6 +44,9 @@ class ModelTurn:
     # Provider reasoning blocks as litellm gives them (Anthropic thinking / redacted_thinking,
     # with their signatures): sent back verbatim, since Anthropic checks the signatures.
     thinking_blocks: list[dict[str, Any]] = field(default_factory=list)
+    # OpenRouter's reasoning_details (merged by index): sent back verbatim to OpenRouter,
+    # which needs them (signatures, encrypted reasoning) to continue the model's reasoning.
+    reasoning_details: list[dict[str, Any]] = field(default_factory=list)
     # Calls to offered tools written as text that could not be read (one line each): the
     # loop tells the model they did not run, rather than taking the text for an answer.
     malformed_calls: list[str] = field(default_factory=list)
@@ -51,7 +54,8 @@ class ModelTurn:
     def assistant_message(self) -> dict:
         """The OpenAI-format message to append to the history, with the call's reasoning.
 
-        `reasoning_content` and `thinking_blocks` are the keys litellm itself uses; whether
+        `reasoning_content` and `thinking_blocks` are the keys litellm itself uses
+        (`reasoning_details` OpenRouter's); whether
         they are sent back is decided per provider when the request is built
         (llm/reasoning.py), so the history keeps them whatever the provider.
         """
@@ -66,6 +70,8 @@ class ModelTurn:
             message["reasoning_content"] = self.reasoning
         if self.thinking_blocks:
             message["thinking_blocks"] = [dict(b) for b in self.thinking_blocks]
+        if self.reasoning_details:
+            message["reasoning_details"] = [dict(d) for d in self.reasoning_details]
         return message
 
 

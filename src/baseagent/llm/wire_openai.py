@@ -168,7 +168,9 @@ def parse_event(data: str) -> Chunk | None:
     if finish == "error" and not delta.get("content"):
         raise MidStreamError(RuntimeError(
             "the provider raised a streaming error (finish_reason: error, no content)"))
-    return Chunk([Choice(Delta(delta.get("content"), reasoning, None, calls),
+    details = delta.get("reasoning_details")
+    return Chunk([Choice(Delta(delta.get("content"), reasoning, None, calls,
+                               details if isinstance(details, list) else None),
                          map_finish(finish) if finish else None)], usage)
 
 

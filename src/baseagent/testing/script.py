@@ -6,12 +6,18 @@ server speaks: OpenAI chat completions (here) and Anthropic's Messages API
 (testing/anthropic_wire.py), where "reasoning" becomes a signed thinking block. A step is a JSON-loadable dict so that
 scripts can live in files next to demos:
 
-    {"content": str, "reasoning": str,
+    {"content": str, "reasoning": str, "reasoning_format": str,
      "tool_calls": [{"name": str, "arguments": dict | str, "id": str}],
      "usage": {"prompt_tokens": int, "completion_tokens": int, "cached_tokens": int,
                "cache_write_tokens": int},
      "finish_reason": str, "delay": float, "chunk_size": int, "chunk_delay": float}
 
+reasoning_format: how the OpenAI wire carries "reasoning" (REASONING_FORMATS):
+"reasoning_content" (the default: DeepSeek, vLLM, llama.cpp and most OpenAI-compatible
+servers), or "openrouter" (OpenRouter: the text as `reasoning`, and `reasoning_details`
+entries, a `reasoning.text` one streamed in pieces by index whose last piece carries a
+signature, which a client must send back on the assistant message). The Anthropic wire
+always sends a signed thinking block.
 delay: seconds to wait before answering. chunk_size: characters per streamed delta of
 content, reasoning and tool arguments (default: each is cut into DEFAULT_PIECES deltas).
 chunk_delay: seconds between streamed chunks. Left-out usage figures are estimated;
@@ -39,6 +45,7 @@ step) and break it after `after` SSE events (default: half of them, at least one
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -53,8 +60,9 @@ CHARS_PER_TOKEN = 4
 DEFAULT_PIECES = 3
 EXHAUSTED_TEXT = "(script exhausted)"
 
-ANSWER_KEYS = frozenset({"content", "reasoning", "tool_calls", "usage", "finish_reason",
-                         "delay", "chunk_size", "chunk_delay"})
+ANSWER_KEYS = frozenset({"content", "reasoning", "reasoning_format", "tool_calls", "usage",
+                         "finish_reason", "delay", "chunk_size", "chunk_delay"})
+REASONING_FORMATS = ("reasoning_content", "openrouter")
 # The answer a wire fault streams before it breaks (delay is a common fault key already).
 STREAMED_KEYS = ANSWER_KEYS - {"delay"}
 # Default text a wire fault streams when its step gives none: something to cut in half.
@@ -127,6 +135,9 @@ def _check_answer(step: dict, where: str) -> None:
     for key in ("content", "reasoning", "finish_reason"):
         if key in step and step[key] is not None and not isinstance(step[key], str):
             raise ScriptError(f"{where}: {key} must be a string")
+    if step.get("reasoning_format", "reasoning_content") not in REASONING_FORMATS:
+        raise ScriptError(f"{where}: reasoning_format must be one of "
+                          f"{', '.join(REASONING_FORMATS)}")
     for key in ("delay", "chunk_delay"):
         if key in step and not (isinstance(step[key], (int, float)) and step[key] >= 0):
             raise ScriptError(f"{where}: {key} must be a number >= 0")
@@ -164,6 +175,7 @@ class Answer:
     finish_reason: str
     usage: dict | None  # None: the provider reports no usage
     chunk_size: int | None = None
+    reasoning_format: str = "reasoning_content"
     model: str = "scripted"
     completion_id: str = "chatcmpl-scripted"
     created: int = field(default_factory=lambda: int(time.time()))
@@ -203,15 +215,32 @@ def resolve_answer(step: dict, *, prompt_tokens: int, cached_tokens: int, call_p
     }
     finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
     return Answer(content=content, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
-                  usage=None if step.get("usage") is False else usage, chunk_size=step.get("chunk_size"), model=model,
-                  completion_id=completion_id)
+                  usage=None if step.get("usage") is False else usage,
+                  chunk_size=step.get("chunk_size"),
+                  reasoning_format=step.get("reasoning_format") or "reasoning_content",
+                  model=model, completion_id=completion_id)
+
+
+def reasoning_signature(reasoning: str) -> str:
+    """The signature an OpenRouter-style `reasoning.text` detail carries (deterministic, so
+    a test can tell the detail came back intact)."""
+    return "sig-" + hashlib.sha256(reasoning.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def reasoning_details(reasoning: str) -> list[dict]:
+    """OpenRouter's `reasoning_details` of a whole answer (the non-streamed shape)."""
+    return [{"type": "reasoning.text", "text": reasoning, "format": "unknown", "index": 0,
+             "signature": reasoning_signature(reasoning)}]
 
 
 def completion_body(a: Answer) -> dict:
     """The non-streaming `chat.completion` object."""
     message: dict[str, Any] = {"role": "assistant", "content": a.content or None,
                                "refusal": None}
-    if a.reasoning:
+    if a.reasoning and a.reasoning_format == "openrouter":
+        message["reasoning"] = a.reasoning
+        message["reasoning_details"] = reasoning_details(a.reasoning)
+    elif a.reasoning:
         message["reasoning_content"] = a.reasoning
     if a.tool_calls:
         message["tool_calls"] = a.tool_calls
@@ -239,8 +268,15 @@ def stream_chunks(a: Answer, include_usage: bool) -> Iterator[dict]:
         return out
 
     yield chunk({"role": "assistant", "content": "", "refusal": None})
-    for piece in split_text(a.reasoning, a.chunk_size):
-        yield chunk({"reasoning_content": piece})
+    pieces = split_text(a.reasoning, a.chunk_size)
+    for n, piece in enumerate(pieces):
+        if a.reasoning_format == "openrouter":
+            detail = {"type": "reasoning.text", "text": piece, "format": "unknown", "index": 0}
+            if n == len(pieces) - 1:
+                detail["signature"] = reasoning_signature(a.reasoning)
+            yield chunk({"reasoning": piece, "reasoning_details": [detail]})
+        else:
+            yield chunk({"reasoning_content": piece})
     for piece in split_text(a.content, a.chunk_size):
         yield chunk({"content": piece})
     for index, call in enumerate(a.tool_calls):
