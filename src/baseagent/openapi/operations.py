@@ -45,6 +45,7 @@ class Operation:
     schema: dict[str, Any]
     arguments: list[Argument] = field(default_factory=list)
     body_type: str | None = None
+    tags: tuple[str, ...] = ()  # the document's tags (a specialist may take one tag's tools)
 
     def request(self, args: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, str], Any]:
         """(path with its parameters filled in, query, headers, JSON body or None)."""
@@ -155,7 +156,8 @@ def _operation(doc: dict[str, Any], source: str, method: str, path: str, op: dic
     description = f"{_short(text)}\n\n({method.upper()} {path} on the {source} API)"
     return Operation(name=tool_name(source, operation_id, taken), operation_id=operation_id,
                      method=method.upper(), path=path, description=description, schema=schema,
-                     arguments=arguments, body_type=body_type)
+                     arguments=arguments, body_type=body_type,
+                     tags=tuple(str(t) for t in op.get("tags") or []))
 
 
 def _parameters(shared: list[Any], own: list[Any], reserved: set[str]) -> list[dict[str, Any]]:
