@@ -67,3 +67,21 @@ def test_tools(tmp_path):
         '  "days": 0.75',
         "}",
         "answer: ENG-12 is a flaky login test; about 0.75 days for two people."]
+
+
+def test_specialists_and_the_planner(tmp_path):
+    out = run_example("library_specialists.py", tmp_path)
+    assert out.splitlines() == [
+        "AgentB agent.sub_agent.invocation.started: reader",
+        "AgentB agent.sub_agent.invocation.completed: reader",
+        "AgentB agent.sub_agent.invocation.started: writer",
+        "AgentB agent.sub_agent.invocation.completed: writer",
+        "collab_tool_call (completed): Read setup.cfg and report the value of `version`.",
+        "  nested mcp_tool_call: read_file",
+        "  nested agent_message: 1.4.2",
+        "collab_tool_call (completed): Create VERSION.txt containing the line 1.4.2",
+        "  nested file_change: add VERSION.txt",
+        "  nested agent_message: Wrote VERSION.txt.",
+        "planner's tools: update_plan, delegate_to_specialist",
+        "answer: VERSION.txt now says 1.4.2, the version in setup.cfg.",
+        "VERSION.txt: 1.4.2"]
