@@ -215,6 +215,11 @@ def test_planner_without_specialists_and_unknown_tools_are_one_line_errors(repo)
         agent_for(repo, [], specialists={"x": {"tools": ["read"]}})
     with pytest.raises(ConfigError, match="is not a valid name"):
         agent_for(repo, [], specialists={"bad name": {"description": "d"}})
+    # a specialist's own model is checked like the run's, before anything runs
+    with pytest.raises(ConfigError, match=r"^specialists.a: missing API key for anthropic"):
+        Agent(model="openai/x", cwd=repo, session=False, env={"OPENAI_API_KEY": "k"},
+              specialists=[Specialist(name="a", description="d",
+                                      model="anthropic/claude-sonnet-4-5")])
 
 
 def test_caller_tools_and_openapi_sources_by_name_and_tag(repo):

@@ -702,9 +702,8 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
     thread's own tools but the delegating ones and the caller's; a specialist gets the
     tools its configuration names (core/specialists.py). `own_models`: a specialist with a
     model of its own gets its own client (not when the caller injected the run's client)."""
-    from baseagent.core.delegation import Delegation
+    from baseagent.core.delegation import NAME, Delegation
     from baseagent.core.specialists import NAME as SPECIALIST_TOOL
-    from baseagent.core.delegation import NAME
     from baseagent.tools.external import is_external
 
     settings = prepared.settings
