@@ -19,6 +19,7 @@ _EXPORTS = {
     "TurnStream": "baseagent.agent",
     "Usage": "baseagent.agent",
     "ExternalTool": "baseagent.tools.external",
+    "Specialist": "baseagent.config.specialists",
     "AgentConfig": "baseagent.config.settings",
     "Settings": "baseagent.config.settings",
     "BaseAgentError": "baseagent.errors",

@@ -133,6 +133,9 @@ class Agent:
     or the groups read, edit, shell, plan). mcp_servers: Codex-style server tables, by name.
     openapi: OpenAPI documents whose operations become tools (a list of tables with a
     `name`, or a mapping of name to table).
+    specialists: named sub-agents the model delegates to (`delegate_to_specialist`): a
+    list of `baseagent.Specialist` (or dicts with a `name`), or a mapping of name to table;
+    planner=True: the agent keeps the plan and works only through them (docs/AGENTB.md).
     external_tools: tools the caller runs (ExternalTool, or {name, description,
     parameters} with a JSON schema): the model sees them; calling one pauses the turn
     (`requires_action`) until `submit_tool_outputs()`. A bad spec raises InputError.
@@ -612,13 +615,17 @@ class TurnStream(Iterator[Any]):
 
 def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:
     """The keyword arguments as Settings' config names (one way for every constructor):
-    `session` is `record_session`, and `openapi=` a list of tables becomes their mapping by
-    name."""
+    `session` is `record_session`, and `openapi=` / `specialists=` lists become their
+    mappings by name."""
     options = dict(options)
     if session is not None:
         options.setdefault("record_session", session)
     if "openapi" in options:
         options["openapi"] = _openapi_tables(options["openapi"])
+    if "specialists" in options:
+        from baseagent.config.specialists import specialist_tables
+
+        options["specialists"] = specialist_tables(options["specialists"])
     return options
 
 

@@ -178,6 +178,7 @@ def main_command(
     tool_outputs: Optional[Path] = typer.Option(None, "--tool-outputs", metavar="FILE", help="With --resume: JSON object {call_id: output} for a paused run's pending calls ('-': stdin); continues that run."),
     event_format: Optional[str] = typer.Option(None, "--event-format", help="codex (default) | agentb: AgentB's event vocabulary, as JSONL."),
     delegate: bool = typer.Option(False, "--delegate", help="Offer the model the delegate tool (sub-agents)."),
+    planner: bool = typer.Option(False, "--planner", help="Planning mode: the agent keeps the plan and works only through the [specialists.NAME] of the config."),
     tools: Optional[str] = _TOOLS,
     disable_tools: Optional[str] = _DISABLE_TOOLS,
     tool_choice: Optional[str] = _TOOL_CHOICE,
@@ -204,6 +205,7 @@ def main_command(
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
+        "planner": True if planner else None,
         "approval_policy": ask_for_approval,
         "verbose": True if verbose else None,
     }

@@ -12,6 +12,7 @@ import pytest
 from baseagent.config.load import ALIASES, load_settings
 from baseagent.config.settings import Settings
 from baseagent.config.sources import McpServerConfig, OpenApiAuth, OpenApiConfig
+from baseagent.config.specialists import SpecialistConfig
 from helpers import REPO
 
 EXAMPLE = REPO / "docs" / "config.example.toml"
@@ -19,7 +20,7 @@ TEXT = EXAMPLE.read_text(encoding="utf-8")
 # A commented-out example key: `# key = value` at the start of a line (prose never is).
 COMMENTED = re.compile(r"^# ([a-z_]+) = (.*)$", re.MULTILINE)
 SET = re.compile(r"^([a-z_]+) = ", re.MULTILINE)
-TABLES = ("mcp_servers", "openapi")
+TABLES = ("mcp_servers", "openapi", "specialists")
 # The name the file uses for a setting: its alias where the loader has one.
 FILE_NAME = {target: alias for alias, target in ALIASES.items()}
 
@@ -109,3 +110,15 @@ def test_a_misspelt_key_in_it_is_one_line_naming_the_key(tmp_path):
 
     with pytest.raises(ConfigError, match=r"^unknown key\(s\) in .*: max_iteration$"):
         load(TEXT.replace("max_iterations = 200", "max_iteration = 200"), tmp_path)
+
+
+def test_the_commented_specialists_load_and_name_every_key(tmp_path):
+    """The specialists are commented out (a declared one is offered to the model);
+    uncommented, they load and name every key of a specialist."""
+    block = TEXT[TEXT.index("#  [specialists."):]
+    active = re.sub(r"^#  ?", "", block, flags=re.MULTILINE)
+    loaded = load(TEXT + "\n" + active, tmp_path)
+    assert set(loaded.specialists) == {"reader", "pet_admin"}
+    assert loaded.specialists["pet_admin"].tools == ["pets:admin", "read_file"]
+    assert set(SpecialistConfig.model_fields) <= set(SET.findall(active))
+    assert load(TEXT, tmp_path).specialists == {}

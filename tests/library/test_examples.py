@@ -90,3 +90,21 @@ def test_hermes_dropin(tmp_path):
         "answer: notes.txt has 3 lines.",
         "reasoning sent back: Count the lines with wc.",
         "trajectory: completed=True, turns: system human human gpt tool gpt"]
+
+
+def test_specialists_and_the_planner(tmp_path):
+    out = run_example("library_specialists.py", tmp_path)
+    assert out.splitlines() == [
+        "AgentB agent.sub_agent.invocation.started: reader",
+        "AgentB agent.sub_agent.invocation.completed: reader",
+        "AgentB agent.sub_agent.invocation.started: writer",
+        "AgentB agent.sub_agent.invocation.completed: writer",
+        "collab_tool_call (completed): Read setup.cfg and report the value of `version`.",
+        "  nested mcp_tool_call: read_file",
+        "  nested agent_message: 1.4.2",
+        "collab_tool_call (completed): Create VERSION.txt containing the line 1.4.2",
+        "  nested file_change: add VERSION.txt",
+        "  nested agent_message: Wrote VERSION.txt.",
+        "planner's tools: update_plan, delegate_to_specialist",
+        "answer: VERSION.txt now says 1.4.2, the version in setup.cfg.",
+        "VERSION.txt: 1.4.2"]

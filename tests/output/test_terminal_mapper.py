@@ -166,6 +166,15 @@ def test_an_interrupted_command_a_plan_a_sub_agent_and_a_pause():
                    "  interrupted (received SIGINT)\n")
 
 
+def test_a_named_specialist_is_shown_by_its_name():
+    child = call("item_0", "collab_tool_call", "delegate_to_specialist", task="read a.txt",
+                 thread_id="thread_1", specialist="reader")
+    got = screen([TURN, engine.ItemStarted(child),
+                  ran(child, False, "Error: the sub-agent did not finish", items=[])])
+    assert got.startswith("» sub-agent reader: read a.txt\n"
+                          "« sub-agent reader failed after 0 items\n")
+
+
 def test_the_terminal_reads_the_engine_events_not_the_codex_ones():
     out = io.StringIO()
     sink = PrettySink(out, spinner=False)

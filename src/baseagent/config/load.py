@@ -26,7 +26,7 @@ DEFAULT_CONFIG_PATH = Path("~/.baseagent/config.toml")
 ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
 # Tables of named entries: a later layer adds entries and overrides single keys of an
 # entry (`--config mcp_servers.docs.enabled=false`), as Codex merges them.
-TABLE_KEYS = ("mcp_servers", "openapi")
+TABLE_KEYS = ("mcp_servers", "openapi", "specialists")
 
 
 __all__ = ["ConfigError", "agent_config_from_options", "load_agent_config", "load_settings",

@@ -23,6 +23,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from baseagent.config.sources import McpServerConfig, OpenApiConfig, check_source_name
+from baseagent.config.specialists import SpecialistConfig, check_specialist_names
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS
 from baseagent.sandbox import SandboxMode
 from baseagent.tools.approval import ApprovalPolicy
@@ -203,7 +204,8 @@ class ToolOptions(_Options):
 
 
 class DelegationOptions(_Options):
-    """The delegate tool: sub-tasks run by a child agent (core/delegation.py)."""
+    """Sub-agents: the delegate tool, named specialists and the planning mode
+    (core/delegation.py, core/specialists.py)."""
 
     delegate: bool = Field(False, description="Offer the model the delegate tool")
     delegate_tools: list[str] = Field(
@@ -215,6 +217,17 @@ class DelegationOptions(_Options):
     delegate_cost_limit: float | None = Field(
         None, gt=0, description="USD one sub-agent may spend (the thread's cost_limit "
                                 "counts it too)")
+    specialists: dict[str, SpecialistConfig] = Field(
+        default_factory=dict, description="Named sub-agents offered through the "
+        "delegate_to_specialist tool (config/specialists.py, core/specialists.py)")
+    planner: bool = Field(False, description="Planning mode: the agent keeps the plan and "
+                                             "works only through its specialists")
+
+    @field_validator("specialists", mode="after")
+    @classmethod
+    def _specialist_names(cls, value: dict) -> dict:
+        check_specialist_names(value)
+        return value
 
 
 class CompactionOptions(_Options):

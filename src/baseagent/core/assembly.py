@@ -96,6 +96,12 @@ class Prepared:
     profile: PromptProfile = field(default_factory=_full_profile)
     # The direct path for the model's calls (llm/route.py); None: litellm serves them.
     route: Route | None = None
+    # What specialists may be given (core/specialists.py): every built-in tool and the
+    # caller's tools (`pool`), and the tool sources' tools once they are up
+    # (`source_tools`); each specialist with a model of its own, its settings and route.
+    pool: list[Tool] = field(default_factory=list)
+    source_tools: list[Tool] = field(default_factory=list)
+    specialist_models: dict[str, tuple[AgentConfig, Route | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,6 +165,11 @@ class RunBuilder:
             return
         self.counts["model_string"] += 1
         preflight(self.settings, self.env)
+        for name, config in specialist_settings(self.settings).items():
+            try:
+                preflight(config, self.env)
+            except ConfigError as exc:
+                raise ConfigError(f"specialists.{name}: {exc}") from None
         self._string_checked = True
 
     def prepare(self, *, resume: LoadedSession | None = None, thread_id: str | None = None,
@@ -247,6 +258,7 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     given = gather(tools)  # toolsets opened into their parts, providers apart
     fixed = select_tools(settings, given.fixed, profile, escalation=escalation,
                          builtins=given.builtins)
+    pool = specialist_pool(settings, given.fixed, escalation) if settings.specialists else []
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
         if tool.name in taken:
@@ -271,7 +283,10 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
         child_env=child_env(env, settings.env_strip), shell=env.get("SHELL") or "bash",
         tools=fixed, sources=sources, system_prompt=system_prompt(settings, fixed, profile,
                                                                  person_present),
-        tool_choice=choice, profile=profile, route=model_route(settings, env, thread_id))
+        tool_choice=choice, profile=profile, route=model_route(settings, env, thread_id),
+        pool=pool, specialist_models={
+            name: (config, model_route(config, env, thread_id))
+            for name, config in specialist_settings(settings).items()})
 
 
 def run_redactor(settings: AgentConfig, env: Mapping[str, str]) -> Redactor:
@@ -321,6 +336,8 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
     from baseagent.tools.registry import builtin_tools
     from baseagent.tools.toolsets import builtin_names
 
+    if settings.planner:
+        return planner_tools(settings)
     enabled = settings.enabled_toolsets
     if enabled is None and profile is not None and profile.tools is not None:
         enabled = list(profile.tools)  # the profile's tools, unless the user named some
@@ -338,6 +355,8 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
         if unknown:
             raise ConfigError(f"delegate_tools: unknown tool(s) {', '.join(unknown)}")
         chosen.append(delegate_tool())
+    if settings.specialists:
+        chosen.append(_specialist_tool(settings))
     if extra:  # python_tool imports asyncio: only when there are caller's tools
         from baseagent.tools.python_tool import as_tool
     try:
@@ -351,6 +370,74 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
                               "(or leave the built-in one out with disabled_toolsets)")
         seen.add(tool.name)
     return chosen
+
+
+def planner_tools(settings: AgentConfig) -> list[Tool]:
+    """Planning mode's tools (AgentB's PlanningAgent): the plan and the specialists, nothing
+    else; the built-in tools, the caller's and the sources' are the specialists' to use.
+    Without a specialist there is nobody to work through: a ConfigError."""
+    from baseagent.tools.registry import builtin_tools
+
+    if not settings.specialists:
+        raise ConfigError("planner mode needs at least one specialist: declare "
+                          "[specialists.NAME] in the config file or pass "
+                          "Agent(specialists=[...])")
+    return [*builtin_tools(["update_plan"]), _specialist_tool(settings)]
+
+
+def _specialist_tool(settings: AgentConfig) -> Tool:
+    from baseagent.core.specialists import specialist_tool
+
+    return specialist_tool(settings.specialists, {
+        name: spec.tools if spec.tools is not None else settings.delegate_tools
+        for name, spec in settings.specialists.items()})
+
+
+def specialist_pool(settings: AgentConfig, extra: Sequence[Any] = (),
+                    escalation: bool = False) -> list[Tool]:
+    """The fixed tools specialists may be given: every built-in tool (whatever the top
+    agent's toolsets) and the caller's tools. A specialist's tool name that means nothing
+    here nor among the tool sources is a ConfigError naming it."""
+    from baseagent.core.specialists import unknown_tool_names
+    from baseagent.tools.registry import DEFAULT_TOOLS, builtin_tools
+
+    pool = builtin_tools()
+    if escalation:
+        from baseagent.tools.shell import ESCALATABLE_TOOL
+
+        pool = [ESCALATABLE_TOOL if t.name == "shell" else t for t in pool]
+    if extra:
+        from baseagent.tools.python_tool import as_tool
+
+        try:
+            pool += [as_tool(obj) for obj in extra]
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(str(exc)) from None
+    clash = [t.name for t in pool[len(DEFAULT_TOOLS):] if t.name in DEFAULT_TOOLS]
+    if clash:
+        raise ConfigError(f"two tools are named {clash[0]!r}: rename yours (specialists "
+                          "name built-in tools by their names)")
+    bad = unknown_tool_names(settings.specialists, _source_names(settings),
+                             [t.name for t in pool])
+    if bad:
+        raise ConfigError(f"specialists: unknown tool(s) {'; '.join(bad)} (use built-in tools "
+                          "or groups, [mcp_servers] or [openapi] names, SOURCE:TAG, or your "
+                          "own tools' names)")
+    return pool
+
+
+def _source_names(settings: AgentConfig) -> Any:
+    from baseagent.core.specialists import Sources
+
+    return Sources(mcp=frozenset(settings.mcp_servers), openapi=frozenset(settings.openapi))
+
+
+def specialist_settings(settings: AgentConfig) -> dict[str, AgentConfig]:
+    """The settings of each specialist with a model other than the run's: the run's, with
+    that model (same api_base and key)."""
+    return {name: settings.model_copy(update={"model": spec.model})
+            for name, spec in settings.specialists.items()
+            if spec.model is not None and spec.model != settings.model}
 
 
 def tool_sources(settings: AgentConfig, env: Mapping[str, str],
@@ -391,9 +478,11 @@ def settle_tools(prepared: Prepared, cancelled: CancelToken) -> list[str]:
     from baseagent.tools.registry import ToolRegistry
 
     notices = prepared.sources.wait(cancelled)
-    taken = {t.name for t in prepared.tools}
-    prepared.registry = ToolRegistry([*prepared.tools, *prepared.sources.tools(taken)],
-                                     shape=prepared.profile.shape)
+    taken = {t.name for t in prepared.tools} | {t.name for t in prepared.pool}
+    prepared.source_tools = prepared.sources.tools(taken)
+    if not prepared.settings.planner:  # the planner's sources are its specialists' alone
+        prepared.registry = ToolRegistry([*prepared.tools, *prepared.source_tools],
+                                         shape=prepared.profile.shape)
     choice = prepared.tool_choice
     if choice is not None and not _is_mode(choice) and \
             choice not in {t.name for t in prepared.registry.tools()}:
@@ -422,6 +511,11 @@ def system_prompt(settings: AgentConfig, tools: Sequence[Tool],
     base = settings.system_prompt
     if settings.system_prompt_file is not None:
         base = _read_prompt_file(settings.system_prompt_file, "system_prompt_file")
+    if settings.planner and base is None:
+        from baseagent.core.specialists import planner_prompt
+        from baseagent.prompts.system import PLANNER_PROMPT
+
+        base = planner_prompt(PLANNER_PROMPT, settings.specialists)
     append = settings.append_system_prompt
     if append is not None and append.startswith("@"):
         append = _read_prompt_file(Path(append[1:]), "append_system_prompt")
@@ -566,8 +660,10 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         writable_roots=list(settings.writable_roots), processes=processes,
         grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
         thread_id=prepared.thread_id,
-        delegate=_delegation(prepared, client, litellm_limits, route) if settings.delegate
-        else None,
+        delegate=_delegation(prepared, client, litellm_limits, route,
+                             own_models=model_client is None, cancelled=cancelled,
+                             notice=emitter.notice)
+        if settings.delegate or settings.specialists else None,
         # The writable roots are opened now, once: what the workspace is for the whole run.
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
@@ -594,6 +690,8 @@ def disconnect(connected: Connected) -> None:
     """Close what a connected thread holds open: its tool context (the workspace's roots held
     open), its session record and the direct path's connection to the provider (an injected
     model client is the caller's to close)."""
+    if connected.tool_context.delegate is not None:
+        connected.tool_context.delegate.close()  # specialists' own model clients
     connected.tool_context.close()
     if connected.session is not None:
         connected.session.close()
@@ -604,35 +702,103 @@ def disconnect(connected: Connected) -> None:
 
 
 def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits: bool,
-                route: Route | None = None) -> Any:
-    """The delegate tool's runner: sub-agents composed by child_loop from this thread's
-    parts; they may get any of the thread's own tools but `delegate` and the caller's."""
+                route: Route | None = None, *, own_models: bool = True,
+                cancelled: CancelToken | None = None,
+                notice: Callable[[str], None] = lambda _text: None) -> Any:
+    """The sub-agents' runner: the delegate tool's children and the named specialists',
+    composed by child_loop from this thread's parts. The delegate tool's may get any of the
+    thread's own tools but the delegating ones and the caller's; a specialist gets the
+    tools its configuration names (core/specialists.py). `own_models`: a specialist with a
+    model of its own gets its own client (not when the caller injected the run's client)."""
     from baseagent.core.delegation import NAME, Delegation
+    from baseagent.core.specialists import NAME as SPECIALIST_TOOL
     from baseagent.tools.external import is_external
 
     settings = prepared.settings
-    build = functools.partial(child_loop, settings, shell=prepared.shell,
+    build = functools.partial(child_loop, settings=settings, shell=prepared.shell,
                               litellm_limits=litellm_limits, route=route)
-    tools = [t for t in prepared.registry.tools() if t.name != NAME and not is_external(t)]
+    tools = [t for t in prepared.registry.tools()
+             if t.name not in (NAME, SPECIALIST_TOOL) and not is_external(t)]
     return Delegation(build=build, client=client, tools=tools,
                       default_tools=settings.delegate_tools,
                       max_iterations=settings.delegate_max_iterations,
-                      cost_limit=settings.delegate_cost_limit, redact=prepared.redactor)
+                      cost_limit=settings.delegate_cost_limit, redact=prepared.redactor,
+                      specialists=_specialist_runs(prepared, client, own_models, cancelled,
+                                                   notice))
+
+
+def _specialist_runs(prepared: Prepared, client: ModelClientProtocol, own_models: bool,
+                     cancelled: CancelToken | None,
+                     notice: Callable[[str], None]) -> dict[str, Any]:
+    """Each specialist's tools (resolved now that the sources are up), limit, system
+    prompt, and its own model's client maker when it has one."""
+    from baseagent.core.delegation import SharedTotals, SpecialistRun
+    from baseagent.core.specialists import resolve_tools
+    from baseagent.prompts.system import SPECIALIST_ROLE, SYSTEM_PROMPT
+
+    settings = prepared.settings
+    builtins = [t for t in prepared.pool if t.name in _builtin_names()]
+    caller = [t for t in prepared.pool if t.name not in _builtin_names()]
+    runs: dict[str, Any] = {}
+    for name, spec in settings.specialists.items():
+        refs = spec.tools if spec.tools is not None else settings.delegate_tools
+        role = SPECIALIST_ROLE.format(name=name, description=spec.description)
+        system = compose_specialist_prompt(SYSTEM_PROMPT, role, spec.prompt)
+        run = SpecialistRun(
+            name=name, system=system,
+            tools=resolve_tools(refs, builtins=builtins, caller=caller,
+                                source_tools=prepared.source_tools,
+                                sources=_source_names(settings)),
+            max_iterations=spec.max_iterations or settings.delegate_max_iterations)
+        own = prepared.specialist_models.get(name)
+        if own is not None and own_models:
+            config, own_route = own
+            run.loop_options = {"settings": config, "route": own_route}
+
+            def make(config: AgentConfig = config, own_route: Route | None = own_route) \
+                    -> ModelClientProtocol:
+                inner = _model_client(config, prepared.thread_id, notice,
+                                      config.max_tokens or limits(config, True, own_route)[1],
+                                      own_route)
+                if cancelled is not None:
+                    inner.bind_cancel(cancelled)
+                return SharedTotals(inner, client, settings.cost_limit)
+
+            run.client = make
+        runs[name] = run
+    return runs
+
+
+def _builtin_names() -> tuple[str, ...]:
+    from baseagent.tools.registry import DEFAULT_TOOLS
+
+    return DEFAULT_TOOLS
+
+
+def compose_specialist_prompt(base: str, role: str, prompt: str | None) -> str:
+    """A specialist's system prompt: the built-in one, who it is, then its own `prompt`."""
+    text = base.rstrip("\n") + "\n\n" + role.strip("\n") + "\n"
+    if prompt:
+        text += "\n" + prompt.strip("\n") + "\n"
+    return text
 
 
 def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Sequence[Tool],
                emitter: Emitter, tool_context: ToolContext, max_iterations: int, shell: str,
-               litellm_limits: bool, route: Route | None = None) -> Loop:
+               litellm_limits: bool, route: Route | None = None,
+               system: str | None = None) -> Loop:
     """A sub-agent's loop (core/delegation.py): a fresh history and its own tools and
     iteration limit; the parent's client, workspace, sandbox and cancellation (through
     `tool_context`), with compaction for the same model. No verification round (the parent
-    judges the answer) and no session record of its own (its items are in the parent's)."""
+    judges the answer) and no session record of its own (its items are in the parent's).
+    `system`: a specialist's system prompt (default: the built-in one); `settings` and
+    `route` are a specialist's own when it has its own model."""
     from baseagent.core.loop import Loop
     from baseagent.tools.registry import ToolRegistry
 
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                history=opening_messages(tool_context.cwd, shell, env=tool_context.env),
+                history=opening_messages(tool_context.cwd, shell, system, env=tool_context.env),
                 max_iterations=max_iterations, verify=False,
                 compactor=_compactor(settings, client, registry, emitter, None, litellm_limits,
                                      route),

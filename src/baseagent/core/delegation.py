@@ -12,11 +12,18 @@ The call is one item whose progress carries the child's completed items (the eng
 core/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
 is a `collab_tool_call` item (Codex's shape for a call that starts another agent) with
 those items nested (`items`, mapped by output/codex.py).
+
+Named specialists (`delegate_to_specialist`, core/specialists.py) run through the same
+`Delegation`: `run_specialist` starts the same child with the tools, limit and system prompt
+the configuration gave the specialist, and with its own model's client when it has one
+(`SharedTotals`: its usage still counts in the thread's).
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
@@ -27,7 +34,7 @@ from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
 from baseagent.output.emitter import Emitter, EventListener
-from baseagent.prompts.system import SUBAGENT_TASK
+from baseagent.prompts.system import OUTPUT_FORMAT, SUBAGENT_TASK
 from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
 
 NAME = "delegate"
@@ -70,13 +77,29 @@ def _run(args: Args, ctx: ToolContext) -> ToolResult:
 ChildLoopFactory = Callable[..., Loop]
 
 
+@dataclass
+class SpecialistRun:
+    """What starts one named specialist (core/specialists.py): its tools, its limit, its
+    system prompt, and, when it has a model of its own, a maker of that model's client and
+    the child_loop options for that model (its settings and route)."""
+
+    name: str
+    tools: list[Tool]
+    max_iterations: int
+    system: str
+    client: Callable[[], ModelClientProtocol] | None = None
+    loop_options: dict[str, Any] = field(default_factory=dict)
+
+
 class Delegation:
-    """Runs sub-tasks for one thread (it is the ToolContext's `delegate`)."""
+    """Runs sub-tasks for one thread (it is the ToolContext's `delegate`): the generic
+    `delegate` tool's, and the named specialists' (`delegate_to_specialist`)."""
 
     def __init__(self, *, build: ChildLoopFactory, client: ModelClientProtocol,
                  tools: Sequence[Tool], default_tools: Sequence[str] = READ_ONLY_TOOLS,
                  max_iterations: int = 20, cost_limit: float | None = None,
-                 redact: Any = None) -> None:
+                 redact: Any = None, specialists: Mapping[str, SpecialistRun] | None = None,
+                 ) -> None:
         """tools: what the parent may hand on (its own tools minus delegate and the tools
         the caller runs). cost_limit: USD one sub-agent may spend."""
         self._build = build
@@ -86,12 +109,58 @@ class Delegation:
         self._max_iterations = max_iterations
         self._cost_limit = cost_limit
         self._redact = redact
+        self._specialists = dict(specialists or {})
+        self._own_clients: dict[str, ModelClientProtocol] = {}
+        self._lock = threading.Lock()
 
     def run(self, task: str, tools: list[str] | None, max_iterations: int | None,
             ctx: ToolContext) -> ToolResult:
+        """The generic delegate tool: the model chose the tools and the task."""
         toolset = self._toolset(tools)
+        return self._child(ctx, task, SUBAGENT_TASK.format(
+            tools=", ".join(toolset) or "none", task=task),
+            [self._tools[n] for n in toolset],
+            min(max_iterations or self._max_iterations, self._max_iterations))
+
+    def run_specialist(self, name: str, sub_task: str, output_format: str | None,
+                       ctx: ToolContext) -> ToolResult:
+        """delegate_to_specialist: the configuration chose the tools, limit and model."""
+        spec = self._specialists.get(name)
+        if spec is None:  # the tool's schema only takes known names; a direct call may not
+            raise ToolError(f"no specialist is named {name!r}; choose from: "
+                            f"{', '.join(self._specialists) or 'none'}")
+        content = SUBAGENT_TASK.format(tools=", ".join(t.name for t in spec.tools) or "none",
+                                       task=sub_task)
+        if output_format:
+            content += OUTPUT_FORMAT.format(format=output_format.strip())
+        return self._child(ctx, sub_task, content, spec.tools, spec.max_iterations,
+                           client=self._client_of(spec), system=spec.system,
+                           **spec.loop_options)
+
+    def close(self) -> None:
+        """Close the clients made for specialists with a model of their own."""
+        with self._lock:
+            clients, self._own_clients = list(self._own_clients.values()), {}
+        for client in clients:
+            close = getattr(client, "close", None)  # the direct path's connection
+            if callable(close):
+                close()
+
+    def _client_of(self, spec: SpecialistRun) -> ModelClientProtocol:
+        if spec.client is None:
+            return self._client
+        with self._lock:
+            if spec.name not in self._own_clients:
+                self._own_clients[spec.name] = spec.client()
+            return self._own_clients[spec.name]
+
+    def _child(self, ctx: ToolContext, task: str, content: str, tools: Sequence[Tool],
+               wanted: int, *, client: ModelClientProtocol | None = None,
+               system: str | None = None, **loop_options: Any) -> ToolResult:
+        """Run one child loop on `content` (its first message) with `tools`, at most `wanted`
+        model calls and never more than this turn has left."""
         left = ctx.model_calls.left if ctx.model_calls is not None else self._max_iterations
-        limit = min(max_iterations or self._max_iterations, self._max_iterations, left)
+        limit = min(wanted, left)
         if limit < 1:
             raise ToolError("no model calls are left in this turn for a sub-agent")
         child_id = new_thread_id()  # a thread id like any other (UUIDv7)
@@ -99,13 +168,14 @@ class Delegation:
         emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
         child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,
                                         delegate=None, progress=lambda _payload: None)
-        client = _CappedClient(self._client, self._cost_limit) \
-            if self._cost_limit is not None else self._client
-        loop = self._build(client=client, tools=[self._tools[n] for n in toolset],
-                           emitter=emitter, tool_context=child_ctx, max_iterations=limit)
+        client = client or self._client
+        if self._cost_limit is not None:
+            client = _CappedClient(client, self._cost_limit)
+        loop = self._build(client=client, tools=list(tools), emitter=emitter,
+                           tool_context=child_ctx, max_iterations=limit, system=system,
+                           **loop_options)
         before = dataclasses.replace(self._client.totals)
-        outcome = loop.run_turn(TurnInput(task, content=SUBAGENT_TASK.format(
-            tools=", ".join(toolset) or "none", task=task)))
+        outcome = loop.run_turn(TurnInput(task, content=content))
         if ctx.model_calls is not None:
             ctx.model_calls.spend(loop.calls_made)
         return nest.result(outcome, _spent(before, self._client.totals))
@@ -182,6 +252,43 @@ class _CappedClient:
                                  f"spent ${spent:.4f}")
         return self._inner.complete(messages, tools, on_progress,
                                     estimated_input_tokens=estimated_input_tokens)
+
+
+class SharedTotals:
+    """A specialist's own model client whose usage also counts in the thread's (the
+    parent client's totals: turn.completed, RunResult.usage, the record), and which makes
+    no call once the thread's `cost_limit` is spent."""
+
+    def __init__(self, inner: ModelClientProtocol, thread: ModelClientProtocol,
+                 cost_limit: float | None) -> None:
+        self._inner = inner
+        self._thread = thread
+        self._cost_limit = cost_limit
+
+    @property
+    def totals(self) -> UsageTotals:
+        return self._thread.totals
+
+    def bind_cancel(self, cancelled: Any) -> None:
+        self._inner.bind_cancel(cancelled)
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if callable(close):
+            close()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 on_progress: ProgressFn = lambda _t, _r: None,
+                 estimated_input_tokens: int = 0) -> ModelTurn:
+        spent = self._thread.totals
+        if self._cost_limit is not None and spent.cost_known \
+                and spent.cost_usd >= self._cost_limit:
+            raise CostLimitError(f"cost limit reached: spent ${spent.cost_usd:.4f} of "
+                                 f"${self._cost_limit:g}")
+        turn = self._inner.complete(messages, tools, on_progress,
+                                    estimated_input_tokens=estimated_input_tokens)
+        self._thread.totals.add(turn.usage)
+        return turn
 
 
 def _spent(before: UsageTotals, after: UsageTotals) -> dict[str, int]:

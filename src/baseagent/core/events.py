@@ -53,6 +53,7 @@ class ToolCallItem:
     could not be prepared is a generic `mcp_tool_call`). What the call is about, by kind:
     `command` (a shell command), `changes` (the files a file-changing call plans to touch),
     `task` and `thread_id` (a delegated sub-task and the thread that handed it over),
+    `specialist` (the named specialist it went to; None: the generic delegate tool),
     `server`/`tool`/`arguments` (any call). `progress` is the tool's latest progress
     payload while it runs; `outcome` is set once it has run."""
 
@@ -66,6 +67,7 @@ class ToolCallItem:
     changes: tuple[Mapping[str, str], ...] = ()
     task: str | None = None
     thread_id: str = ""
+    specialist: str | None = None
     progress: Mapping[str, Any] | None = None
     outcome: ToolOutcome | None = None
 

@@ -29,7 +29,8 @@ def started_item(item_id: str, call: PreparedCall, ctx: ToolContext) -> engine.T
     elif kind == "file_change":
         about["changes"] = tuple(call.planned_changes(ctx))
     elif kind == "collab_tool_call":
-        about.update(thread_id=ctx.thread_id, task=getattr(call.args, "task", None))
+        about.update(thread_id=ctx.thread_id, task=getattr(call.args, "task", None),
+                     specialist=getattr(call.args, "specialist_id", None))
     return engine.ToolCallItem(id=item_id, kind=kind, name=call.name, server=call.server,
                                tool=call.tool_name, arguments=call.arguments_for_display(),
                                **about)

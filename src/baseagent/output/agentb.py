@@ -25,7 +25,8 @@ from baseagent.output.emitter import EventListener
 
 # thread.run.failed's error.code for each way a turn can fail.
 FAILURE_CODES = {"failed": "failed", "limit": "limit_reached", "interrupted": "cancelled"}
-# The specialistId of a sub-agent started by the delegate tool.
+# The specialistId of a sub-agent started by the generic delegate tool (a named
+# specialist's call carries its own id: delegate_to_specialist's specialist_id).
 DELEGATE_SPECIALIST = "delegate"
 
 
@@ -194,7 +195,7 @@ class AgentBMapper(EventListener):
             # The delegate call as Codex shows it: its child thread, states and items.
             wire = codex_item(item)
             assert isinstance(wire, ev.CollabToolCallItem)
-            self._sub_agent(wire, done)
+            self._sub_agent(wire, done, item.specialist or DELEGATE_SPECIALIST)
 
     def _text(self, text: str) -> None:
         """Streamed text as contentChunk deltas: what is new since the last one. (A retried
@@ -221,9 +222,9 @@ class AgentBMapper(EventListener):
                                  error=None if note.success else note.output,
                                  metadata={"itemId": note.item_id})))
 
-    def _sub_agent(self, item: ev.CollabToolCallItem, done: bool) -> None:
+    def _sub_agent(self, item: ev.CollabToolCallItem, done: bool, specialist: str) -> None:
         """agent.sub_agent.invocation.started once the child exists, .completed with the
-        delegate call's item."""
+        delegate call's item. `specialist`: the named specialist's id, or "delegate"."""
         call = self._calls.get(item.id)
         if call is None or not item.receiver_thread_ids:
             return
@@ -232,7 +233,7 @@ class AgentBMapper(EventListener):
             call.announced_child = child
             self._send(ab.SubAgentInvocationStarted, data=ab.SubAgentStartedData(
                 plannerStepId=call.step_id, toolCallId=call.call_id,
-                specialistId=DELEGATE_SPECIALIST, subTaskDescription=item.prompt or "",
+                specialistId=specialist, subTaskDescription=item.prompt or "",
                 subAgentRunId=child))
         if done:
             state = item.agents_states.get(child)
@@ -240,7 +241,7 @@ class AgentBMapper(EventListener):
             ok = item.status == "completed"
             self._send(ab.SubAgentInvocationCompleted, data=ab.SubAgentCompletedData(
                 plannerStepId=call.step_id, toolCallId=call.call_id,
-                specialistId=DELEGATE_SPECIALIST, subAgentRunId=child,
+                specialistId=specialist, subAgentRunId=child,
                 result=ab.ToolResult(
                     success=ok, data=message if ok else None, error=None if ok else message,
                     metadata={"items": len(item.items), "status": state.status if state

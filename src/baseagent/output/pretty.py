@@ -316,12 +316,14 @@ class PrettySink(EventListener):
             self._status("thinking")
         elif item.kind == "collab_tool_call":
             if started:
-                self._print(Text.assemble(("» sub-agent: ", "bold magenta"), item.task or ""))
+                who = f"» sub-agent {item.specialist}: " if item.specialist else "» sub-agent: "
+                self._print(Text.assemble((who, "bold magenta"), item.task or ""))
                 self._status("sub-agent working")
             elif done:
                 status = _ended(outcome)
                 nested = outcome.data.get("items", ()) if outcome is not None else ()
-                self._print(Text(f"« sub-agent {status} after {len(nested)} items",
+                who = f"sub-agent {item.specialist}" if item.specialist else "sub-agent"
+                self._print(Text(f"« {who} {status} after {len(nested)} items",
                                  style=_STATUS_STYLE.get(status, "")))
                 self._status("thinking")
         elif done:  # any other tool, shown as Codex shows it: an MCP-style tool call
