@@ -72,7 +72,7 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 
 # Settings added since the snapshot was taken, with their defaults (the snapshot's cases
 # set none of them).
-ADDED_SINCE = {"approval_policy": "never"}
+ADDED_SINCE = {"approval_policy": "never", "all_tools_failed": "continue"}
 
 
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])
