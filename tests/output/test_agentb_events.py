@@ -281,3 +281,60 @@ def test_agentb_events_are_the_cli_lines(workspace):
 
     for event in agent.stream("go", format="agentb"):
         assert json.loads(event_to_line(event)) == json.loads(event.model_dump_json())
+
+
+ALL_FAILING = [{"tool_calls": [{"id": "c1", "name": "read_file",
+                                "arguments": {"file_path": "missing.txt"}},
+                               {"id": "c2", "name": "shell", "arguments": {"command": "exit 3"}}]},
+               {"content": "Neither worked."}]
+
+
+@pytest.mark.parametrize("fmt", ["agentb", "codex"])
+def test_all_tools_failed_through_the_cli(scripted_server, workspace, home, fmt):
+    """AgentB's rule, asked for in the environment (all_tools_failed = "fail"): the answer
+    whose calls all failed ends the run, with AgentB's error code; both streams say why.
+    Without it (the default) the model reads the errors and answers."""
+    server = scripted_server([ALL_FAILING[0]] + ALL_FAILING)
+    flags = ["--no-verify", "--event-format", fmt, "-i", "read missing.txt"]
+    failed = run_agent(flags, cwd=workspace, home=home, api_base=server.api_base,
+                       env_extra={"BASEAGENT_ALL_TOOLS_FAILED": "fail"}, parse=fmt == "codex",
+                       timeout=CLI_TIMEOUT)
+    assert failed.returncode == 1, failed.stderr
+    assert len(server.requests) == 1
+    why = "every tool call of the model's answer failed (2 of 2)"
+    if fmt == "agentb":
+        events = parse_agentb(failed.stdout)
+        done = [e.data.result.success for e in events
+                if e.type == "agent.tool.execution.completed"]
+        assert done == [False, False]
+        assert [e.data.message.metadata["toolCallId"] for e in events
+                if e.type == "thread.message.created" and e.data.message.role == "tool"] == \
+            ["c1", "c2"]
+        assert events[-2].data.currentStatus == "failed"
+        error = events[-1].data.error
+        assert (events[-1].type, error.code) == ("thread.run.failed", "all_tools_failed")
+        assert error.message.startswith(why)
+    else:
+        assert failed.events[-1]["type"] == "turn.failed"
+        assert failed.events[-1]["error"]["message"].startswith(why)
+
+    goes_on = run_agent(flags, cwd=workspace, home=home, api_base=server.api_base,
+                        parse=fmt == "codex", timeout=CLI_TIMEOUT)
+    assert goes_on.returncode == 0, goes_on.stderr
+    assert len(server.requests) == 3  # the failed calls, then the answer
+    assert '"Neither worked."' in goes_on.stdout
+    last = json.loads(goes_on.stdout.splitlines()[-1])
+    assert last["type"] == ("thread.run.completed" if fmt == "agentb" else "turn.completed")
+
+
+def test_on_event_takes_agentb_events_when_asked(workspace):
+    """on_event_format="agentb": the callback gets what stream(format="agentb") yields."""
+    got: list[Any] = []
+    agent, _ = agent_for(workspace, [{"content": "hi"}], on_event=got.append,
+                         on_event_format="agentb")
+    result = agent.run("go")
+    assert result.ok
+    assert all(type(e).__module__ == "baseagent.output.agentb_events" for e in got)
+    assert [got[0].type, got[-1].type] == ["agent.run.created", "thread.run.completed"]
+    with pytest.raises(ValueError, match="unknown event format 'xml'"):
+        agent_for(workspace, [], on_event=got.append, on_event_format="xml")

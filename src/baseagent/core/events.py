@@ -157,12 +157,15 @@ class ToolCallDelta:
     `delta` is the raw JSON text new since the last piece of call `index`, so the pieces
     of a call join up to the arguments as streamed. The first piece names the call (`id`,
     `name`). Only clients that stream tool calls send these; ModelResponded still carries
-    every call whole (after any repair of its arguments)."""
+    every call whole (after any repair of its arguments). `text` is the answer's text
+    streamed so far (what came before the calls: a mapper that has not shown all of it
+    yet, the text being throttled, shows it first)."""
 
     index: int
     call_id: str
     name: str
     delta: str
+    text: str = ""
 
 
 @dataclass(frozen=True)

@@ -908,6 +908,10 @@ class _StreamItems:
         now = time.monotonic()
         throttled = not flush and now - self.call_last_sent < STREAM_UPDATE_INTERVAL_S
         for call in calls:
+            if call.index not in self.call_sent and self.calls:
+                # A new call: the model is done with the earlier ones (calls stream one
+                # after another), so what is left of them goes first, in order.
+                self._call_pieces(tuple(self.calls.values()), flush=True)
             self.calls[call.index] = call
             sent = self.call_sent.get(call.index)
             if sent is None:
@@ -917,9 +921,9 @@ class _StreamItems:
                 continue
             self.call_sent[call.index] = call.arguments
             self.call_last_sent = now
-            self.emitter.send(engine.ToolCallDelta(index=call.index, call_id=call.id,
-                                                   name=call.name,
-                                                   delta=call.arguments[len(sent):]))
+            self.emitter.send(engine.ToolCallDelta(
+                index=call.index, call_id=call.id, name=call.name,
+                delta=call.arguments[len(sent):], text=self.latest.get("agent_message", "")))
 
     def finish(self, text: str, reasoning: str) -> None:
         """Complete the items with the final text; start-and-complete any never streamed;

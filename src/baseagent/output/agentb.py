@@ -86,6 +86,7 @@ class AgentBMapper(EventListener):
         elif isinstance(event, engine.TurnStarted):
             self.thread_id, self.run_id, self._opened = event.thread_id, event.turn_id, event
             self._closing = None
+            self._step_id = ""  # a continued turn may come from another process: no step yet
             self._turn_started()
         elif isinstance(event, engine.StepStarted):
             self._step_started(event)
@@ -168,6 +169,8 @@ class AgentBMapper(EventListener):
         message = self._message
         if message is None:
             return
+        if note.text:
+            self._text(note.text)  # the text before the calls comes first, all of it
         message.streamed_calls.add(note.call_id)
         self._send(ab.MessageDelta, data=ab.MessageDeltaData(
             messageId=message.id,
