@@ -338,3 +338,27 @@ def test_on_event_takes_agentb_events_when_asked(workspace):
     assert [got[0].type, got[-1].type] == ["agent.run.created", "thread.run.completed"]
     with pytest.raises(ValueError, match="unknown event format 'xml'"):
         agent_for(workspace, [], on_event=got.append, on_event_format="xml")
+
+
+def test_a_signal_cancels_the_cli_run_through_cancelling(scripted_server, workspace, home):
+    """SIGTERM while the model answers (`--event-format agentb`): the stream says
+    `cancelling`, then `cancelled`, and ends with thread.run.failed (code cancelled)."""
+    import signal
+
+    from reliability import kill_quietly, start_agent, wait_for
+
+    server = scripted_server([{"content": "never sent", "delay": 30}])
+    proc = start_agent(["--event-format", "agentb", "-i", "wait"], cwd=workspace, home=home,
+                       api_base=server.api_base)
+    try:
+        wait_for(lambda: len(server.requests) == 1, timeout=CLI_TIMEOUT,
+                 what="the model call")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        kill_quietly(proc)
+    events = parse_agentb(out.decode())
+    statuses = [e.data.currentStatus for e in events if e.type == "agent.run.status.changed"]
+    assert statuses[-2:] == ["cancelling", "cancelled"], err
+    assert events[-1].type == "thread.run.failed" and events[-1].data.error.code == "cancelled"
+    assert proc.returncode != 0
