@@ -53,7 +53,7 @@ from baseagent.tools.external import ExternalTool, external_tools as _external_t
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
 EventFormat = Literal["codex", "agentb"]
-EventCallback = Callable[[ev.ThreadEvent], None]
+EventCallback = Callable[[Any], None]  # a Codex event (ev.ThreadEvent), or an AgentB one
 ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
 
 
@@ -118,7 +118,8 @@ class Agent:
     session: False writes no session record. thread_id: resume that recorded thread, with
     the model, api_base and cwd it was recorded with unless given here (`notes` then says
     which given value differs from the record).
-    on_event: called with every event, on the thread running the turn.
+    on_event: called with every event, on the thread running the turn: the Codex events,
+    or AgentB's with on_event_format="agentb" (as stream(format=...) yields them).
     env: the environment commands start from (minus secrets; default: this process's,
     copied now); its credential-looking values are redacted from every event, and from
     every string the agent hands back (RunResult.final_message and .error, pending tool
@@ -148,7 +149,8 @@ class Agent:
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
-                 on_event: EventCallback | None = None, env: Mapping[str, str] | None = None,
+                 on_event: EventCallback | None = None, on_event_format: EventFormat = "codex",
+                 env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
@@ -160,12 +162,13 @@ class Agent:
         self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
                                         approver=approver),
                     resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
-                    external_tools=external_tools, redact_results=redact_results)
+                    external_tools=external_tools, redact_results=redact_results,
+                    on_event_format=on_event_format)
 
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
                     env: Mapping[str, str] | None = None, session: bool | None = None,
-                    on_event: EventCallback | None = None,
+                    on_event: EventCallback | None = None, on_event_format: EventFormat = "codex",
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                     external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
@@ -184,7 +187,8 @@ class Agent:
         return cls.from_settings(settings, resume=resume, env=env, notes=notes,
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
-                                 redact_results=redact_results, approver=approver)
+                                 redact_results=redact_results, approver=approver,
+                                 on_event_format=on_event_format)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -197,7 +201,8 @@ class Agent:
                       external_tools: Sequence[ToolSpec] = (),
                       redact_results: bool = True,
                       builder: assembly.RunBuilder | None = None,
-                      approver: Approver | str | None = None) -> "Agent":
+                      approver: Approver | str | None = None,
+                      on_event_format: EventFormat = "codex") -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -213,16 +218,18 @@ class Agent:
         agent = cls.__new__(cls)
         agent._start(builder, resume=resume, notes=notes, thread_id=thread_id,
                      on_event=on_event, sinks=sinks, tools=tools,
-                     external_tools=external_tools, redact_results=redact_results)
+                     external_tools=external_tools, redact_results=redact_results,
+                     on_event_format=on_event_format)
         return agent
 
     def _start(self, builder: assembly.RunBuilder, *, resume: LoadedSession | None,
                notes: Sequence[str], on_event: EventCallback | None,
                sinks: Sequence[EventListener], thread_id: str | None = None,
                tools: Sequence[Any] = (), external_tools: Sequence[ToolSpec] = (),
-               redact_results: bool = True) -> None:
+               redact_results: bool = True, on_event_format: EventFormat = "codex") -> None:
         """The one way an Agent is made: the builder prepares the run (cheap; the slow parts
         start in the background), the Agent keeps the state turns need."""
+        _check_format(on_event_format)
         self.settings = builder.settings
         self._redact_results = redact_results
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
@@ -234,6 +241,13 @@ class Agent:
         # when it is collected.
         self._finalizer = weakref.finalize(self, self._prepared.sources.close)
         self._on_event = on_event
+        # on_event_format="agentb": the callback takes AgentB's events, mapped from the
+        # engine's for the whole thread (one mapper: it knows the run's status across turns).
+        self._agentb_callback: EventListener | None = None
+        if on_event is not None and on_event_format == "agentb":
+            from baseagent.output.agentb import AgentBMapper
+
+            self._agentb_callback = AgentBMapper(self._call_back)
         self._turn_listeners: list[EventListener] = []
         self._callback_error: BaseException | None = None
         self._emitter = Emitter([*sinks, _Dispatch(self)], redact=self._prepared.redactor)
@@ -489,10 +503,16 @@ class Agent:
         return connected.session.failure
 
     def _deliver(self, event: ev.ThreadEvent) -> None:
-        """Hand an event to the turn's listeners and the user's callback. A callback that
-        raises cancels the turn; run() re-raises its exception once the turn is closed."""
+        """Hand an event to the turn's listeners and the user's callback (the Codex events,
+        unless it takes AgentB's)."""
         for listener in self._turn_listeners:
             listener.emit(event)
+        if self._agentb_callback is None:
+            self._call_back(event)
+
+    def _call_back(self, event: Any) -> None:
+        """The user's callback. One that raises cancels the turn; run() re-raises its
+        exception once the turn is closed."""
         if self._on_event is not None and self._callback_error is None:
             try:
                 self._on_event(event)
@@ -501,10 +521,13 @@ class Agent:
                 self.cancel(f"on_event callback raised {type(exc).__name__}")
 
     def _deliver_run_event(self, event: RunEvent) -> None:
-        """Hand an engine event to the turn's listeners that map them (AgentB's stream)."""
+        """Hand an engine event to the turn's listeners that map them (AgentB's stream), and
+        to the callback's AgentB mapper."""
         for listener in self._turn_listeners:
             if listener.run_events:
                 listener.run_event(event)
+        if self._agentb_callback is not None:
+            self._agentb_callback.run_event(event)
 
 
 class _Dispatch(EventListener):
@@ -516,7 +539,8 @@ class _Dispatch(EventListener):
     @property  # type: ignore[override]
     def run_events(self) -> bool:
         """Whether this turn has a listener that maps the engine's events."""
-        return any(listener.run_events for listener in self._agent._turn_listeners)
+        return self._agent._agentb_callback is not None \
+            or any(listener.run_events for listener in self._agent._turn_listeners)
 
     def emit(self, event: ev.ThreadEvent) -> None:
         self._agent._deliver(event)

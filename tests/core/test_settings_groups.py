@@ -73,7 +73,7 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 # Settings added since the snapshot was taken, with their defaults (the snapshot's cases
 # set none of them).
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
-               "specialists": {}, "planner": False}
+               "specialists": {}, "planner": False, "all_tools_failed": "continue"}
 # Keys added since to the tables' models ($defs), with their defaults.
 ADDED_TABLE_KEYS = {("OpenApiConfig", "mode"): "operations"}
 # The schemas of the tables those settings added (`$defs`).

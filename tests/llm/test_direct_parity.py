@@ -160,13 +160,14 @@ STEPS = [
 @pytest.mark.parametrize("step", STEPS, ids=lambda s: str(s)[:40])
 @pytest.mark.parametrize("model", [MODEL, "openai/o9-local"])
 def test_the_same_turn_either_way(step, model):
-    progress: dict[str, list[tuple[str, str]]] = {}
+    progress: dict[str, list[tuple[Any, ...]]] = {}
 
     def call(c: ModelClient) -> Any:
-        seen: list[tuple[str, str]] = []
+        seen: list[tuple[Any, ...]] = []
         progress["direct" if c.route else "litellm"] = seen
+        # the text and the tool calls as they stream (the calls' arguments piece by piece)
         return c.complete([{"role": "user", "content": "go"}], TOOLS,
-                          on_progress=lambda t, r: seen.append((t, r)),
+                          on_progress=lambda t, r, calls=(): seen.append((t, r, calls)),
                           estimated_input_tokens=321)
 
     runs = both([step], call, model=model)
@@ -174,6 +175,10 @@ def test_the_same_turn_either_way(step, model):
     assert not isinstance(direct_turn, Exception), direct_turn
     assert direct_turn == litellm_turn
     assert progress["direct"] == progress["litellm"]
+    # the calls as last streamed are the turn's calls
+    streamed = [calls for _t, _r, calls in progress["direct"] if calls]
+    assert [(c.id, c.name, c.arguments) for c in (streamed[-1] if streamed else ())] == \
+        [(c.id, c.name, c.arguments) for c in direct_turn.tool_calls if streamed]
 
 
 FAULTS = [

@@ -45,7 +45,8 @@ def parse_agentb(stdout: str) -> list[Any]:
 
 
 def squeeze(types: list[str]) -> list[str]:
-    """Consecutive content deltas count as one (streaming chunking is not fixed)."""
+    """Consecutive deltas (content, tool-call arguments) count as one (streaming chunking
+    is not fixed)."""
     return [t for t, _ in itertools.groupby(types)]
 
 
@@ -86,43 +87,64 @@ def test_the_same_runs_in_both_formats(scripted_server, tmp_path):
     assert REQUIRED <= seen, REQUIRED - seen
 
     # -- where each event belongs --------------------------------------------------------
+    # (the tool calls' arguments stream as deltas too, so they are not sent whole again)
     assert squeeze([e.type for e in paused]) == [
         "agent.run.created", "agent.run.status.changed", "thread.message.created",
-        "agent.run.step.created", "thread.message.created", "thread.message.delta",
-        "thread.run.step.tool_call.created", "thread.run.step.tool_call.completed_by_llm",
+        "agent.run.step.created", "agent.run.status.changed", "thread.message.created",
         "thread.message.delta",
         "thread.run.step.tool_call.created", "thread.run.step.tool_call.completed_by_llm",
-        "thread.message.delta", "thread.message.completed",
+        "thread.run.step.tool_call.created", "thread.run.step.tool_call.completed_by_llm",
+        "thread.message.completed",
         "agent.tool.execution.started", "agent.tool.execution.completed",
-        "agent.run.status.changed", "thread.run.requires_action"]
+        "thread.message.created", "agent.run.status.changed", "thread.run.requires_action"]
     assert squeeze([e.type for e in resumed]) == [
         "agent.run.status.changed", "thread.message.created", "agent.run.step.created",
-        "thread.message.created", "thread.message.delta", "thread.message.completed",
-        "agent.run.status.changed", "thread.run.completed"]
+        "agent.run.status.changed", "thread.message.created", "thread.message.delta",
+        "thread.message.completed", "agent.run.status.changed", "thread.run.completed"]
     assert squeeze([e.type for e in failed]) == [
         "agent.run.created", "agent.run.status.changed", "thread.message.created",
-        "agent.run.step.created", "thread.message.created", "thread.message.completed",
-        "agent.run.status.changed", "thread.run.failed"]
+        "agent.run.step.created", "agent.run.status.changed", "thread.message.created",
+        "thread.message.completed", "agent.run.status.changed", "thread.run.failed"]
 
     # one run (the paused turn keeps its id across processes), one thread
     assert len({e.runId for e in paused + resumed}) == 1
     assert {e.threadId for e in paused + resumed} == {runs[3]}
     statuses = [(e.data.previousStatus, e.data.currentStatus)
                 for e in paused + resumed + failed if e.type == "agent.run.status.changed"]
-    assert statuses == [("queued", "in_progress"), ("in_progress", "requires_action"),
-                        ("requires_action", "in_progress"), ("in_progress", "completed"),
-                        ("queued", "in_progress"), ("in_progress", "failed")]
-    user, assistant = [e.data.message for e in paused if e.type == "thread.message.created"]
+    assert statuses == [("queued", "in_progress"), ("in_progress", "in_progress"),
+                        ("in_progress", "requires_action"),
+                        ("requires_action", "in_progress"), ("in_progress", "in_progress"),
+                        ("in_progress", "completed"),
+                        ("queued", "in_progress"), ("in_progress", "in_progress"),
+                        ("in_progress", "failed")]
+    llm_calls = [e.data.details for e in paused + resumed + failed
+                 if e.type == "agent.run.status.changed"
+                 and e.data.previousStatus == e.data.currentStatus == "in_progress"]
+    # AgentB's words; the resumed turn counts on from the paused one's model calls
+    assert llm_calls == ["LLM call for turn 1", "LLM call for turn 2", "LLM call for turn 1"]
+    user, assistant, result = [e.data.message for e in paused
+                               if e.type == "thread.message.created"]
     assert (user.role, user.content) == ("user", "Weather in Paris?")
     assert assistant.role == "assistant" and assistant.metadata["inProgress"] is True
+    # the agent's own tool result is a thread message too, as the model reads it
+    assert (result.role, result.metadata["toolCallId"], result.metadata["toolName"]) == \
+        ("tool", "call_s", "shell")
+    assert result.content.startswith("Exit code: 0") and "hi" in result.content
     step = next(e for e in paused if e.type == "agent.run.step.created").data.stepId
     created = [e.data for e in paused if e.type == "thread.run.step.tool_call.created"]
     assert [(d.stepId, d.toolCall.id) for d in created] == [(step, "call_s"), (step, "call_w")]
     chunks = [e.data.delta for e in paused if e.type == "thread.message.delta"]
     assert all(d.messageId == assistant.id for d in
                [e.data for e in paused if e.type == "thread.message.delta"])
-    assert [c.id for d in chunks if d.toolCallsChunk for c in d.toolCallsChunk] == \
-        ["call_s", "call_w"]
+    # the arguments arrive in pieces (the scripted server streams each in three), named by
+    # the call's id; each call's pieces join up to its arguments
+    pieces: dict[str, list[str]] = {}
+    for d in chunks:
+        for c in d.toolCallsChunk or []:
+            pieces.setdefault(c.id, []).append(c.function.arguments)
+    assert list(pieces) == ["call_s", "call_w"]
+    assert {k: json.loads("".join(v)) for k, v in pieces.items()} == \
+        {"call_s": {"command": "echo hi"}, "call_w": {"city": "Paris"}}
     started = next(e.data for e in paused if e.type == "agent.tool.execution.started")
     assert (started.toolCallId, started.toolName, started.input) == \
         ("call_s", "shell", {"command": "echo hi"})
@@ -227,6 +249,11 @@ def test_failures_carry_their_code(workspace, steps, kwargs, code, status):
     seen = list(stream)
     assert seen[-2].data.currentStatus == status
     assert seen[-1].type == "thread.run.failed" and seen[-1].data.error.code == code
+    statuses = [e.data.currentStatus for e in seen if e.type == "agent.run.status.changed"]
+    # a cancelled run says so before it ends (AgentB's `cancelling`); no other run does
+    assert ("cancelling" in statuses) == (code == "cancelled")
+    if code == "cancelled":
+        assert statuses[-2:] == ["cancelling", "cancelled"]
 
 
 def test_secrets_are_redacted_from_agentb_events(workspace):
@@ -254,3 +281,84 @@ def test_agentb_events_are_the_cli_lines(workspace):
 
     for event in agent.stream("go", format="agentb"):
         assert json.loads(event_to_line(event)) == json.loads(event.model_dump_json())
+
+
+ALL_FAILING = [{"tool_calls": [{"id": "c1", "name": "read_file",
+                                "arguments": {"file_path": "missing.txt"}},
+                               {"id": "c2", "name": "shell", "arguments": {"command": "exit 3"}}]},
+               {"content": "Neither worked."}]
+
+
+@pytest.mark.parametrize("fmt", ["agentb", "codex"])
+def test_all_tools_failed_through_the_cli(scripted_server, workspace, home, fmt):
+    """AgentB's rule, asked for in the environment (all_tools_failed = "fail"): the answer
+    whose calls all failed ends the run, with AgentB's error code; both streams say why.
+    Without it (the default) the model reads the errors and answers."""
+    server = scripted_server([ALL_FAILING[0]] + ALL_FAILING)
+    flags = ["--no-verify", "--event-format", fmt, "-i", "read missing.txt"]
+    failed = run_agent(flags, cwd=workspace, home=home, api_base=server.api_base,
+                       env_extra={"BASEAGENT_ALL_TOOLS_FAILED": "fail"}, parse=fmt == "codex",
+                       timeout=CLI_TIMEOUT)
+    assert failed.returncode == 1, failed.stderr
+    assert len(server.requests) == 1
+    why = "every tool call of the model's answer failed (2 of 2)"
+    if fmt == "agentb":
+        events = parse_agentb(failed.stdout)
+        done = [e.data.result.success for e in events
+                if e.type == "agent.tool.execution.completed"]
+        assert done == [False, False]
+        assert [e.data.message.metadata["toolCallId"] for e in events
+                if e.type == "thread.message.created" and e.data.message.role == "tool"] == \
+            ["c1", "c2"]
+        assert events[-2].data.currentStatus == "failed"
+        error = events[-1].data.error
+        assert (events[-1].type, error.code) == ("thread.run.failed", "all_tools_failed")
+        assert error.message.startswith(why)
+    else:
+        assert failed.events[-1]["type"] == "turn.failed"
+        assert failed.events[-1]["error"]["message"].startswith(why)
+
+    goes_on = run_agent(flags, cwd=workspace, home=home, api_base=server.api_base,
+                        parse=fmt == "codex", timeout=CLI_TIMEOUT)
+    assert goes_on.returncode == 0, goes_on.stderr
+    assert len(server.requests) == 3  # the failed calls, then the answer
+    assert '"Neither worked."' in goes_on.stdout
+    last = json.loads(goes_on.stdout.splitlines()[-1])
+    assert last["type"] == ("thread.run.completed" if fmt == "agentb" else "turn.completed")
+
+
+def test_on_event_takes_agentb_events_when_asked(workspace):
+    """on_event_format="agentb": the callback gets what stream(format="agentb") yields."""
+    got: list[Any] = []
+    agent, _ = agent_for(workspace, [{"content": "hi"}], on_event=got.append,
+                         on_event_format="agentb")
+    result = agent.run("go")
+    assert result.ok
+    assert all(type(e).__module__ == "baseagent.output.agentb_events" for e in got)
+    assert [got[0].type, got[-1].type] == ["agent.run.created", "thread.run.completed"]
+    with pytest.raises(ValueError, match="unknown event format 'xml'"):
+        agent_for(workspace, [], on_event=got.append, on_event_format="xml")
+
+
+def test_a_signal_cancels_the_cli_run_through_cancelling(scripted_server, workspace, home):
+    """SIGTERM while the model answers (`--event-format agentb`): the stream says
+    `cancelling`, then `cancelled`, and ends with thread.run.failed (code cancelled)."""
+    import signal
+
+    from reliability import kill_quietly, start_agent, wait_for
+
+    server = scripted_server([{"content": "never sent", "delay": 30}])
+    proc = start_agent(["--event-format", "agentb", "-i", "wait"], cwd=workspace, home=home,
+                       api_base=server.api_base)
+    try:
+        wait_for(lambda: len(server.requests) == 1, timeout=CLI_TIMEOUT,
+                 what="the model call")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        kill_quietly(proc)
+    events = parse_agentb(out.decode())
+    statuses = [e.data.currentStatus for e in events if e.type == "agent.run.status.changed"]
+    assert statuses[-2:] == ["cancelling", "cancelled"], err
+    assert events[-1].type == "thread.run.failed" and events[-1].data.error.code == "cancelled"
+    assert proc.returncode != 0

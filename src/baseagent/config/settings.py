@@ -131,6 +131,10 @@ class RunOptions(_Options):
     max_iterations: int = Field(200, ge=1, description="Model calls allowed per turn")
     cost_limit: float | None = Field(None, gt=0, description="Stop before spending more USD")
     verify: bool = Field(True, description="Ask the model to verify once before finishing")
+    all_tools_failed: Literal["continue", "fail"] = Field(
+        "continue", description="When every tool call of a model answer failed: continue "
+                                "(the model reads the errors, as in Codex) or fail the turn "
+                                "(AgentB's rule, error code all_tools_failed)")
 
     @field_validator("cwd", mode="after")
     @classmethod

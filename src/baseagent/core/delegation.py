@@ -32,7 +32,8 @@ from baseagent.core import events as engine
 from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
-from baseagent.llm.types import ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals
+from baseagent.llm.types import (ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals,
+                                 no_progress)
 from baseagent.output.emitter import Emitter, EventListener
 from baseagent.prompts.system import OUTPUT_FORMAT, SUBAGENT_TASK
 from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
@@ -244,7 +245,7 @@ class _CappedClient:
         return self._inner.totals
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 on_progress: ProgressFn = lambda _t, _r: None,
+                 on_progress: ProgressFn = no_progress,
                  estimated_input_tokens: int = 0) -> ModelTurn:
         spent = self._inner.totals.cost_usd - self._start
         if spent >= self._cap:

@@ -154,6 +154,42 @@ class CallRequest:
 
 
 @dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of a tool call's arguments as the model streams it (throttled like text):
+    `delta` is the raw JSON text new since the last piece of call `index`, so the pieces
+    of a call join up to the arguments as streamed. The first piece names the call (`id`,
+    `name`). Only clients that stream tool calls send these; ModelResponded still carries
+    every call whole (after any repair of its arguments). `text` is the answer's text
+    streamed so far (what came before the calls: a mapper that has not shown all of it
+    yet, the text being throttled, shows it first)."""
+
+    index: int
+    call_id: str
+    name: str
+    delta: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ToolMessage:
+    """A tool call's result entering the history, as the model will read it (the tool's
+    output and any note for the model): one for every call of the model's, whoever ran it
+    and however it ended (not run, declined, the caller's output)."""
+
+    call_id: str
+    name: str
+    content: str
+
+
+@dataclass(frozen=True)
+class TurnCancelling:
+    """The turn noticed it was cancelled and is winding down (its open items are closed
+    next, then TurnEnded `interrupted`)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class ModelResponded:
     """The model's answer is complete: its text (already streamed as a TextItem) and the
     tool calls it made, in order."""
@@ -215,6 +251,7 @@ class TurnEnded:
     status: EndStatus
     usage: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None
+    code: str | None = None  # why a failed turn failed, when a rule says (all_tools_failed)
     cost_usd: float | None = None
     verification: Mapping[str, Any] | None = None
     pending: tuple[PendingTool, ...] = ()
@@ -235,5 +272,5 @@ class Notice:
 
 
 RunEvent = Union[ThreadStarted, TurnStarted, StepStarted, ItemStarted, ItemUpdated,
-                 ItemCompleted, ModelResponded, ToolStarted, ToolFinished, OutputSubmitted,
-                 TurnEnded, RunFailed, Notice]
+                 ItemCompleted, ToolCallDelta, ModelResponded, ToolStarted, ToolFinished,
+                 OutputSubmitted, ToolMessage, TurnCancelling, TurnEnded, RunFailed, Notice]

@@ -41,7 +41,7 @@ from baseagent.core.prose_code import file_blocks, test_command_block, without_b
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
-from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
+from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, FRESH_NOTE, FRESH_SYSTEM,
                                       PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
@@ -83,6 +83,12 @@ _ANNOUNCES = re.compile(r"\b(?:I will|I'll|I am going to|I'm going to|Let me|Let
                         r"Now,? I|I need to|We need to|I should)\b", re.IGNORECASE)
 # What an answer with code for a file and no tool call leads to (core/prose_code.py).
 ProseCode = Literal["apply", "tell", "off"]
+# What a model answer whose tool calls all failed leads to: the model reads the errors and
+# goes on (Codex), or the turn fails (AgentB's rule, error code all_tools_failed).
+AllToolsFailed = Literal["continue", "fail"]
+ALL_TOOLS_FAILED_CODE = "all_tools_failed"
+ALL_TOOLS_FAILED = ("every tool call of the model's answer failed ({n} of {n}); "
+                    "all_tools_failed = \"fail\" ends the turn there")
 
 # How a turn ends (RunResult.status; exit_codes.py maps it to the process exit code).
 Status = Literal["completed", "failed", "interrupted", "limit", "requires_action"]
@@ -152,11 +158,13 @@ class _PassThrough:
 
 
 class TurnEnded(Exception):
-    """A way out of a turn other than a final answer (a limit, a cut-off answer)."""
+    """A way out of a turn other than a final answer (a limit, a cut-off answer). `code`
+    names the rule that ended it, when one did (all_tools_failed)."""
 
-    def __init__(self, status: Status, message: str) -> None:
+    def __init__(self, status: Status, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
 
 
 class ActionRequired(Exception):
@@ -199,7 +207,8 @@ class Loop:
                  cancelled: CancelToken = NEVER,
                  thread_id: str = "", paused: Paused | None = None,
                  tool_choice: str | None = None, prose_code: ProseCode = "apply",
-                 show_named_files: bool = False, fresh_attempt: bool = False) -> None:
+                 show_named_files: bool = False, fresh_attempt: bool = False,
+                 all_tools_failed: AllToolsFailed = "continue") -> None:
         self.client = client
         self.registry = registry
         self.emitter = emitter
@@ -223,6 +232,7 @@ class Loop:
         # Once a turn, where it would end or stall with the tests failing, ask the model
         # the task again without the conversation (_fresh_attempt).
         self.fresh_attempt = fresh_attempt
+        self.all_tools_failed = all_tools_failed
         self._tool_called = False
 
     @property
@@ -309,6 +319,9 @@ class Loop:
         try:
             try:
                 final = work()
+            except (RunInterrupted, ModelInterrupted):
+                self.emitter.send(engine.TurnCancelling(reason=self.cancelled.reason))
+                raise
             finally:
                 self._turn_items.complete()
         except ActionRequired as exc:
@@ -318,7 +331,7 @@ class Loop:
         except CostLimitError as exc:
             return self._fail("limit", str(exc))
         except TurnEnded as exc:
-            return self._fail(exc.status, str(exc))
+            return self._fail(exc.status, str(exc), exc.code)
         except ModelError as exc:
             return self._fail("failed", str(exc))
         except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
@@ -334,8 +347,8 @@ class Loop:
             else None))
         return TurnOutcome("completed", final_message=final)
 
-    def _fail(self, status: Status, message: str) -> TurnOutcome:
-        self.emitter.send(engine.TurnEnded(status, error=message))
+    def _fail(self, status: Status, message: str, code: str | None = None) -> TurnOutcome:
+        self.emitter.send(engine.TurnEnded(status, error=message, code=code))
         return TurnOutcome(status, error=message)
 
     def _pause(self, calls: list[PendingCall]) -> TurnOutcome:
@@ -643,6 +656,7 @@ class Loop:
         """Run each tool call in order; every call gets exactly one tool message back. Calls
         to tools the caller runs wait until the others have run, then pause the turn."""
         handed_over: list[tuple[ToolCall, PreparedCall, ApprovalRequest | None]] = []
+        succeeded: list[bool] = []  # of the calls that ran (or were refused), in order
         self._tool_called = True
         state = self._state
         assert state is not None
@@ -653,6 +667,7 @@ class Loop:
             refusal = state.repeats.refusal(call.name, call.arguments)
             if refusal is not None:
                 self._refuse(call, refusal)
+                succeeded.append(False)
                 if state.repeats.exhausted():
                     self._not_run([c for c, _, _ in handed_over] + calls[index + 1:],
                                   "the turn ended")
@@ -668,17 +683,21 @@ class Loop:
                 handed_over.append((call, prepared, question))
                 continue
             result = self._run_tool(call, prepared)
-            self._append(_tool_message(call.id, self._observe(call, prepared, result)))
+            self._append_tool(call, self._observe(call, prepared, result))
+            succeeded.append(result.success)
         if self.cancelled():
             self._not_run([c for c, _, _ in handed_over])
             raise RunInterrupted()
         if handed_over:
             raise ActionRequired([self._hand_over(c, p) if q is None else self._hand_question(c, q)
                                   for c, p, q in handed_over])
+        if self.all_tools_failed == "fail" and succeeded and not any(succeeded):
+            raise TurnEnded("failed", ALL_TOOLS_FAILED.format(n=len(succeeded)),
+                            code=ALL_TOOLS_FAILED_CODE)
 
     def _not_run(self, calls: list[ToolCall], why: str = "the run was interrupted") -> None:
         for call in calls:
-            self._append(_tool_message(call.id, f"Error: not run: {why}"))
+            self._append_tool(call, f"Error: not run: {why}")
 
     def _refuse(self, call: ToolCall, refusal: str) -> None:
         """A call that gave the same result twice is not run again: a failed item, a
@@ -688,7 +707,7 @@ class Loop:
         self.emitter.notice(f"not running {call.name} again: the same call gave the same "
                             "result twice")
         result = self._run_as_item(call, prepared)
-        self._append(_tool_message(call.id, result.output))
+        self._append_tool(call, result.output)
 
     def _observe(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> str:
         """Take note of a finished call (evidence, repeated failures) and return the text
@@ -793,22 +812,22 @@ class Loop:
         approvals = self.tool_context.approvals
         if answer.decision == "denied" or approvals is None:
             note = f" Their note: {answer.note}" if answer.note else ""
-            self._append(_tool_message(call.id, "Error: the user declined to run this "
-                                                f"command.{note} Do not run it again; find "
-                                                "another way, or ask the user in your answer."
-                                       if answer.decision == "denied" else
-                                       "Error: not run: approvals are off in this run"))
+            self._append_tool(tool_call, "Error: the user declined to run this "
+                                         f"command.{note} Do not run it again; find "
+                                         "another way, or ask the user in your answer."
+                              if answer.decision == "denied" else
+                              "Error: not run: approvals are off in this run")
             return
         approvals.give(held["command"], answer)
         prepared = self.registry.prepare(tool_call.name, tool_call.arguments)
         result = self._run_tool(tool_call, prepared)
-        self._append(_tool_message(call.id, self._observe(tool_call, prepared, result)))
+        self._append_tool(tool_call, self._observe(tool_call, prepared, result))
 
     def _take_output(self, call: PendingCall, output: str) -> None:
         self.emitter.send(engine.OutputSubmitted(call_id=call.id, name=call.name,
                                                  item_id=call.item_id, output=output))
         self.emitter.send(engine.ItemCompleted(external_result_item(call, output)))
-        self._append(_tool_message(call.id, output))
+        self._append_tool(call, output)
 
     def _record_paused(self, paused: Paused | None) -> None:
         if self.session is not None:
@@ -820,6 +839,11 @@ class Loop:
         self.history.append(message)
         if self.session is not None:
             self.session.message(message)
+
+    def _append_tool(self, call: ToolCall | PendingCall, content: str) -> None:
+        """A call's result into the history, and the ToolMessage that says so."""
+        self._append(_tool_message(call.id, content))
+        self.emitter.send(engine.ToolMessage(call_id=call.id, name=call.name, content=content))
 
 
 # How a tool call written as text begins (llm/text_tool_calls.py): streamed text that starts
@@ -834,7 +858,8 @@ def _may_be_call(text: str) -> bool:
 
 
 class _StreamItems:
-    """Turns streamed text into reasoning / agent_message item events, throttled.
+    """Turns streamed text into reasoning / agent_message item events, and streamed tool
+    calls into ToolCallDelta events (their arguments piece by piece), throttled.
 
     Every item it starts it also completes, whatever happens to the call: a consumer that
     saw `item.started` must see `item.completed`, even when the call then fails. With
@@ -848,8 +873,13 @@ class _StreamItems:
         self.latest: dict[str, str] = {}
         self.sent: dict[str, int] = {}  # length of the text the last event carried
         self.last_sent = 0.0
+        self.calls: dict[int, CallProgress] = {}  # each streamed call as it stands
+        self.call_sent: dict[int, str] = {}  # the arguments its pieces have carried so far
+        self.call_last_sent = 0.0
 
-    def progress(self, text: str, reasoning: str) -> None:
+    def progress(self, text: str, reasoning: str, calls: tuple[CallProgress, ...] = ()) -> None:
+        if calls:
+            self._call_pieces(calls)
         now = time.monotonic()
         throttled = now - self.last_sent < STREAM_UPDATE_INTERVAL_S
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
@@ -869,8 +899,35 @@ class _StreamItems:
         if not throttled:
             self.last_sent = now
 
+    def _call_pieces(self, calls: tuple[CallProgress, ...], flush: bool = False) -> None:
+        """A piece of each call's arguments that is new since its last one: the first piece
+        of a call at once (it names the call), later ones at most every
+        STREAM_UPDATE_INTERVAL_S (all that is left with `flush`). A retried stream starts
+        its calls afresh: its pieces go on only once they extend what was sent (the
+        completed calls are whole in ModelResponded either way)."""
+        now = time.monotonic()
+        throttled = not flush and now - self.call_last_sent < STREAM_UPDATE_INTERVAL_S
+        for call in calls:
+            if call.index not in self.call_sent and self.calls:
+                # A new call: the model is done with the earlier ones (calls stream one
+                # after another), so what is left of them goes first, in order.
+                self._call_pieces(tuple(self.calls.values()), flush=True)
+            self.calls[call.index] = call
+            sent = self.call_sent.get(call.index)
+            if sent is None:
+                sent = self.call_sent[call.index] = ""
+            elif throttled or len(call.arguments) <= len(sent) \
+                    or not call.arguments.startswith(sent):
+                continue
+            self.call_sent[call.index] = call.arguments
+            self.call_last_sent = now
+            self.emitter.send(engine.ToolCallDelta(
+                index=call.index, call_id=call.id, name=call.name,
+                delta=call.arguments[len(sent):], text=self.latest.get("agent_message", "")))
+
     def finish(self, text: str, reasoning: str) -> None:
-        """Complete the items with the final text; start-and-complete any never streamed."""
+        """Complete the items with the final text; start-and-complete any never streamed;
+        send what is left of the calls' arguments."""
         for kind, value in (("reasoning", reasoning), ("agent_message", text)):
             if kind in self.ids:
                 self.emitter.send(engine.ItemCompleted(_text_item(kind, self.ids.pop(kind),
@@ -878,6 +935,8 @@ class _StreamItems:
             elif value.strip():
                 item_id = self.emitter.new_item_id()
                 self.emitter.send(engine.ItemCompleted(_text_item(kind, item_id, value)))
+        if self.calls:
+            self._call_pieces(tuple(self.calls.values()), flush=True)
 
     def abandon(self) -> None:
         """The call failed: close what was started with the text streamed so far."""

@@ -30,7 +30,8 @@ from baseagent.llm.reasoning import (dropped_reasoning_keys, kept_reasoning_keys
 from baseagent.llm.lenient_json import strict_form_hint
 from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
-from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
+from baseagent.llm.types import (CallProgress, CallUsage, ModelTurn, ProgressFn, ToolCall,
+                                 UsageTotals, no_progress)
 
 NoticeFn = Callable[[str], None]
 
@@ -268,7 +269,7 @@ class ModelClient:
         self.cancelled = cancelled
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
-                 on_progress: ProgressFn = lambda _t, _r: None,
+                 on_progress: ProgressFn = no_progress,
                  estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
         """One model call with retries; usage is added to the totals only on success.
 
@@ -506,11 +507,14 @@ class ModelClient:
                     changed = True
                 _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
                 merge_details(details, getattr(delta, "reasoning_details", None))
-                for tc in getattr(delta, "tool_calls", None) or []:
+                call_pieces = getattr(delta, "tool_calls", None) or []
+                for tc in call_pieces:
                     _merge_tool_delta(calls, tc)
                 if choice.finish_reason:
                     finish = choice.finish_reason
-                if changed:
+                if call_pieces:
+                    on_progress(text, reasoning, _calls_so_far(calls))
+                elif changed:
                     on_progress(text, reasoning)
                 if _runaway(guards, text, reasoning, calls):
                     finish = RUNAWAY_FINISH  # cut here: the loop tells the model why
@@ -640,7 +644,13 @@ def _merge_tool_delta(calls: dict[int, dict[str, str]], tc: Any) -> None:
         if getattr(function, "name", None):
             entry["name"] = function.name
         if getattr(function, "arguments", None):
-            entry["arguments"] += function.arguments
+            entry["arguments"] += scrub_surrogates(function.arguments)
+
+
+def _calls_so_far(calls: dict[int, dict[str, str]]) -> tuple[CallProgress, ...]:
+    """The tool calls streamed so far, as the loop is shown them (on_progress)."""
+    return tuple(CallProgress(index=i, id=c["id"] or f"call_{i}", name=c["name"],
+                              arguments=c["arguments"]) for i, c in sorted(calls.items()))
 
 
 def _last_error(exc: BaseException) -> str:

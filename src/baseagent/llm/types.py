@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from baseagent.cancellation import CancelToken
 
@@ -128,7 +128,29 @@ class UsageTotals:
             self.cost_usd += float(delta["cost_usd"])
 
 
-ProgressFn = Callable[[str, str], None]  # (text so far, reasoning so far)
+@dataclass(frozen=True)
+class CallProgress:
+    """A tool call as far as the model has streamed it: `arguments` is the raw JSON text so
+    far (a fragment of what ModelTurn.tool_calls will hold). `id` is what the stream gave,
+    else `call_{index}` (the id the client gives a call that arrives without one)."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+
+
+class ProgressFn(Protocol):
+    """What a model client calls as an answer streams: the text and reasoning so far, and,
+    once the model writes tool calls, `calls` (every call so far, in order). A client that
+    does not stream tool calls never passes `calls`."""
+
+    def __call__(self, text: str, reasoning: str,
+                 calls: tuple[CallProgress, ...] = ()) -> None: ...
+
+
+def no_progress(text: str, reasoning: str, calls: tuple[CallProgress, ...] = ()) -> None:
+    """The default ProgressFn: nobody is watching the stream."""
 
 
 @runtime_checkable

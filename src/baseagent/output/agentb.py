@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from baseagent.core import events as engine
@@ -28,6 +28,8 @@ FAILURE_CODES = {"failed": "failed", "limit": "limit_reached", "interrupted": "c
 # The specialistId of a sub-agent started by the generic delegate tool (a named
 # specialist's call carries its own id: delegate_to_specialist's specialist_id).
 DELEGATE_SPECIALIST = "delegate"
+# agent.run.status.changed's details before each model call (AgentB's words).
+LLM_CALL_DETAILS = "LLM call for turn {n}"
 
 
 def _now() -> str:
@@ -46,6 +48,7 @@ class _OpenMessage:
     created_at: str
     step_id: str
     text: str = ""
+    streamed_calls: set[str] = field(default_factory=set)  # calls sent in pieces
 
 
 @dataclass
@@ -84,18 +87,25 @@ class AgentBMapper(EventListener):
         elif isinstance(event, engine.TurnStarted):
             self.thread_id, self.run_id, self._opened = event.thread_id, event.turn_id, event
             self._closing = None
+            self._step_id = ""  # a continued turn may come from another process: no step yet
             self._turn_started()
         elif isinstance(event, engine.StepStarted):
             self._step_started(event)
+        elif isinstance(event, engine.ToolCallDelta):
+            self._call_piece(event)
         elif isinstance(event, engine.ModelResponded):
             self._model_responded(event)
         elif isinstance(event, engine.ToolStarted):
             self._tool_started(event)
         elif isinstance(event, engine.ToolFinished):
             self._tool_finished(event)
-        elif isinstance(event, engine.OutputSubmitted):
+        elif isinstance(event, engine.ToolMessage):  # every result, the caller's too
             self._send(ab.MessageCreated, data=ab.MessageData(message=self._new_message(
-                "tool", event.output, {"toolCallId": event.call_id, "toolName": event.name})))
+                "tool", event.content, {"toolCallId": event.call_id, "toolName": event.name,
+                                        **({"stepId": self._step_id} if self._step_id
+                                           else {})})))
+        elif isinstance(event, engine.TurnCancelling):
+            self._set_status("cancelling", event.reason)
         elif isinstance(event, engine.TurnEnded):
             self._closing = event.status
             self._close_message(incomplete=True)
@@ -119,12 +129,12 @@ class AgentBMapper(EventListener):
                     tool_calls=[_tool_call(c.id, c.name, c.arguments)
                                 for c in event.pending]))))
         else:
-            self._failed(event.status, event.error or "")
+            self._failed(event.status, event.error or "", event.code)
 
-    def _failed(self, status: str, message: str) -> None:
+    def _failed(self, status: str, message: str, code: str | None = None) -> None:
         self._set_status("cancelled" if status == "interrupted" else "failed", message)
         self._send(ab.RunFailed, data=ab.RunFailedData(error=ab.ErrorInfo(
-            code=FAILURE_CODES.get(status, "failed"), message=message)))
+            code=code or FAILURE_CODES.get(status, "failed"), message=message)))
 
     # -- run and steps -------------------------------------------------------------------------
 
@@ -148,10 +158,25 @@ class AgentBMapper(EventListener):
         self._step_id = f"step_{uuid.uuid4().hex}"
         self._send(ab.RunStepCreated, data=ab.StepCreatedData(
             stepId=self._step_id, details={"stepNumber": note.number}))
+        self._set_status("in_progress", LLM_CALL_DETAILS.format(n=note.number))
         message = self._new_message("assistant", "", {"stepId": self._step_id,
                                                       "inProgress": True})
         self._message = _OpenMessage(message.id, message.createdAt, self._step_id)
         self._send(ab.MessageCreated, data=ab.MessageData(message=message))
+
+    def _call_piece(self, note: engine.ToolCallDelta) -> None:
+        """A piece of a call's arguments as a toolCallsChunk delta (`arguments` holds the
+        piece: the pieces of one call id join up to its arguments as streamed)."""
+        message = self._message
+        if message is None:
+            return
+        if note.text:
+            self._text(note.text)  # the text before the calls comes first, all of it
+        message.streamed_calls.add(note.call_id)
+        self._send(ab.MessageDelta, data=ab.MessageDeltaData(
+            messageId=message.id,
+            delta=ab.MessageDeltaBody(toolCallsChunk=[_tool_call(note.call_id, note.name,
+                                                                 note.delta)])))
 
     def _model_responded(self, note: engine.ModelResponded) -> None:
         calls = [_tool_call(c.id, c.name, c.arguments) for c in note.tool_calls]
@@ -159,7 +184,8 @@ class AgentBMapper(EventListener):
             data = ab.ToolCallData(stepId=self._step_id, toolCall=call)
             self._send(ab.ToolCallCreated, data=data)
             self._send(ab.ToolCallCompletedByLLM, data=data)
-            if self._message is not None:
+            # A call the model client did not stream in pieces comes whole, in one chunk.
+            if self._message is not None and call.id not in self._message.streamed_calls:
                 self._send(ab.MessageDelta, data=ab.MessageDeltaData(
                     messageId=self._message.id,
                     delta=ab.MessageDeltaBody(toolCallsChunk=[call])))

@@ -27,7 +27,8 @@ from typing import Any
 
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.llm.errors import ModelError, ModelInterrupted
-from baseagent.llm.types import CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals
+from baseagent.llm.types import (CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals,
+                                 no_progress)
 
 Step = Any  # dict | ModelTurn | BaseException | Callable[[list[dict]], Any]
 # How often a delayed step looks at the cancellation flag.
@@ -59,7 +60,7 @@ class DeterministicClient:
         return len(self._steps) - self._next
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 on_progress: ProgressFn = lambda _t, _r: None,
+                 on_progress: ProgressFn = no_progress,
                  estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
         with self._lock:
             self.requests.append(copy.deepcopy(messages))
