@@ -168,6 +168,7 @@ class Agent:
     @classmethod
     def from_config(cls, *, config_file: str | Path | None = None, thread_id: str | None = None,
                     env: Mapping[str, str] | None = None, session: bool | None = None,
+                    profile: str | None = None,
                     on_event: EventCallback | None = None, on_event_format: EventFormat = "codex",
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
@@ -176,13 +177,15 @@ class Agent:
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
-        CLI shares)."""
+        CLI shares). `profile` picks the file's `[profiles.NAME]` table (as `--profile`),
+        which sits above the rest of the file and below the variables."""
         from baseagent.config.load import load_agent_config
 
         env = dict(os.environ) if env is None else dict(env)
         options = _setting_options(options, session)
         settings = load_agent_config(options, env=env,
-                                     config_file=Path(config_file) if config_file else None)
+                                     config_file=Path(config_file) if config_file else None,
+                                     profile=profile)
         settings, resume, notes = _resume(settings, thread_id, set(options))
         return cls.from_settings(settings, resume=resume, env=env, notes=notes,
                                  on_event=on_event, model_client=model_client, sinks=sinks,

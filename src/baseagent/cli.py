@@ -52,7 +52,8 @@ app = typer.Typer(
         "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
         "API keys come from the provider's usual variable (OPENAI_API_KEY, "
         "ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or `api_key` in ~/.baseagent/config.toml. "
-        "Settings: flags > BASEAGENT_<NAME> variables > the config file > defaults."
+        "Settings: flags > BASEAGENT_<NAME> variables > the chosen profile (-p NAME: the "
+        "file's [profiles.NAME]) > the config file > defaults."
     ),
 )
 
@@ -83,6 +84,7 @@ _CONTEXT_WINDOW = typer.Option(None, "--context-window", help="Override the mode
 _SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only")
 _NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
 _CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
+_PROFILE = typer.Option(None, "--profile", "-p", metavar="NAME", help="Use the config file's [profiles.NAME] table (above the rest of the file, below env and flags) [env BASEAGENT_PROFILE; default: the file's `profile` key].")
 _REASONING_EFFORT = typer.Option(None, "--reasoning-effort", help="low | medium | high (also minimal, xhigh): reasoning asked of reasoning models.")
 _APPROVAL = typer.Option(
     None, "--ask-for-approval", "-a", metavar="POLICY",
@@ -99,12 +101,13 @@ _OSS = typer.Option(False, "--oss", help="Use a local model server: Ollama at ht
 _PROMPT_PROFILE = typer.Option(None, "--prompt-profile", metavar="auto|full|compact", help="full: the whole prompt and every tool; compact: short prompt, shell/read_file/write_file, whole-file edits; auto (default): compact for local models.")
 
 
-def _settings(config: Optional[Path], **flags: object) -> "Settings":
-    """Settings from flags > env > TOML > defaults; a bad value is a usage error."""
+def _settings(config: Optional[Path], profile: Optional[str], **flags: object) -> "Settings":
+    """Settings from flags > env > the profile > TOML > defaults; a bad value is a usage
+    error."""
     from baseagent.config.load import ConfigError, load_settings
 
     try:
-        return load_settings(flags, config_file=config)
+        return load_settings(flags, config_file=config, profile=profile)
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
 
@@ -172,6 +175,7 @@ def main_command(
     no_verify: bool = _NO_VERIFY,
     no_session: bool = typer.Option(False, "--no-session", help="Do not write a session record."),
     config: Optional[Path] = _CONFIG,
+    profile: Optional[str] = _PROFILE,
     resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
     resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
     external_tools: Optional[Path] = typer.Option(None, "--external-tools", metavar="FILE", help="JSON list of tools you run ({name, description, parameters}); a call to one ends the run with exit code 3 and turn.requires_action."),
@@ -212,7 +216,7 @@ def main_command(
     from baseagent.config.load import ConfigError, load_settings, with_person_present
 
     try:
-        settings = load_settings(flags, config_file=config)
+        settings = load_settings(flags, config_file=config, profile=profile)
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
     if resume is not None and resume_last:
@@ -398,7 +402,9 @@ def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
     from baseagent.config.load import ConfigError, load_settings
 
     try:
-        return load_settings({}, config_file=ctx.find_root().params.get("config")).session_dir
+        root = ctx.find_root().params
+        return load_settings({}, config_file=root.get("config"),
+                             profile=root.get("profile")).session_dir
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
 
@@ -481,7 +487,8 @@ def mcp_list(
     from baseagent.mcp import listing
 
     try:
-        settings = load_settings({}, config_file=ctx.find_root().params.get("config"))
+        root = ctx.find_root().params
+        settings = load_settings({}, config_file=root.get("config"), profile=root.get("profile"))
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
     reports = listing.list_servers(settings, os.environ)
@@ -564,12 +571,13 @@ def batch_command(
     prompt_profile: Optional[str] = _PROMPT_PROFILE,
     no_verify: bool = _NO_VERIFY,
     config: Optional[Path] = _CONFIG,
+    profile: Optional[str] = _PROFILE,
 ) -> None:
     """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
     # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
     given = {k: v for k, v in ctx.params.items() if v is not None and v is not False}
     params = {**ctx.find_root().params, **given}
-    settings = _settings(params.get("config"), **_run_flags(params))
+    settings = _settings(params.get("config"), params.get("profile"), **_run_flags(params))
     from baseagent.batch import BatchError, BatchOptions
     from baseagent.batch.command import run as run_batch
     from baseagent.errors import BaseAgentError

@@ -23,7 +23,7 @@ from typing import Any
 
 # Root options a subcommand reads from the root (cli.py: `ctx.find_root().params`), and so
 # may be given after the subcommand too.
-GLOBAL = frozenset({"--config"})
+GLOBAL = frozenset({"--config", "--profile", "-p"})
 # The hidden root option the positional task becomes (cli.main_command reads it).
 PROMPT_OPTION = "--prompt"
 # How close a one-word task may be to a command name before it is taken for a typo.

@@ -4,7 +4,8 @@ The Codex TypeScript SDK (`@openai/codex-sdk`, checked against 0.163.0) spawns i
 
     <path> exec --experimental-json [--config k=v]... [--model M] [--thread-source S]
         [--sandbox S] [--cd DIR] [--add-dir DIR]... [--skip-git-repo-check]
-        [--output-schema FILE] [--cyber-access-program P] [resume THREAD_ID] [--image F]...
+        [--output-schema FILE] [--cyber-access-program P] [--profile NAME] [resume THREAD_ID]
+        [--image F]...
 
 (options may follow `resume ID`), sets CODEX_API_KEY when given an apiKey, passes a
 baseUrl as `--config openai_base_url="..."`, writes the prompt to stdin and closes it, and
@@ -55,6 +56,8 @@ Options:
                                 danger-full-access
   -C, --cd DIR                  working directory
   --add-dir DIR                 extra writable directory (repeatable)
+  -p, --profile NAME            use the config file's [profiles.NAME] settings
+                                (also -c profile=NAME; env BASEAGENT_PROFILE)
   -c, --config KEY=VALUE        setting override; Codex keys model, openai_base_url,
                                 sandbox_mode, model_context_window,
                                 model_max_output_tokens, model_reasoning_effort,
@@ -102,6 +105,8 @@ class ExecRequest:
     resume_last: bool = False
     images: list[Path] = field(default_factory=list)
     output_schema: Path | None = None
+    profile: str | None = None  # --profile NAME (wins over -c profile=NAME)
+    config_profile: str | None = None  # -c profile=NAME
     notices: list[str] = field(default_factory=list)
     show_help: bool = False
 
@@ -127,6 +132,9 @@ def _config_override(item: str, request: ExecRequest) -> None:
     from baseagent.config.settings import Settings
     from baseagent.config.load import ALIASES, TABLE_KEYS
 
+    if key == "profile":  # Codex's top-level key: the profile to use (--profile wins)
+        request.config_profile = str(parse_config_value(raw.strip()))
+        return
     head, _, path = key.partition(".")
     if head in TABLE_KEYS and path:
         # Codex's dotted form: mcp_servers.NAME.KEY=VALUE, or mcp_servers.NAME={...}.
@@ -172,6 +180,10 @@ def _add_dir(request: ExecRequest, arg: str | None) -> None:
 
 def _schema(request: ExecRequest, arg: str | None) -> None:
     request.output_schema = Path(arg or "")
+
+
+def _profile(request: ExecRequest, arg: str | None) -> None:
+    request.profile = arg or ""
 
 
 def _ignored(name: str) -> Callable[[ExecRequest, str | None], None]:
@@ -226,8 +238,8 @@ OPTIONS: dict[str, tuple[bool, Callable[[ExecRequest, str | None], None]]] = {
     # Sent by the SDK for thread options baseagent has no use for: accepted, noted.
     "--thread-source": (True, _ignored("--thread-source")),
     "--cyber-access-program": (True, _ignored("--cyber-access-program")),
-    "--profile": (True, _ignored("--profile")),
-    "-p": (True, _ignored("--profile")),
+    "--profile": (True, _profile),
+    "-p": (True, _profile),
     "--help": (False, _help),
     "-h": (False, _help),
 }
@@ -325,7 +337,8 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
     from baseagent.config.load import ConfigError, load_settings
 
     try:
-        settings = load_settings(flags, env=env)
+        settings = load_settings(flags, env=env,
+                                 profile=request.profile or request.config_profile)
     except ConfigError as exc:
         return _fail(str(exc))
     settings = exec_defaults(settings)

@@ -44,13 +44,13 @@ def every_kind_of_tool() -> dict[str, Any]:
     from baseagent.openapi.source import OpenApiTool
     from baseagent.tools.external import ExternalTool
     from baseagent.tools.python_tool import PythonTool
-    from baseagent.tools.registry import DEFAULT_TOOLS, builtin_tools
+    from baseagent.tools.registry import BUILTIN_TOOLS, builtin_tools
 
     def add(a: int, b: int = 1) -> int:
         """Add two integers."""
         return a + b
 
-    kinds: dict[str, Any] = dict(zip(DEFAULT_TOOLS, builtin_tools()))
+    kinds: dict[str, Any] = dict(zip(BUILTIN_TOOLS, builtin_tools(BUILTIN_TOOLS)))
     kinds["python function"] = PythonTool(add)
     kinds["mcp"] = McpTool(name="mcp__s__t", server="s", tool="t", description="A tool.",
                            schema={"type": "object", "properties": {}},
@@ -89,7 +89,8 @@ def _sample_arguments(tool: Any) -> Any:
                "write_file": {"file_path": "a.txt", "content": "x"},
                "apply_patch": {"input": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch"},
                "grep_files": {"pattern": "x"}, "list_dir": {"dir_path": "."},
-               "update_plan": {"plan": [{"step": "look", "status": "pending"}]}, "add": {"a": 1}, "delegate": {"task": "look"}}
+               "update_plan": {"plan": [{"step": "look", "status": "pending"}]}, "add": {"a": 1}, "delegate": {"task": "look"},
+               "view_image": {"path": "a.png"}}
     return tool.parse(samples.get(tool.name, {}))
 
 

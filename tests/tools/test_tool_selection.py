@@ -136,8 +136,9 @@ def test_library_prompt_and_toolsets(workspace):
     agent.chat("one")
     agent.chat("two")
     assert [r[0]["content"] for r in model.requests] == ["Custom prompt.\n\nExtra.\n"] * 2
+    # (the default model, openai/gpt-4.1, sees images: view_image is a default tool for it)
     assert [t["function"]["name"] for t in model.tools_seen[0]] == \
-        ["read_file", "grep_files", "list_dir", "update_plan"]
+        ["read_file", "grep_files", "list_dir", "update_plan", "view_image"]
     assert model.tool_choices == ["auto", "auto"]
     with pytest.raises(ConfigError, match="system_prompt or system_prompt_file, not both"):
         Agent(model_client=model, cwd=workspace, system_prompt="a",

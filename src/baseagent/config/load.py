@@ -1,4 +1,5 @@
-"""Resolve the configuration from the four layers: flags > env vars > TOML file > defaults.
+"""Resolve the configuration from the layers: flags > env vars > the chosen profile >
+the rest of the TOML file > defaults.
 
 Kept apart from the models (config/settings.py) so they stay a plain description of the
 knobs. Two readers of the same layers: the CLI's (`load_settings`, a `Settings`) and the
@@ -6,6 +7,11 @@ library's (`load_agent_config` and `agent_config_from_options`, an `AgentConfig`
 library refuses the CLI's own options when its caller names them, and leaves them unread
 when it meets them in the config file or a BASEAGENT_* variable: those are shared with the
 CLI, where they mean something.
+
+Profiles are Codex's: `[profiles.NAME]` tables in the file, each holding any setting keys,
+chosen by `--profile NAME` (the caller's `profile` argument), else BASEAGENT_PROFILE, else
+the file's top-level `profile = "NAME"`. The chosen table is a layer of its own, just above
+the rest of the file; the others are never read.
 """
 from __future__ import annotations
 
@@ -27,6 +33,11 @@ ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
 # Tables of named entries: a later layer adds entries and overrides single keys of an
 # entry (`--config mcp_servers.docs.enabled=false`), as Codex merges them.
 TABLE_KEYS = ("mcp_servers", "openapi", "specialists")
+# Codex's profiles: the top-level key naming the default one, the table of them, and the
+# variable that picks one (between the flag and the file's default).
+PROFILE_KEY = "profile"
+PROFILES_KEY = "profiles"
+PROFILE_ENV = ENV_PREFIX + "PROFILE"
 
 
 __all__ = ["ConfigError", "agent_config_from_options", "load_agent_config", "load_settings",
@@ -68,22 +79,61 @@ def _apply_aliases(data: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _toml_layer(path: Path | None, explicit: bool) -> dict[str, Any]:
+def _read_toml(path: Path | None, explicit: bool) -> dict[str, Any] | None:
+    """The file's tables as read (None: no file), or a ConfigError saying why not."""
     if path is None:
-        return {}
-    path = path.expanduser()
+        return None
     if not path.exists():
         if explicit:
             raise ConfigError(f"config file not found: {path}")
-        return {}
+        return None
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+
+
+def _settings_table(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     unknown = sorted(set(data) - set(Settings.model_fields) - set(ALIASES))
     if unknown:
-        raise ConfigError(f"unknown key(s) in {path}: {', '.join(unknown)}")
-    return _apply_aliases(data, str(path))
+        raise ConfigError(f"unknown key(s) in {where}: {', '.join(unknown)}")
+    return _apply_aliases(dict(data), where)
+
+
+def _toml_layers(path: Path | None, explicit: bool, env: Mapping[str, str],
+                 profile: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The file's settings and the chosen profile's, as two layers. The profile is
+    `profile` (a flag, the library's argument), else BASEAGENT_PROFILE, else the file's
+    `profile` key; one that the file does not define is an error, as in Codex."""
+    if profile is not None and not profile.strip():
+        raise ConfigError("the profile name is empty (--profile NAME)")
+    path = path.expanduser() if path is not None else None
+    read = _read_toml(path, explicit)
+    data = dict(read or {})
+    default = data.pop(PROFILE_KEY, None)
+    profiles = data.pop(PROFILES_KEY, {})
+    if default is not None and not isinstance(default, str):
+        raise ConfigError(f"{PROFILE_KEY} in {path} must be a profile name (a string)")
+    if not isinstance(profiles, dict) or not all(isinstance(t, dict)
+                                                 for t in profiles.values()):
+        raise ConfigError(f"{PROFILES_KEY} in {path} must hold tables: [profiles.NAME]")
+    base = _settings_table(data, str(path))
+    # Every profile's keys are checked (a typo shows now, not the day it is chosen).
+    tables = {name: _settings_table(table, f"[profiles.{name}] of {path}")
+              for name, table in profiles.items()}
+    name = profile or env.get(PROFILE_ENV) or default
+    if not name:
+        return base, {}
+    if name not in tables:
+        raise ConfigError(_unknown_profile(name, path, sorted(tables), read is not None))
+    return base, tables[name]
+
+
+def _unknown_profile(name: str, path: Path | None, known: list[str], exists: bool) -> str:
+    if not exists:
+        return f"unknown profile {name!r}: there is no config file at {path}"
+    defined = ", ".join(known) if known else "none"
+    return f"unknown profile {name!r} (profiles in {path}: {defined})"
 
 
 def _describe(exc: ValidationError) -> str:
@@ -109,9 +159,11 @@ def load_settings(
     flags: Mapping[str, Any],
     env: Mapping[str, str] | None = None,
     config_file: Path | None = None,
+    profile: str | None = None,
 ) -> Settings:
-    """The CLI's: merge the layers and validate once; every failure becomes a ConfigError."""
-    return settings_from_options(_layers(flags, env, config_file))
+    """The CLI's: merge the layers and validate once; every failure becomes a ConfigError.
+    `profile` is `--profile NAME` (a [profiles.NAME] table of the file)."""
+    return settings_from_options(_layers(flags, env, config_file, profile))
 
 
 def with_person_present(settings: Settings) -> Settings:
@@ -134,22 +186,24 @@ def load_agent_config(
     options: Mapping[str, Any],
     env: Mapping[str, str] | None = None,
     config_file: Path | None = None,
+    profile: str | None = None,
 ) -> AgentConfig:
     """The library's (`Agent.from_config`): the same layers, except that a CLI option among
     `options` is refused and one in the file or the environment is left unread."""
     refuse_cli_options(options)
-    merged = _layers(options, env, config_file)
+    merged = _layers(options, env, config_file, profile)
     for name in CliOptions.model_fields:
         merged.pop(name, None)
     return _validate(AgentConfig, merged)
 
 
 def _layers(flags: Mapping[str, Any], env: Mapping[str, str] | None,
-            config_file: Path | None) -> dict[str, Any]:
+            config_file: Path | None, profile: str | None = None) -> dict[str, Any]:
     env = os.environ if env is None else env
     explicit = config_file is not None
+    base, chosen = _toml_layers(config_file or DEFAULT_CONFIG_PATH, explicit, env, profile)
     layers: dict[str, Any] = {}
-    for layer in (_toml_layer(config_file or DEFAULT_CONFIG_PATH, explicit), _env_layer(env),
+    for layer in (base, chosen, _env_layer(env),
                   {k: v for k, v in flags.items() if v is not None}):
         _merge(layers, layer)
     return layers
@@ -173,8 +227,12 @@ def settings_from_options(options: Mapping[str, Any]) -> Settings:
 
 def agent_config_from_options(options: Mapping[str, Any]) -> AgentConfig:
     """Validate explicit options (the library's keyword arguments) with no other layer; a
-    CLI option is refused by name rather than validated and ignored."""
+    CLI option is refused by name rather than validated and ignored, and so is a profile
+    (a table of the config file, which these options do not read)."""
     refuse_cli_options(options)
+    if PROFILE_KEY in options:
+        raise ConfigError("invalid configuration: profile: profiles are tables of the config "
+                          "file; use Agent.from_config(profile=...)")
     return _validate(AgentConfig, options)
 
 

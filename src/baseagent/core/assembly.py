@@ -257,7 +257,7 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     profile = profile_of(settings)
     given = gather(tools)  # toolsets opened into their parts, providers apart
     fixed = select_tools(settings, given.fixed, profile, escalation=escalation,
-                         builtins=given.builtins)
+                         builtins=given.builtins, vision=model_vision(settings))
     pool = specialist_pool(settings, given.fixed, escalation) if settings.specialists else []
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
@@ -323,18 +323,30 @@ def profile_of(settings: AgentConfig) -> PromptProfile:
     return choose(settings.prompt_profile, settings.model, settings.oss)
 
 
+def model_vision(settings: AgentConfig) -> bool | None:
+    """Whether the run's model takes images (litellm's map: llm/model_map.py); None when
+    the map does not know it."""
+    from baseagent.llm.model_map import supports_vision
+
+    return supports_vision(settings.model)
+
+
 def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
                  profile: PromptProfile | None = None, escalation: bool = False,
-                 builtins: Sequence[str] = ()) -> list[Tool]:
+                 builtins: Sequence[str] = (), vision: bool | None = None) -> list[Tool]:
     """The run's fixed tools, in their stable order (the tool list is part of the cached
     prompt prefix): the built-in tools the toolsets leave (tools/toolsets.py), `delegate`
     when enabled, then the caller's tools in the order given (Python functions become PythonTools; Tool objects,
     such as caller-run or delegate tools, are taken as they are). The one place a new kind
     of fixed tool joins the run; long-lived sources add theirs in settle_tools(). `builtins`:
     built-in names the caller's toolsets ask for, offered even where the toolsets setting
-    leaves them out."""
-    from baseagent.tools.registry import builtin_tools
+    leaves them out. `vision` (the model's, from litellm's map; None: unknown): view_image
+    is among the default tools of the full profile only for a model known to see images,
+    as Codex offers it; named by the user, it is there for any model, and refuses every
+    call when the model is known not to see images."""
+    from baseagent.tools.registry import BUILTIN_TOOLS, builtin_tools
     from baseagent.tools.toolsets import builtin_names
+    from baseagent.tools.view_image import NAME as VIEW_IMAGE
 
     if settings.planner:
         return planner_tools(settings)
@@ -343,15 +355,20 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
         enabled = list(profile.tools)  # the profile's tools, unless the user named some
     if enabled is not None and builtins:
         enabled = [*enabled, *builtins]
-    chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets))
+    optional = (VIEW_IMAGE,) if vision is True else ()
+    chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets, optional))
     if escalation:  # the shell whose calls may ask to leave the sandbox (tools/approval.py)
         from baseagent.tools.shell import ESCALATABLE_TOOL
 
         chosen = [ESCALATABLE_TOOL if t.name == "shell" else t for t in chosen]
+    if vision is False:
+        from baseagent.tools.view_image import REFUSING_TOOL
+
+        chosen = [REFUSING_TOOL if t.name == VIEW_IMAGE else t for t in chosen]
     if settings.delegate:
         from baseagent.core.delegation import delegate_tool
 
-        unknown = sorted(set(settings.delegate_tools) - {t.name for t in builtin_tools()})
+        unknown = sorted(set(settings.delegate_tools) - set(BUILTIN_TOOLS))
         if unknown:
             raise ConfigError(f"delegate_tools: unknown tool(s) {', '.join(unknown)}")
         chosen.append(delegate_tool())

@@ -223,6 +223,8 @@ class Loop:
         self.thread_id = thread_id
         # A turn waiting for the caller's tool outputs (restored from the record on resume).
         self.paused = paused
+        # A pausing step's attachments, until the pause records them (Paused.attachment).
+        self._deferred: dict[str, Any] | None = None
         self._budget = CallBudget(max_iterations)
         self._state: _TurnState | None = None
         self._turn_items = _TurnItems(emitter)
@@ -291,6 +293,8 @@ class Loop:
                 self._take_answer(call, outputs[call.id])
             else:
                 self._take_output(call, outputs[call.id] or "(no output)")
+        if paused.attachment is not None:  # what the step's own tools attached
+            self._append(paused.attachment)
         self.paused = None
         self._record_paused(None)
         return self._close(self._work)
@@ -356,7 +360,8 @@ class Loop:
         assert state is not None
         self.paused = Paused(turn_id=state.turn_id, instruction=state.input.text, calls=calls,
                              verified=state.verified, calls_left=self._budget.left,
-                             steps=state.steps)
+                             steps=state.steps, attachment=self._deferred)
+        self._deferred = None
         self._record_paused(self.paused)
         self.emitter.send(engine.TurnEnded(
             "requires_action", usage=self.client.totals.tokens(),
@@ -656,41 +661,55 @@ class Loop:
         """Run each tool call in order; every call gets exactly one tool message back. Calls
         to tools the caller runs wait until the others have run, then pause the turn."""
         handed_over: list[tuple[ToolCall, PreparedCall, ApprovalRequest | None]] = []
-        succeeded: list[bool] = []  # of the calls that ran (or were refused), in order
+        succeeded: list[bool] = []  # the calls that ran, for the all_tools_failed rule
         self._tool_called = True
         state = self._state
         assert state is not None
-        for index, call in enumerate(calls):
+        # What the tools attached (view_image's images): one user message once every call
+        # of the step has its tool message, which must come first on every wire.
+        attached: list[dict[str, Any]] = []
+        try:
+            for index, call in enumerate(calls):
+                if self.cancelled():
+                    self._not_run([c for c, _, _ in handed_over] + calls[index:])
+                    raise RunInterrupted()
+                refusal = state.repeats.refusal(call.name, call.arguments)
+                if refusal is not None:
+                    self._refuse(call, refusal)
+                    succeeded.append(False)
+                    if state.repeats.exhausted():
+                        self._not_run([c for c, _, _ in handed_over] + calls[index + 1:],
+                                      "the turn ended")
+                        raise TurnEnded("failed", "the model kept repeating calls that had "
+                                                  "given the same result")
+                    continue
+                prepared = self.registry.prepare(call.name, call.arguments)
+                if prepared.error is None and is_external(prepared.tool):
+                    handed_over.append((call, prepared, None))
+                    continue
+                question = self._caller_question(prepared)
+                if question is not None:  # the caller answers it: the turn pauses for it
+                    handed_over.append((call, prepared, question))
+                    continue
+                result = self._run_tool(call, prepared)
+                self._append_tool(call, self._observe(call, prepared, result))
+                succeeded.append(result.success)
+                attached += result.attachments
             if self.cancelled():
-                self._not_run([c for c, _, _ in handed_over] + calls[index:])
+                self._not_run([c for c, _, _ in handed_over])
                 raise RunInterrupted()
-            refusal = state.repeats.refusal(call.name, call.arguments)
-            if refusal is not None:
-                self._refuse(call, refusal)
-                succeeded.append(False)
-                if state.repeats.exhausted():
-                    self._not_run([c for c, _, _ in handed_over] + calls[index + 1:],
-                                  "the turn ended")
-                    raise TurnEnded("failed", "the model kept repeating calls that had "
-                                              "given the same result")
-                continue
-            prepared = self.registry.prepare(call.name, call.arguments)
-            if prepared.error is None and is_external(prepared.tool):
-                handed_over.append((call, prepared, None))
-                continue
-            question = self._caller_question(prepared)
-            if question is not None:  # the caller answers it: the turn pauses for it
-                handed_over.append((call, prepared, question))
-                continue
-            result = self._run_tool(call, prepared)
-            self._append_tool(call, self._observe(call, prepared, result))
-            succeeded.append(result.success)
-        if self.cancelled():
-            self._not_run([c for c, _, _ in handed_over])
-            raise RunInterrupted()
-        if handed_over:
-            raise ActionRequired([self._hand_over(c, p) if q is None else self._hand_question(c, q)
-                                  for c, p, q in handed_over])
+            if handed_over:
+                # The caller's outputs are tool messages of this step too: the attachments
+                # wait for them (core/pending.py Paused.attachment).
+                self._deferred = _attachment_message(attached)
+                attached = []
+                raise ActionRequired([self._hand_over(c, p) if q is None
+                                      else self._hand_question(c, q)
+                                      for c, p, q in handed_over])
+        finally:
+            message = _attachment_message(attached)
+            if message is not None:
+                self._append(message)
         if self.all_tools_failed == "fail" and succeeded and not any(succeeded):
             raise TurnEnded("failed", ALL_TOOLS_FAILED.format(n=len(succeeded)),
                             code=ALL_TOOLS_FAILED_CODE)
@@ -1050,3 +1069,8 @@ def _approval_item(item_id: str, question: ApprovalRequest,
 
 def _tool_message(call_id: str, content: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def _attachment_message(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The user message holding what a step's tools attached (None: nothing)."""
+    return {"role": "user", "content": list(parts)} if parts else None

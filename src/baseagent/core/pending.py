@@ -37,6 +37,9 @@ class Paused:
     verified: bool = True
     calls_left: int = 1
     steps: int = 0  # model calls the turn made before it paused
+    # The user message with what the step's own tools attached (view_image's images): it
+    # follows the caller's outputs, after every tool message of the step.
+    attachment: dict[str, Any] | None = None
 
     def to_record(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,11 +52,22 @@ class Paused:
         return cls(turn_id=str(data["turn_id"]), instruction=str(data.get("instruction") or ""),
                    calls=calls, verified=bool(data.get("verified", True)),
                    calls_left=int(data.get("calls_left", 1)),
-                   steps=int(data.get("steps", 0)))
+                   steps=int(data.get("steps", 0)),
+                   attachment=_attachment(data.get("attachment")))
 
     @property
     def call_ids(self) -> list[str]:
         return [c.id for c in self.calls]
+
+
+def _attachment(value: Any) -> dict[str, Any] | None:
+    """A recorded attachment message, or ValueError for one that is not a user message."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or value.get("role") != "user" \
+            or not isinstance(value.get("content"), list):
+        raise ValueError("a paused record's attachment is not a user message")
+    return value
 
 
 def check_outputs(calls: list[PendingCall], outputs: Mapping[str, Any]) -> dict[str, str]:

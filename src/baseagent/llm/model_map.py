@@ -197,3 +197,23 @@ def resolve(model_map: ModelMap, provider: str, name: str) -> dict[str, Any] | N
         if general is not None:
             return {**general, "litellm_provider": provider}
     return None
+
+
+def supports_vision(model: str, model_map: ModelMap | None = None) -> bool | None:
+    """Whether `model` (a litellm model string) takes images, as litellm's supports_vision
+    reads its map: True or False for a model the map knows (an entry without the key is
+    False, as for litellm), None for one it does not know (local models, proxies) or when
+    the map cannot be read. Read from the map file, so deciding never imports litellm
+    (tests/llm/test_vision.py holds it to litellm)."""
+    model_map = model_map or ModelMap.load()
+    if model_map is None:
+        return None
+    provider, _, name = model.partition("/")
+    if name:
+        info = resolve(model_map, provider, name)
+    else:
+        found = model_map.entry(provider)
+        info = found[1] if found is not None else None
+    if info is None:
+        return None
+    return bool(info.get("supports_vision", False))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.paths import resolve_read
+from baseagent.tools.view_image import image_type
 
 NAME = "read_file"
 ITEM_TYPE = "mcp_tool_call"
@@ -63,6 +64,13 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
 
 def _read_window(fh: io.BufferedReader, path: object, size: int, offset: int, limit: int) -> str:
     sniff = fh.read(BINARY_SNIFF_BYTES)
+    mime = image_type(sniff)
+    if mime is not None:
+        raise ToolError(
+            f"{path} is an image ({mime}, {size} bytes); read_file only shows text. Use "
+            "view_image to see it (where this run offers it), or a shell command such as "
+            "`file` for its size and format."
+        )
     if b"\0" in sniff:
         raise ToolError(
             f"{path} is a binary file ({size} bytes); read_file only shows text. "

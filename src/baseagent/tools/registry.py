@@ -21,6 +21,10 @@ from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, Tool
 # Stable order: the tool list is part of the cached request prefix.
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
                  "update_plan")
+# Built-in tools offered only where they apply, after the default ones: view_image to a
+# model that sees images (core/assembly.py select_tools). Any run may name them.
+OPTIONAL_TOOLS = ("view_image",)
+BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
 # Largest arguments a call may carry (characters of JSON). A model's whole output is at most

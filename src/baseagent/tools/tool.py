@@ -142,11 +142,15 @@ class ToolResult:
 
     ``item`` holds the fields of the event item beyond id/type (e.g. ``command``,
     ``exit_code`` for shell; ``changes`` for file edits). The registry fills in a status.
+    ``attachments``: content parts (OpenAI `text` and `image_url`) for the model to see
+    that a tool message cannot carry on every wire (an image: view_image); the loop adds
+    them as one user message after the step's tool messages.
     """
 
     output: str
     success: bool = True
     item: dict[str, Any] = field(default_factory=dict)
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 class CallBudget:

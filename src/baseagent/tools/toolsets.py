@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from baseagent.tools.registry import DEFAULT_TOOLS
+from baseagent.tools.registry import BUILTIN_TOOLS, DEFAULT_TOOLS
 
 # Named groups of built-in tools (hermes-style toolsets).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -26,7 +26,7 @@ TOOL_CHOICE_MODES = ("auto", "required", "none")
 
 def vocabulary() -> list[str]:
     """Every name a toolset list may use: the groups, then each built-in tool."""
-    return [*GROUPS, *(name for name in DEFAULT_TOOLS if name not in GROUPS), NONE]
+    return [*GROUPS, *(name for name in BUILTIN_TOOLS if name not in GROUPS), NONE]
 
 
 def check_toolsets(names: Iterable[str]) -> list[str]:
@@ -47,11 +47,14 @@ def expand(names: Iterable[str]) -> set[str]:
     return out
 
 
-def builtin_names(enabled: Iterable[str] | None, disabled: Iterable[str] = ()) -> list[str]:
-    """The built-in tools a run offers, in the registry's fixed order."""
-    chosen = set(DEFAULT_TOOLS) if enabled is None else expand(enabled)
+def builtin_names(enabled: Iterable[str] | None, disabled: Iterable[str] = (),
+                  optional: Iterable[str] = ()) -> list[str]:
+    """The built-in tools a run offers, in the registry's fixed order: the named ones, or
+    the default ones and the `optional` ones that apply to the run (view_image for a model
+    that sees images)."""
+    chosen = {*DEFAULT_TOOLS, *optional} if enabled is None else expand(enabled)
     chosen -= expand(disabled)
-    return [name for name in DEFAULT_TOOLS if name in chosen]
+    return [name for name in BUILTIN_TOOLS if name in chosen]
 
 
 def check_tool_choice(value: str) -> str:
