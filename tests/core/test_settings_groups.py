@@ -72,7 +72,11 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 
 # Settings added since the snapshot was taken, with their defaults (the snapshot's cases
 # set none of them).
-ADDED_SINCE = {"approval_policy": "never"}
+ADDED_SINCE = {"approval_policy": "never",
+               "storage": {"kind": "jsonl",
+                           "path": str(Path.home() / ".baseagent" / "sessions.db")}}
+# Their models, under the schema's $defs.
+ADDED_DEFS = {"storage": "StorageConfig"}
 
 
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])
@@ -92,8 +96,12 @@ def test_fields_defaults_and_constraints_are_those_of_the_flat_model():
     before = {k: v for k, v in SNAPSHOT["schema"].items() if k != "description"}
     now = {k: v for k, v in Settings.model_json_schema().items() if k != "description"}
     added = {name: now["properties"].pop(name) for name in ADDED_SINCE}
+    defs = {name: now["$defs"].pop(model) for name, model in ADDED_DEFS.items()}
     assert now == before
-    assert {name: prop["default"] for name, prop in added.items()} == ADDED_SINCE
+    assert {name: prop["default"] for name, prop in added.items() if name not in defs} == \
+        {name: value for name, value in ADDED_SINCE.items() if name not in defs}
+    assert {name: {key: field.get("default") for key, field in model["properties"].items()}
+            for name, model in defs.items()} == {"storage": {"kind": "jsonl", "path": None}}
 
 
 def test_the_moving_defaults_still_follow_the_process():
