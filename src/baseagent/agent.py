@@ -650,8 +650,10 @@ def _openapi_tables(value: Any) -> Any:
 def _storage_object(options: dict[str, Any]) -> MessageStorage | None:
     """`storage=` given as a store object (taken out of `options`); a kind or a table
     stays in them, for the settings to validate."""
+    from baseagent.config.settings import StorageConfig
+
     value = options.get("storage")
-    if value is None or isinstance(value, (str, Mapping)) or hasattr(value, "model_dump"):
+    if value is None or isinstance(value, (str, Mapping, StorageConfig)):
         return None
     if not isinstance(value, MessageStorage):
         from baseagent.errors import ConfigError

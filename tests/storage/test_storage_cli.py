@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -138,3 +137,48 @@ def test_migrate_then_use_the_database_from_the_cli(tmp_path, workspace, home):
     empty = run_agent(["sessions", "search", " ", "--db", str(db)], cwd=workspace, home=home,
                       parse=False)
     assert empty.returncode == 2 and "search needs some text" in empty.stderr
+
+
+def test_an_agent_killed_mid_tool_on_sqlite_keeps_its_record_and_resumes(
+        scripted_server, tmp_path, workspace, home):
+    """SIGKILL while a command runs: every event the agent had printed is in the database,
+    which passes SQLite's integrity check, and the thread resumes (the unfinished call
+    answered as not run)."""
+    import signal
+    import sqlite3
+
+    from baseagent.core.records import MISSING_RESULT
+    from reliability import finish, kill_quietly, start_agent, wait_for
+
+    (home / ".baseagent").mkdir()
+    (home / ".baseagent" / "config.toml").write_text('[storage]\nkind = "sqlite"\n')
+    server = scripted_server([
+        {"tool_calls": [{"id": "call_s", "name": "shell",
+                         "arguments": {"command": "touch started && sleep 60"}}]},
+        {"content": "Resumed after the kill."},
+    ])
+    proc = start_agent(["--no-verify", "--json", "-i", "run the long command"], cwd=workspace,
+                       home=home, api_base=server.api_base)
+    try:
+        wait_for(lambda: (workspace / "started").exists(), timeout=CLI_TIMEOUT,
+                 what="the command to start")
+        proc.send_signal(signal.SIGKILL)
+        killed = finish(proc)
+    finally:
+        kill_quietly(proc)
+    assert killed.returncode == -signal.SIGKILL
+    thread_id = killed.events[0]["thread_id"]
+    db = home / ".baseagent" / "sessions.db"
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    from baseagent.storage.sqlite import SqliteStorage
+
+    recorded = [r["event"] for r in SqliteStorage(db).load_records(thread_id)
+                if r["kind"] == "event"]
+    assert recorded == killed.events  # everything printed before the kill
+
+    resumed = run_agent(["--no-verify", "--resume", thread_id, "-i", "go on"], cwd=workspace,
+                        home=home, api_base=server.api_base, timeout=CLI_TIMEOUT)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.final_message == "Resumed after the kill."
+    sent = server.requests[1]["messages"]
+    assert {"role": "tool", "tool_call_id": "call_s", "content": MISSING_RESULT} in sent
