@@ -42,6 +42,7 @@ from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
 from baseagent.core.recorder import RecordWriteError
+from baseagent.storage import MessageStorage
 from baseagent.errors import AgentBusyError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
@@ -146,6 +147,9 @@ class Agent:
     denied with a note). "requires_action": the turn pauses with an `approval_request`
     pending call instead, answered through submit_tool_outputs. Without one, nobody is
     asked: what needs a yes is declined.
+    storage: where the thread is recorded and resumed from: "jsonl" (default, files in
+    session_dir), "sqlite" or {"kind": "sqlite", "path": ...} (the `[storage]` setting), or
+    your own MessageStorage object (baseagent.storage; docs/STORAGE.md).
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
@@ -157,10 +161,11 @@ class Agent:
                  approver: Approver | str | None = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
+        storage = _storage_object(options)
         settings = agent_config_from_options(_setting_options(options, session))
-        settings, resume, notes = _resume(settings, thread_id, set(options))
+        settings, resume, notes = _resume(settings, thread_id, set(options), storage)
         self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                        approver=approver),
+                                        approver=approver, storage=storage),
                     resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
                     external_tools=external_tools, redact_results=redact_results,
                     on_event_format=on_event_format)
@@ -182,16 +187,17 @@ class Agent:
         from baseagent.config.load import load_agent_config
 
         env = dict(os.environ) if env is None else dict(env)
+        storage = _storage_object(options)
         options = _setting_options(options, session)
         settings = load_agent_config(options, env=env,
                                      config_file=Path(config_file) if config_file else None,
                                      profile=profile)
-        settings, resume, notes = _resume(settings, thread_id, set(options))
+        settings, resume, notes = _resume(settings, thread_id, set(options), storage)
         return cls.from_settings(settings, resume=resume, env=env, notes=notes,
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
                                  redact_results=redact_results, approver=approver,
-                                 on_event_format=on_event_format)
+                                 on_event_format=on_event_format, storage=storage)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -205,7 +211,8 @@ class Agent:
                       redact_results: bool = True,
                       builder: assembly.RunBuilder | None = None,
                       approver: Approver | str | None = None,
-                      on_event_format: EventFormat = "codex") -> "Agent":
+                      on_event_format: EventFormat = "codex",
+                      storage: MessageStorage | None = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -215,7 +222,7 @@ class Agent:
         through its redactor); it carries the settings, `env` and `model_client` then."""
         if builder is None:
             builder = assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                          approver=approver)
+                                          approver=approver, storage=storage)
         elif builder.settings is not settings:
             raise ValueError("from_settings: the builder was made for other settings")
         agent = cls.__new__(cls)
@@ -673,15 +680,40 @@ def _openapi_tables(value: Any) -> Any:
     return tables
 
 
-def _resume(settings: AgentConfig, thread_id: str | None, explicit: set[str]) \
+def _storage_object(options: dict[str, Any]) -> MessageStorage | None:
+    """`storage=` given as a store object (taken out of `options`); a kind or a table
+    stays in them, for the settings to validate."""
+    from baseagent.config.settings import StorageConfig
+
+    value = options.get("storage")
+    if value is None or isinstance(value, (str, Mapping, StorageConfig)):
+        return None
+    if not isinstance(value, MessageStorage):
+        from baseagent.errors import ConfigError
+
+        raise ConfigError(f"storage: a {type(value).__name__} is not a MessageStorage "
+                          "(baseagent.storage.base), nor \"jsonl\" or \"sqlite\"")
+    del options["storage"]
+    return value
+
+
+def _resume(settings: AgentConfig, thread_id: str | None, explicit: set[str],
+            storage: MessageStorage | None = None) \
         -> tuple[AgentConfig, LoadedSession | None, list[str]]:
-    """Load the thread to resume; its record's model, API base and workspace win over
-    everything but the caller's explicit keyword arguments."""
+    """Load the thread to resume (from `storage`, default the settings' store); its
+    record's model, API base and workspace win over everything but the caller's explicit
+    keyword arguments."""
     if thread_id is None:
         return settings, None, []
-    from baseagent.core.records import find_session, load_session, settings_for_resume
+    from baseagent.core.records import settings_for_resume
+    from baseagent.storage import load_thread, open_storage
 
-    loaded = load_session(find_session(settings.session_dir, thread_id))
+    store = storage if storage is not None else open_storage(settings)
+    try:
+        loaded = load_thread(store, thread_id)
+    finally:
+        if storage is None:
+            store.close()
     settings, notes = settings_for_resume(settings, loaded, explicit)
     return settings, loaded, notes
 

@@ -223,10 +223,15 @@ def main_command(
         raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
     loaded, notes = None, []
     if resume is not None or resume_last:
-        from baseagent.core.records import resolve, settings_for_resume
+        from baseagent.core.records import settings_for_resume
+        from baseagent.storage import load_thread, open_storage
 
         try:
-            loaded = resolve(settings.session_dir, resume, resume_last)
+            store = open_storage(settings)
+            try:
+                loaded = load_thread(store, resume, resume_last)
+            finally:
+                store.close()
             # The thread's model, API base and workspace, unless a flag says otherwise.
             settings, notes = settings_for_resume(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
@@ -370,41 +375,77 @@ def exec_command(ctx: typer.Context) -> None:
 # -- sessions and export -----------------------------------------------------------------------
 
 sessions_app = typer.Typer(
-    help="List, show and remove session records (resumable threads). Alone: the list.\n\n"
+    help="List, show, search and remove recorded threads (resumable), in the store the "
+         "settings name ([storage], docs/STORAGE.md). Alone: the list.\n\n"
          "Examples: baseagent sessions list; baseagent sessions show 0199a213; "
-         "baseagent sessions rm --older-than 30",
+         "baseagent sessions search 'flaky test'; baseagent sessions rm --older-than 30; "
+         "baseagent sessions migrate",
     invoke_without_command=True)
 app.add_typer(sessions_app, name="sessions",
-              short_help="Recorded threads: baseagent sessions [list|show ID|rm ID]")
+              short_help="Recorded threads: baseagent sessions [list|show ID|search TEXT|rm ID]")
+
+_DIR_HELP = "Session directory of JSONL records [default: session_dir setting, ~/.baseagent/sessions]."
+_DB_HELP = "SQLite session database [default: the [storage] setting]."
 
 
 @sessions_app.callback()
 def sessions_default(
     ctx: typer.Context,
-    directory: Optional[Path] = typer.Option(None, "--dir", help="Session directory [default: session_dir setting, ~/.baseagent/sessions]."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """`baseagent sessions` alone lists the threads (what a person typing it wants)."""
     if ctx.invoked_subcommand is None:
-        sessions_list(ctx, directory, False)
-        print("(baseagent sessions show ID | rm ID | list --json; resume with "
+        sessions_list(ctx, directory, db, False)
+        print("(baseagent sessions show ID | search TEXT | rm ID | list --json; resume with "
               "baseagent --resume ID)", file=sys.stderr)
 
-_DIR_HELP = "Session directory [default: session_dir setting, ~/.baseagent/sessions]."
+
+def _group_option(ctx: typer.Context, name: str, value: Any) -> Any:
+    """An option of the command, else the same of `sessions ... COMMAND`."""
+    if value is None and ctx.parent is not None:
+        value = ctx.parent.params.get(name)
+    return value
+
+
+def _root_settings(ctx: typer.Context) -> Any:
+    from baseagent.config.load import ConfigError, load_settings
+
+    try:
+        root = ctx.find_root().params
+        return load_settings({}, config_file=root.get("config"), profile=root.get("profile"))
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
 
 
 def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
     """--dir (of the command or of `sessions --dir D ...`), else the session_dir setting
     (env, the root --config file, defaults)."""
-    if directory is None and ctx.parent is not None:
-        directory = ctx.parent.params.get("directory")
+    directory = _group_option(ctx, "directory", directory)
     if directory is not None:
         return directory.expanduser().resolve()
-    from baseagent.config.load import ConfigError, load_settings
+    return _root_settings(ctx).session_dir
 
+
+def _storage(ctx: typer.Context, directory: Optional[Path], db: Optional[Path]) -> Any:
+    """The store a sessions command works on: --db (SQLite), --dir (JSONL), else the
+    settings' ([storage], session_dir)."""
+    from baseagent.errors import ConfigError
+    from baseagent.storage import open_storage
+    from baseagent.storage.jsonl import JsonlStorage
+
+    directory = _group_option(ctx, "directory", directory)
+    db = _group_option(ctx, "db", db)
+    if directory is not None and db is not None:
+        raise _fail_usage("give --dir (JSONL records) or --db (a SQLite database), not both")
     try:
-        root = ctx.find_root().params
-        return load_settings({}, config_file=root.get("config"),
-                             profile=root.get("profile")).session_dir
+        if db is not None:
+            from baseagent.storage.sqlite import SqliteStorage
+
+            return SqliteStorage(db.expanduser().resolve())
+        if directory is not None:
+            return JsonlStorage(directory.expanduser().resolve())
+        return open_storage(_root_settings(ctx))
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
 
@@ -413,12 +454,13 @@ def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
 def sessions_list(
     ctx: typer.Context,
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON summary per line."),
 ) -> None:
     """Every thread, newest first (by thread id: UUIDv7 ids are time-ordered)."""
     from baseagent import sessions
 
-    summaries = sessions.list_sessions(_session_dir(ctx, directory))
+    summaries = sessions.list_sessions(_storage(ctx, directory, db))
     if as_json:
         for summary in summaries:
             print(sessions.summary_json(summary))
@@ -431,6 +473,7 @@ def sessions_show(
     ctx: typer.Context,
     thread_id: str = typer.Argument(..., help="Thread id (or a unique prefix of it)."),
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="The summary as JSON."),
 ) -> None:
     """One thread: model, turns, usage, instructions and the history a resume continues."""
@@ -438,11 +481,38 @@ def sessions_show(
     from baseagent.core.records import SessionLoadError
 
     try:
-        summary, history = sessions.show(_session_dir(ctx, directory), thread_id)
+        summary, history = sessions.show(_storage(ctx, directory, db), thread_id)
     except SessionLoadError as exc:
         raise _fail_usage(str(exc)) from None
     print(sessions.summary_json(summary) if as_json else sessions.render_show(summary, history),
           end="\n" if as_json else "")
+
+
+@sessions_app.command("search")
+def sessions_search(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="Words every matching message holds."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
+    limit: int = typer.Option(20, "--limit", min=1, max=10_000, help="Show at most N matches."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON match per line."),
+) -> None:
+    """Messages of every thread holding every word of TEXT, newest first. SQLite storage
+    searches its full-text index (FTS5); JSONL records are scanned (say so on stderr)."""
+    from baseagent import sessions
+    from baseagent.core.records import SessionLoadError
+
+    storage = _storage(ctx, directory, db)
+    try:
+        hits = storage.search(text, limit)
+    except SessionLoadError as exc:
+        raise _fail_usage(str(exc)) from None
+    print(f"(search: {storage.describe_search()})", file=sys.stderr)
+    if as_json:
+        for hit in hits:
+            print(sessions.hit_json(hit))
+    else:
+        print(sessions.render_hits(hits), end="")
 
 
 @sessions_app.command("rm")
@@ -451,6 +521,7 @@ def sessions_rm(
     thread_ids: Optional[list[str]] = typer.Argument(None, help="Thread ids to delete."),
     older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", min=0, help="Delete every record not updated for DAYS days."),
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
 ) -> None:
     """Delete records: by id, or prune with --older-than DAYS."""
     from baseagent import sessions
@@ -458,15 +529,42 @@ def sessions_rm(
 
     if not thread_ids and older_than is None:
         raise _fail_usage("give thread ids or --older-than DAYS")
-    session_dir = _session_dir(ctx, directory)
+    storage = _storage(ctx, directory, db)
     try:
-        removed = sessions.remove(session_dir, thread_ids or [])
+        removed = sessions.remove(storage, thread_ids or [])
     except SessionLoadError as exc:
         raise _fail_usage(str(exc)) from None
     if older_than is not None:
-        removed += sessions.prune(session_dir, older_than)
-    for path in removed:
-        print(f"removed {path}")
+        removed += sessions.prune(storage, older_than)
+    for where in removed:
+        print(f"removed {where}")
+
+
+@sessions_app.command("migrate")
+def sessions_migrate(
+    ctx: typer.Context,
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help="The SQLite database to fill [default: the [storage] path, ~/.baseagent/sessions.db]."),
+) -> None:
+    """Copy every JSONL record of the session directory into the SQLite database. Safe to
+    rerun: threads already there are left as they are; the JSONL files are not touched."""
+    from baseagent.errors import ConfigError
+    from baseagent.storage.migrate import migrate, render_report
+    from baseagent.storage.sqlite import SqliteStorage
+
+    source = _session_dir(ctx, directory)
+    db = _group_option(ctx, "db", db)
+    target_path = db.expanduser().resolve() if db is not None else _root_settings(ctx).storage.path
+    try:
+        target = SqliteStorage(target_path)
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    try:
+        report = migrate(source, target)
+    finally:
+        target.close()
+    sys.stdout.write(render_report(report, source, target_path))
+    raise typer.Exit(1 if report.failed else 0)
 
 
 mcp_app = typer.Typer(help="MCP servers configured in [mcp_servers.NAME] tables.",
@@ -505,23 +603,24 @@ def export_command(
     fmt: str = typer.Option("atif", "--format", "-f", help="atif | sharegpt | openai"),
     export_all: bool = typer.Option(False, "--all", help="Every session in the directory, one JSON document per line."),
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
 ) -> None:
     """Export trajectories: ATIF v1.7, ShareGPT (training) or the raw OpenAI messages."""
-    from baseagent.core.records import SessionLoadError, find_session, session_files
-    from baseagent.export import FORMATS, dumps, export_record
+    from baseagent.core.records import SessionLoadError
+    from baseagent.export import FORMATS, dumps, export_thread
 
     if fmt not in FORMATS:
         raise _fail_usage(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     if export_all == (thread_id is not None):
         raise _fail_usage("give a THREAD_ID or --all")
-    session_dir = _session_dir(ctx, directory)
+    storage = _storage(ctx, directory, db)
     documents = []
     try:
-        paths = session_files(session_dir)[::-1] if export_all \
-            else [find_session(session_dir, thread_id or "")]
-        for path in paths:
-            documents.append(export_record(path, fmt))
+        keys = [info.thread_id for info in storage.list_threads()][::-1] if export_all \
+            else [storage.resolve(thread_id or "")]
+        for key in keys:
+            documents.append(export_thread(storage, key, fmt))
     except SessionLoadError as exc:
         raise _fail_usage(str(exc)) from None
     # One thread: a readable document (ShareGPT stays one line: it is a training line).

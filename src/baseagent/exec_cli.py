@@ -343,14 +343,20 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
         return _fail(str(exc))
     settings = exec_defaults(settings)
 
-    from baseagent.core.records import resolve, settings_for_resume
+    from baseagent.core.records import settings_for_resume
     from baseagent.core.turn_input import image_part, load_schema
+    from baseagent.storage import load_thread, open_storage
     from baseagent.errors import InputError
 
     notes: list[str] = []
     try:
-        resume = resolve(settings.session_dir, request.resume_id, request.resume_last) \
-            if request.resuming else None
+        resume = None
+        if request.resuming:
+            store = open_storage(settings)
+            try:
+                resume = load_thread(store, request.resume_id, request.resume_last)
+            finally:
+                store.close()
         if resume is not None:
             settings, notes = settings_for_resume(settings, resume, set(flags))
         for path in request.images:

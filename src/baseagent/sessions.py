@@ -1,4 +1,5 @@
-"""`baseagent sessions list|show|rm`: look after the session records in the session dir.
+"""`baseagent sessions list|show|rm|search`: look after the recorded threads, in whichever
+store the settings name (storage/: JSONL files in the session dir, or a SQLite database).
 
 Listing is lenient (a damaged record is shown as such, never stops the listing); showing
 and resuming use the strict loader in core/records.py.
@@ -15,9 +16,10 @@ from typing import Any
 from baseagent.core.messages import content_text
 from baseagent.cost_text import cost_text
 from baseagent.core.ids import uuid7_time_ms
-from baseagent.core.records import (SessionLoadError, find_session, load_session, read_strict,
-                                   session_files, usage_so_far)
-from baseagent.core.recorder import RECORD_SUFFIX, read_records
+from baseagent.core.records import SessionLoadError, session_from_records, usage_so_far
+from baseagent.core.recorder import read_records
+from baseagent.storage import MessageStorage, SearchHit, ThreadInfo, location_of
+from baseagent.storage.jsonl import JsonlStorage
 
 # Instruction previews in listings: one terminal line's worth.
 PREVIEW_CHARS = 60
@@ -46,6 +48,11 @@ class SessionSummary:
     last_error: str | None = None  # why the last turn failed (its turn.failed message)
 
 
+def as_storage(storage: MessageStorage | Path) -> MessageStorage:
+    """A store, or a session directory taken as the JSONL store it holds."""
+    return JsonlStorage(storage) if isinstance(storage, Path) else storage
+
+
 def instructions_of(records: list[dict[str, Any]]) -> list[str]:
     """Each turn's instruction: the first message recorded after its turn.started event."""
     found, after_turn_start = [], False
@@ -61,17 +68,19 @@ def instructions_of(records: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-def summarize(path: Path) -> SessionSummary:
-    stat = path.stat()
+def summarize(storage: MessageStorage, info: ThreadInfo) -> SessionSummary:
     summary = SessionSummary(
-        thread_id=path.name[: -len(RECORD_SUFFIX)], path=str(path), size_bytes=stat.st_size,
-        updated=_dt.datetime.fromtimestamp(stat.st_mtime, _dt.timezone.utc)
+        thread_id=info.thread_id, path=info.location, size_bytes=info.size_bytes,
+        updated=_dt.datetime.fromtimestamp(info.updated, _dt.timezone.utc)
         .isoformat(timespec="seconds"))
     try:
-        records = read_strict(path)
+        records = storage.load_records(info.thread_id)
     except SessionLoadError as exc:
         summary.error = str(exc)
-        records = list(read_records(path))
+        try:
+            records = storage.load_records(info.thread_id, strict=False)
+        except SessionLoadError:
+            records = []  # removed while listing
     metas = [r for r in records if r.get("kind") == "meta"]
     if metas:
         summary.model = str(metas[-1].get("model", ""))
@@ -100,35 +109,45 @@ def summarize(path: Path) -> SessionSummary:
     return summary
 
 
-def list_sessions(session_dir: Path) -> list[SessionSummary]:
+def list_sessions(storage: MessageStorage | Path) -> list[SessionSummary]:
     """Every thread, newest first by creation: by id, since UUIDv7 ids are time-ordered;
     an older record with a random (v4) id by the time of its first record."""
-    return sorted((summarize(p) for p in session_files(session_dir)), key=_created_ms,
-                  reverse=True)
+    storage = as_storage(storage)
+    return sorted((summarize(storage, info) for info in storage.list_threads()),
+                  key=_created_ms, reverse=True)
 
 
-def recent_in(session_dir: Path, cwd: Path, limit: int, exclude: str | None = None
+def recent_in(storage: MessageStorage | Path, cwd: Path, limit: int, exclude: str | None = None
               ) -> list[SessionSummary]:
     """The threads recorded in this workspace, most recently written first, at most
     `limit` of them, without `exclude` (the thread in use) and without threads that never
     had a turn: what `/resume` offers. Only the first record of each file (its meta) is
     read to find the workspace; a whole record is read only for the threads offered."""
+    storage = as_storage(storage)
     found: list[SessionSummary] = []
-    for path in session_files(session_dir):  # newest write first
+    for info in storage.list_threads():  # newest write first
         if len(found) >= limit:
             break
-        if exclude is not None and path.name == f"{exclude}{RECORD_SUFFIX}":
+        if exclude is not None and info.thread_id == exclude:
             continue
-        try:
-            first = next(read_records(path), {})
-        except OSError:
+        if _first_record(storage, info).get("cwd") != str(cwd):
             continue
-        if first.get("kind") != "meta" or first.get("cwd") != str(cwd):
-            continue
-        summary = summarize(path)
+        summary = summarize(storage, info)
         if summary.turns and summary.error is None:
             found.append(summary)
     return found
+
+
+def _first_record(storage: MessageStorage, info: ThreadInfo) -> dict[str, Any]:
+    """A thread's first record (its meta); of a JSONL file, without reading the rest."""
+    try:
+        if isinstance(storage, JsonlStorage):
+            first = next(read_records(Path(info.location)), {})
+        else:
+            first = next(iter(storage.load_records(info.thread_id, strict=False)), {})
+    except (OSError, SessionLoadError):
+        return {}
+    return first if first.get("kind") == "meta" else {}
 
 
 def render_choices(summaries: list[SessionSummary], now: float | None = None) -> list[str]:
@@ -191,11 +210,17 @@ def render_list(summaries: list[SessionSummary]) -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def show(session_dir: Path, thread_id: str) -> tuple[SessionSummary, list[dict[str, Any]]]:
+def show(storage: MessageStorage | Path, thread_id: str
+         ) -> tuple[SessionSummary, list[dict[str, Any]]]:
     """Summary and current history of one thread (strict: a corrupt record is an error)."""
-    path = find_session(session_dir, thread_id)
-    loaded = load_session(path)
-    return summarize(path), loaded.history
+    storage = as_storage(storage)
+    key = storage.resolve(thread_id)
+    loaded = session_from_records(storage.load_records(key), Path(storage.location),
+                                  where=location_of(storage, key), key=key)
+    info = next((i for i in storage.list_threads() if i.thread_id == key), None)
+    if info is None:  # removed meanwhile
+        raise SessionLoadError(f"no session record for thread {key} in {storage.location}")
+    return summarize(storage, info), loaded.history
 
 
 def render_show(summary: SessionSummary, history: list[dict[str, Any]]) -> str:
@@ -228,20 +253,29 @@ def summary_json(summary: SessionSummary) -> str:
     return json.dumps(asdict(summary), ensure_ascii=False)
 
 
-def remove(session_dir: Path, thread_ids: list[str]) -> list[Path]:
+def remove(storage: MessageStorage | Path, thread_ids: list[str]) -> list[str]:
     """Delete these threads' records; every id is resolved before anything is deleted."""
-    paths = [find_session(session_dir, thread_id) for thread_id in thread_ids]
-    for path in paths:
-        path.unlink(missing_ok=True)
-    return paths
+    storage = as_storage(storage)
+    keys = [storage.resolve(thread_id) for thread_id in thread_ids]
+    return [storage.delete_thread(key) for key in keys]
 
 
-def prune(session_dir: Path, older_than_days: float, now: float | None = None) -> list[Path]:
+def prune(storage: MessageStorage | Path, older_than_days: float, now: float | None = None
+          ) -> list[str]:
     """Delete records not written to for `older_than_days` days."""
+    storage = as_storage(storage)
     cutoff = (time.time() if now is None else now) - older_than_days * SECONDS_PER_DAY
-    removed = []
-    for path in session_files(session_dir):
-        if path.stat().st_mtime < cutoff:
-            path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
+    return [storage.delete_thread(info.thread_id) for info in storage.list_threads()
+            if info.updated < cutoff]
+
+
+def render_hits(hits: list[SearchHit]) -> str:
+    """One line per matching message: thread id, when, who, and the text around the match."""
+    if not hits:
+        return "no matches\n"
+    return "".join(f"{hit.thread_id}  {hit.ts[:19]}  {hit.role:9} {hit.snippet}\n"
+                   for hit in hits)
+
+
+def hit_json(hit: SearchHit) -> str:
+    return json.dumps(asdict(hit), ensure_ascii=False)

@@ -242,7 +242,7 @@ def test_prune_keeps_recent_records(tmp_path):
     recent = write_record(tmp_path, "recent00-1")
     stale = write_record(tmp_path, "stale000-2")
     os.utime(stale, (1_000, 1_000))
-    assert prune(tmp_path, older_than_days=30) == [stale]
+    assert prune(tmp_path, older_than_days=30) == [str(stale)]
     assert recent.exists() and not stale.exists()
 
 

@@ -73,11 +73,14 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 # Settings added since the snapshot was taken, with their defaults (the snapshot's cases
 # set none of them).
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
-               "specialists": {}, "planner": False, "all_tools_failed": "continue"}
+               "specialists": {}, "planner": False, "all_tools_failed": "continue",
+               "storage": {"kind": "jsonl",
+                           "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.
 ADDED_TABLE_KEYS = {("OpenApiConfig", "mode"): "operations"}
-# The schemas of the tables those settings added (`$defs`).
-ADDED_DEFS = ("SpecialistConfig",)
+# The schemas of the tables those settings added (`$defs`), and the setting that added each
+# (None: a table model of a mapping setting, whose default is {}).
+ADDED_DEFS = {"storage": "StorageConfig", None: "SpecialistConfig"}
 
 
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])
@@ -108,14 +111,15 @@ def test_fields_defaults_and_constraints_are_those_of_the_flat_model():
     added = {name: now["properties"].pop(name) for name in ADDED_SINCE}
     tables = {key: now["$defs"][key[0]]["properties"].pop(key[1]) for key in ADDED_TABLE_KEYS}
     assert {key: prop["default"] for key, prop in tables.items()} == ADDED_TABLE_KEYS
-    for name in ADDED_DEFS:
-        now["$defs"].pop(name)
+    defs = {name: now["$defs"].pop(model) for name, model in ADDED_DEFS.items()}
     assert now == before
     # a default made by a factory (a table: {}) is not in the schema: the model has it
     made = Settings().model_dump(mode="json")
     assert {name: prop["default"] if "default" in prop else made[name]
-            for name, prop in added.items()} == ADDED_SINCE
-
+            for name, prop in added.items() if name not in defs} == \
+        {name: value for name, value in ADDED_SINCE.items() if name not in defs}
+    assert {key: field.get("default") for key, field in
+            defs["storage"]["properties"].items()} == {"kind": "jsonl", "path": None}
 
 def test_the_moving_defaults_still_follow_the_process():
     config = AgentConfig()

@@ -49,15 +49,16 @@ def api_calls(log: SessionLog) -> int:
                if entry.kind == "message")
 
 
-def write_trajectories(record: Path, task_dir: Path, *, task: dict[str, Any],
+def write_trajectories(record: Path | SessionLog, task_dir: Path, *, task: dict[str, Any],
                        agent_status: str, tool_names: list[str]) -> dict[str, Any]:
-    """Write atif.json, sharegpt.json and trajectory.json (the hermes line) into `task_dir`;
-    returns the hermes line. Raises SessionLoadError or ValueError when the record cannot be
-    exported (the caller reports it on the task's result)."""
+    """Write atif.json, sharegpt.json and trajectory.json (the hermes line) into `task_dir`
+    from the thread's JSONL record or its log (read from another store); returns the hermes
+    line. Raises SessionLoadError or ValueError when the record cannot be exported (the
+    caller reports it on the task's result)."""
     from baseagent.export.atif import to_atif
     from baseagent.export.sharegpt import to_sharegpt
 
-    log = read_log(record)
+    log = record if isinstance(record, SessionLog) else read_log(record)
     atif = to_atif(log)
     sharegpt = to_sharegpt(log)
     stats = tool_stats(log, tool_names)

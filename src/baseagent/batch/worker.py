@@ -201,8 +201,10 @@ class TaskRunner:
                              "cached_input_tokens": run.usage.cached_input_tokens,
                              "output_tokens": run.usage.output_tokens},
                       cost_usd=run.usage.cost_usd)
+        # The record is in the task's directory, or in the shared SQLite store ([storage]).
         record = task_dir / f"{run.thread_id}.jsonl"
-        result["session"] = str(record)
+        result["session"] = str(record) if settings.storage.kind == "jsonl" \
+            else f"{settings.storage.path}#{run.thread_id}"
         if run.status == "interrupted":
             result["status"] = "interrupted"
             return
@@ -220,11 +222,23 @@ class TaskRunner:
             passed = run.status == "completed"
         result["status"] = "passed" if passed else "failed"
         try:
-            self._trajectories(record, task_dir, task, run.status)
+            self._trajectories(self._log(settings, run.thread_id), task_dir, task, run.status)
         except Exception as exc:  # noqa: BLE001 - the run stands; its export is reported
             result["export_error"] = f"{type(exc).__name__}: {exc}"
 
-    def _trajectories(self, record: Path, task_dir: Path, task: Task,
+    @staticmethod
+    def _log(settings: Any, thread_id: str) -> Any:
+        """The thread's log for its trajectories, from the store it was recorded in."""
+        from baseagent.export.log import log_of
+        from baseagent.storage import location_of, open_storage
+
+        storage = open_storage(settings)
+        try:
+            return log_of(storage.load_records(thread_id), location_of(storage, thread_id))
+        finally:
+            storage.close()
+
+    def _trajectories(self, record: Any, task_dir: Path, task: Task,
                       agent_status: str) -> dict[str, Any]:
         from baseagent.batch.trajectories import write_trajectories
 

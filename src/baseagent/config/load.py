@@ -38,6 +38,9 @@ TABLE_KEYS = ("mcp_servers", "openapi", "specialists")
 PROFILE_KEY = "profile"
 PROFILES_KEY = "profiles"
 PROFILE_ENV = ENV_PREFIX + "PROFILE"
+# Flat tables a later layer merges into key by key (BASEAGENT_STORAGE=sqlite keeps the
+# file's `[storage] path`); a string stands for the table's `kind`.
+MERGED_TABLES = ("storage",)
 
 
 __all__ = ["ConfigError", "agent_config_from_options", "load_agent_config", "load_settings",
@@ -212,6 +215,11 @@ def _layers(flags: Mapping[str, Any], env: Mapping[str, str] | None,
 def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
     for key, value in layer.items():
         old = into.get(key)
+        if key in MERGED_TABLES:
+            value = {"kind": value} if isinstance(value, str) else value
+            if isinstance(old, dict) and isinstance(value, Mapping):
+                into[key] = {**old, **value}
+                continue
         if key in TABLE_KEYS and isinstance(old, dict) and isinstance(value, Mapping):
             into[key] = {**old, **{name: {**old.get(name, {}), **table}
                                    if isinstance(table, Mapping) else table

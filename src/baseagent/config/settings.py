@@ -262,11 +262,32 @@ class SandboxOptions(_Options):
     env_strip: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_STRIP))
 
 
+class StorageConfig(_Options):
+    """`[storage]`: where threads are kept (storage/, docs/STORAGE.md). `kind = "jsonl"`
+    (the default) writes one file per thread in `session_dir`; `kind = "sqlite"` keeps every
+    thread in one database at `path`. A plain string ("sqlite") is read as the kind."""
+
+    kind: Literal["jsonl", "sqlite"] = "jsonl"
+    path: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions.db",
+                       description="The SQLite database (kind = \"sqlite\")")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_alone(cls, value: object) -> object:
+        return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _absolute_path(cls, value: Path) -> Path:
+        return _absolute(value)
+
+
 class SessionOptions(_Options):
     """The session record of a thread (core/recorder.py), which resume reads back."""
 
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
     record_session: bool = True
+    storage: StorageConfig = Field(default_factory=StorageConfig)
 
     @field_validator("session_dir", mode="after")
     @classmethod

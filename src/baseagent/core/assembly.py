@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from baseagent.output.emitter import Emitter
     from baseagent.output.redact import Redactor
     from baseagent.prompts.profiles import PromptProfile
+    from baseagent.storage import MessageStorage
     from baseagent.tools.external import ExternalTool
     from baseagent.tools.procs import ProcessTracker
     from baseagent.tools.registry import ToolRegistry
@@ -121,15 +122,18 @@ class RunBuilder:
 
     `settings` are resolved; `env` is the environment the run was started in (default:
     this process's, copied now). `model_client` replaces the litellm client (then the model
-    string is not checked: no model is reached by name). `counts` says how many times each
+    string is not checked: no model is reached by name). `storage` is where the thread's
+    record goes (storage/; default: the store the settings name, opened when the record is). `counts` says how many times each
     check and construction ran (`model_string`, `model`, `redactor`): once per run, which
     tests hold it to.
     """
 
     def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
-                 approver: Approver | str | None = None, person_present: bool = False) -> None:
+                 approver: Approver | str | None = None, person_present: bool = False,
+                 storage: MessageStorage | None = None) -> None:
         self.settings = settings
+        self.storage = storage
         # A person reads the answers and can be asked (the interactive session): the
         # system prompt says so instead of "nobody will answer".
         self.person_present = person_present
@@ -225,7 +229,7 @@ class RunBuilder:
             return None
         return connect(prepared, emitter=emitter, processes=processes, cancelled=cancelled,
                        model_client=self.model_client, notices=notices,
-                       approver=self.approver)
+                       approver=self.approver, storage=self.storage)
 
 
 def prepare(settings: AgentConfig, *, env: Mapping[str, str],
@@ -642,7 +646,8 @@ def run_approvals(settings: AgentConfig, approver: Approver | str | None,
 
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
-            notices: Sequence[str] = (), approver: Approver | str | None = None) -> Connected:
+            notices: Sequence[str] = (), approver: Approver | str | None = None,
+            storage: MessageStorage | None = None) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -685,7 +690,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
         approvals=run_approvals(settings, approver, emitter))
-    session = open_record(prepared, client) if settings.record_session else None
+    session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
     compactor = _compactor(settings, client, prepared.registry, emitter, session,
@@ -825,19 +830,29 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
                 thread_id=tool_context.thread_id)
 
 
-def open_record(prepared: Prepared, client: ModelClientProtocol) -> SessionRecorder:
-    """The thread's session record; a resumed thread appends to the record it came from."""
+def open_record(prepared: Prepared, client: ModelClientProtocol,
+                storage: MessageStorage | None = None) -> SessionRecorder:
+    """The thread's session record, in `storage` (default: the settings' store, opened for
+    this and closed again: the writer keeps its own handle); a resumed thread appends to
+    the record it came from."""
     from baseagent import __version__
     from baseagent.core.recorder import SessionRecorder
+    from baseagent.storage import open_storage
 
     settings = prepared.settings
-    path = prepared.resumed.path if prepared.resumed is not None \
-        else session_path(settings, prepared.thread_id)
+    resumed = prepared.resumed
+    key = (resumed.key or resumed.thread_id) if resumed is not None else prepared.thread_id
+    store = storage if storage is not None else open_storage(settings)
     try:
-        session = SessionRecorder(path, redact=prepared.redactor.data)
+        writer = store.create_thread(key)
     except OSError as exc:
-        raise ConfigError(f"cannot write the session record {path}: "
+        where = session_path(settings, key) if store.kind == "jsonl" else store.location
+        raise ConfigError(f"cannot write the session record {where}: "
                           f"{exc.strerror or exc} (set session_dir, or --no-session)") from None
+    finally:
+        if storage is None:
+            store.close()
+    session = SessionRecorder(writer, redact=prepared.redactor.data)
     session.meta(thread_id=prepared.thread_id, model=settings.model, api_base=settings.api_base,
                  cwd=str(settings.cwd),
                  resumed=prepared.resumed is not None, agent="baseagent", version=__version__,

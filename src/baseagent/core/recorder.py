@@ -1,4 +1,6 @@
-"""Append-only session record: one JSONL file per thread, written as things happen.
+"""Append-only session record, written as things happen: what goes in it (SessionRecorder)
+and today's JSONL file per thread (JsonlWriter); storage/ holds the other stores
+(storage/sqlite.py), which take the same records through the same ThreadWriter protocol.
 
 Every history message, every event and the usage are appended and flushed immediately, so a
 run killed at any point leaves everything up to the kill on disk. A write that fails (a full
@@ -17,7 +19,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from baseagent.llm.types import TOKEN_KEYS
 from baseagent.errors import ConfigError
@@ -36,17 +38,81 @@ class RecordWriteError(Exception):
     """The session record could not be written (raised once; the record is closed)."""
 
 
-class SessionRecorder(EventListener):
-    """Writes one thread's record; also an event listener for the Emitter."""
+class ThreadWriter(Protocol):
+    """Where one thread's records go (storage/: a JSONL file, a SQLite database). `append`
+    returns once the record is stored (a process killed after it loses nothing of it); a
+    failure raises RecordWriteError once, after which the writer is closed and ignores
+    further records. `sync` makes what was appended durable against a machine crash."""
 
-    def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None) -> None:
-        """`redact` maps a record (JSON-like data) to the same with secrets replaced; it works
-        on values, not on the serialised line, so the line stays valid JSON."""
+    location: str
+
+    def append(self, record: dict[str, Any]) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonlWriter:
+    """Today's record: one JSONL file per thread, appended line by line, locked while open."""
+
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._redact = redact or (lambda record: record)
+        self.location = str(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = _open_locked(path)
+
+    def append(self, record: dict[str, Any]) -> None:
+        # errors="replace": a lone surrogate from a model or a tool must not kill the record.
+        data = (json_line(record) + "\n").encode("utf-8", errors="replace")
+        if self._fd is None:
+            return
+        before = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, before)  # back to the last complete line
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+            raise RecordWriteError(
+                f"cannot write the session record {self.path}: {exc.strerror or exc}; it is "
+                "complete up to the last event before this one") from None
+
+    def sync(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.sync()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class SessionRecorder(EventListener):
+    """Writes one thread's record through a ThreadWriter; also an event listener for the
+    Emitter. What goes in a record (and when) is decided here, whatever stores it."""
+
+    def __init__(self, target: Path | ThreadWriter,
+                 redact: Callable[[Any], Any] | None = None) -> None:
+        """`target`: the thread's writer (storage/), or a path for a JSONL record. `redact`
+        maps a record (JSON-like data) to the same with secrets replaced; it works on values,
+        not on the serialised line, so the line stays valid JSON."""
+        self._writer: ThreadWriter = JsonlWriter(target) if isinstance(target, Path) else target
+        self.location = self._writer.location
+        self.path = target if isinstance(target, Path) else None
+        self._redact = redact or (lambda record: record)
         self._lock = threading.Lock()
+        self._closed = False
         self.failure: str | None = None  # why writing stopped, once it has
         # Per-call metrics for trajectory export (ATIF step metrics): see track_usage().
         self._usage_probe: Callable[[], Any] | None = None
@@ -56,27 +122,15 @@ class SessionRecorder(EventListener):
 
     def _write(self, record: dict[str, Any]) -> None:
         record.setdefault("ts", _now())
-        # errors="replace": a lone surrogate from a model or a tool must not kill the record.
-        data = (json_line(self._redact(record)) + "\n").encode("utf-8", errors="replace")
+        record = self._redact(record)
         with self._lock:
-            if self._fd is None:
+            if self._closed or self.failure is not None:
                 return
-            before = os.fstat(self._fd).st_size
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self._fd, view):]
-            except OSError as exc:
-                try:
-                    os.ftruncate(self._fd, before)  # back to the last complete line
-                except OSError:
-                    pass
-                self.failure = (f"cannot write the session record {self.path}: "
-                                f"{exc.strerror or exc}; it is complete up to the last "
-                                "event before this one")
-                os.close(self._fd)
-                self._fd = None
-                raise RecordWriteError(self.failure) from None
+                self._writer.append(record)
+            except RecordWriteError as exc:
+                self.failure = str(exc)
+                raise
 
     def meta(self, **fields: Any) -> None:
         self._write({"kind": "meta", **fields})
@@ -138,22 +192,14 @@ class SessionRecorder(EventListener):
         """Make what was written durable (the end of every turn): a crash of the machine
         after a turn loses nothing of it."""
         with self._lock:
-            self._sync_locked()
+            if not self._closed and self.failure is None:
+                self._writer.sync()
 
     def close(self) -> None:
         with self._lock:
-            self._sync_locked()
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-
-    def _sync_locked(self) -> None:
-        if self._fd is None:
-            return
-        try:
-            os.fsync(self._fd)
-        except OSError:
-            pass
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
 
 class RecordInUseError(ConfigError):
     """Another run (in this process or another) is writing the thread's record."""

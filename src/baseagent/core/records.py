@@ -41,7 +41,7 @@ class SessionLoadError(ConfigError):
 @dataclass
 class LoadedSession:
     thread_id: str
-    path: Path
+    path: Path  # the JSONL file, or the database holding the thread
     history: list[dict[str, Any]]
     usage: UsageTotals
     meta: dict[str, Any] = field(default_factory=dict)  # the first run's
@@ -49,6 +49,8 @@ class LoadedSession:
     latest_meta: dict[str, Any] = field(default_factory=dict)  # the last run's settings
     # A turn waiting for the caller's tool outputs (its calls are still open in `history`).
     paused: Paused | None = None
+    # The thread's name in its store (a JSONL file's stem), which a resumed run appends to.
+    key: str = ""
 
 
 def _check_id(thread_id: str) -> str:
@@ -133,13 +135,13 @@ def _after_torn_write(line: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _check_message(message: Any, path: Path) -> dict[str, Any]:
+def _check_message(message: Any, path: Path | str) -> dict[str, Any]:
     if not isinstance(message, dict) or message.get("role") not in VALID_ROLES:
         raise SessionLoadError(f"session record {path} is corrupt: a message has no valid role")
     return message
 
 
-def replay_history(records: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+def replay_history(records: list[dict[str, Any]], path: Path | str) -> list[dict[str, Any]]:
     history: list[dict[str, Any]] = []
     for record in records:
         if record["kind"] == "message":
@@ -189,7 +191,7 @@ def repair_tool_pairs(history: list[dict[str, Any]],
 
 
 def paused_turn(records: list[dict[str, Any]], history: list[dict[str, Any]],
-                path: Path) -> Paused | None:
+                path: Path | str) -> Paused | None:
     """The last `paused` record, if its calls are still open at the end of the history (a
     run that took the outputs but died before clearing the record has answered them)."""
     last = None
@@ -234,23 +236,33 @@ def usage_so_far(records: list[dict[str, Any]]) -> UsageTotals:
 
 
 def load_session(path: Path) -> LoadedSession:
-    records = read_strict(path)
+    """A JSONL record, read strictly and replayed."""
+    return session_from_records(read_strict(path), path, key=path.name[: -len(RECORD_SUFFIX)])
+
+
+def session_from_records(records: list[dict[str, Any]], path: Path, *, where: str = "",
+                         key: str = "") -> LoadedSession:
+    """A thread from its records, whichever store held them: `path` is its file or
+    database, `where` names the record in errors (default: `path`), `key` is its name in
+    the store (default: its thread id)."""
+    where = where or str(path)
     metas = [r for r in records if r["kind"] == "meta"]
     if not metas:
-        raise SessionLoadError(f"session record {path} is corrupt: it has no meta record")
+        raise SessionLoadError(f"session record {where} is corrupt: it has no meta record")
     thread_id = str(metas[0].get("thread_id") or "")
     if not THREAD_ID_PATTERN.fullmatch(thread_id):
-        raise SessionLoadError(f"session record {path} is corrupt: bad thread id {thread_id!r}")
-    replayed = replay_history(records, path)
-    paused = paused_turn(records, replayed, path)
+        raise SessionLoadError(f"session record {where} is corrupt: bad thread id {thread_id!r}")
+    replayed = replay_history(records, where)
+    paused = paused_turn(records, replayed, where)
     history = repair_tool_pairs(replayed, frozenset(paused.call_ids if paused else ()))
     if not history:
-        raise SessionLoadError(f"session record {path} is corrupt: it holds no messages")
+        raise SessionLoadError(f"session record {where} is corrupt: it holds no messages")
     turns = sum(1 for r in records if r["kind"] == "event"
                 and isinstance(r.get("event"), dict) and r["event"].get("type") == "turn.started")
-    return LoadedSession(thread_id=thread_id, path=path, history=history,
-                         usage=usage_so_far(records),
-                         meta=metas[0], turns=turns, latest_meta=metas[-1], paused=paused)
+    return LoadedSession(thread_id=thread_id, path=path,
+                         history=history, usage=usage_so_far(records),
+                         meta=metas[0], turns=turns, latest_meta=metas[-1], paused=paused,
+                         key=key or thread_id)
 
 
 def resolve(session_dir: Path, thread_id: str | None, last: bool) -> LoadedSession:

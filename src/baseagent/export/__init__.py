@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from baseagent.export.log import SessionLog, read_log
+from baseagent.export.log import SessionLog, log_of, read_log
 
 FORMATS = ("atif", "sharegpt", "openai")
 
@@ -27,8 +27,17 @@ def _builder(fmt: str) -> Callable[[SessionLog], Any]:
 
 
 def export_record(path: Path, fmt: str) -> Any:
-    """The export of one record as JSON data (raises SessionLoadError for a bad record)."""
+    """The export of one JSONL record as JSON data (raises SessionLoadError for a bad
+    record)."""
     return _builder(fmt)(read_log(path))
+
+
+def export_thread(storage: Any, thread_id: str, fmt: str) -> Any:
+    """The export of one thread of a store (storage/; a MessageStorage) as JSON data."""
+    from baseagent.storage import location_of
+
+    return _builder(fmt)(log_of(storage.load_records(thread_id),
+                                location_of(storage, thread_id)))
 
 
 def dumps(data: Any, pretty: bool) -> str:

@@ -40,10 +40,15 @@ class SessionLog:
 
 
 def read_log(path: Path) -> SessionLog:
-    records = read_strict(path)
+    """A JSONL record's log."""
+    return log_of(read_strict(path), str(path))
+
+
+def log_of(records: list[dict[str, Any]], where: str) -> SessionLog:
+    """The log of a thread's records, from whichever store (`where` names it in errors)."""
     metas = [r for r in records if r["kind"] == "meta"]
     if not metas or not THREAD_ID_PATTERN.fullmatch(str(metas[0].get("thread_id") or "")):
-        raise SessionLoadError(f"session record {path} is corrupt: it has no valid meta record")
+        raise SessionLoadError(f"session record {where} is corrupt: it has no valid meta record")
     entries: list[Entry] = []
     model = str(metas[0].get("model") or "")
     for record in records:

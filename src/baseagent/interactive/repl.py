@@ -239,13 +239,18 @@ class InteractiveSession:
         return False
 
     def _resume(self, thread_id: str) -> None:
-        from baseagent.core.records import find_session, load_session, settings_for_resume
+        from baseagent.core.records import settings_for_resume
+        from baseagent.storage import load_thread, open_storage
 
         if not thread_id:
             thread_id = self._pick_thread() or ""
             if not thread_id:
                 return
-        loaded = load_session(find_session(self.agent.settings.session_dir, thread_id))
+        store = open_storage(self.agent.settings)
+        try:
+            loaded = load_thread(store, thread_id)
+        finally:
+            store.close()
         # The record's model, API base and workspace: what the thread was about.
         settings, notes = settings_for_resume(self.agent.settings, loaded, ())
         self.open(settings, resume=loaded, notes=notes)
@@ -254,10 +259,15 @@ class InteractiveSession:
         """`/resume` alone: list this workspace's recent threads and read the person's
         choice (a number from the list, or an id); None when they choose none."""
         from baseagent.sessions import recent_in, render_choices
+        from baseagent.storage import open_storage
 
         settings = self.agent.settings
-        threads = recent_in(settings.session_dir, settings.cwd, RECENT_THREADS,
-                            exclude=self.agent.thread_id)
+        store = open_storage(settings)
+        try:
+            threads = recent_in(store, settings.cwd, RECENT_THREADS,
+                                exclude=self.agent.thread_id)
+        finally:
+            store.close()
         if not threads:
             self.sink.message(f"no other thread recorded in {settings.cwd} "
                               "(`baseagent sessions` lists every workspace's)", "yellow")
@@ -293,14 +303,21 @@ class InteractiveSession:
         the agent holds in memory (a thread run with --no-session). None before any turn
         (then only the thread id carries over)."""
         from baseagent.core.assembly import session_path
-        from baseagent.core.records import LoadedSession, load_session
+        from baseagent.core.records import LoadedSession, SessionLoadError
         from baseagent.llm.types import UsageTotals
+        from baseagent.storage import load_thread, open_storage
 
         if not self._started(agent):
             return None
         path = session_path(agent.settings, agent.thread_id)
-        if agent.settings.record_session and path.is_file():
-            return load_session(path)  # flushed line by line: it holds every turn
+        if agent.settings.record_session:
+            store = open_storage(agent.settings)
+            try:
+                return load_thread(store, agent.thread_id)  # written as it goes: every turn
+            except SessionLoadError:
+                pass  # not recorded after all: what the agent holds
+            finally:
+                store.close()
         usage = agent.usage
         totals = UsageTotals(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens,
                              usage.cost_usd or 0.0, usage.cost_usd is not None)
