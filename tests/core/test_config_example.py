@@ -115,7 +115,9 @@ def test_a_misspelt_key_in_it_is_one_line_naming_the_key(tmp_path):
 def test_the_commented_specialists_load_and_name_every_key(tmp_path):
     """The specialists are commented out (a declared one is offered to the model);
     uncommented, they load and name every key of a specialist."""
-    block = TEXT[TEXT.index("#  [specialists."):]
+    start = TEXT.index("#  [specialists.")
+    end = TEXT.find("\n# --", start)  # up to the next section
+    block = TEXT[start:end if end >= 0 else None]
     active = re.sub(r"^#  ?", "", block, flags=re.MULTILINE)
     loaded = load(TEXT + "\n" + active, tmp_path)
     assert set(loaded.specialists) == {"reader", "pet_admin"}

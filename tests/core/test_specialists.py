@@ -154,10 +154,11 @@ def test_codex_stream_shows_a_specialist_as_a_collab_item(repo):
     ], specialists=[READER], on_event=seen.append)
     result = agent.run("port?")
     assert result.ok, result.error
-    # not in planning mode: the built-in tools, then the specialists' tool
+    # not in planning mode: the built-in tools (view_image too: the default model sees
+    # images), then the specialists' tool
     assert names(model.tools_seen[0]) == ["shell", "read_file", "write_file", "apply_patch",
                                           "grep_files", "list_dir", "update_plan",
-                                          "delegate_to_specialist"]
+                                          "view_image", "delegate_to_specialist"]
     collab = result.items[0]
     assert isinstance(collab, events.CollabToolCallItem)
     assert (collab.status, collab.prompt) == ("completed", "Read config.ini.")

@@ -245,7 +245,8 @@ def agentb_lines(events: list[engine.RunEvent]) -> list[str]:
     return out
 
 
-AGENTB_RUN = [  # the baseline mapper's output for the same run, given as notes + Codex events
+AGENTB_RUN = [  # the mapper's output for the same run (AgentB's "LLM call for turn N" status
+    # before each model call)
     '{"type":"agent.run.created","timestamp":"<TS>","runId":"turn-1","threadId":"thread-1'
     '","data":{"status":"queued","initialMessages":[{"role":"user","content":"list the fi'
     'les"}]}}',
@@ -257,6 +258,9 @@ AGENTB_RUN = [  # the baseline mapper's output for the same run, given as notes 
     'ent":"list the files","createdAt":"<TS>","metadata":{}}}}',
     '{"type":"agent.run.step.created","timestamp":"<TS>","runId":"turn-1","threadId":"thr'
     'ead-1","data":{"stepId":"step_<HEX>","details":{"stepNumber":1}}}',
+    '{"type":"agent.run.status.changed","timestamp":"<TS>","runId":"turn-1","threadId":"t'
+    'hread-1","data":{"previousStatus":"in_progress","currentStatus":"in_progress","details'
+    '":"LLM call for turn 1"}}',
     '{"type":"thread.message.created","timestamp":"<TS>","runId":"turn-1","threadId":"thr'
     'ead-1","data":{"message":{"id":"msg_<HEX>","threadId":"thread-1","role":"assistant",'
     '"content":"","createdAt":"<TS>","metadata":{"stepId":"step_<HEX>","inProgress":true}'
@@ -291,6 +295,9 @@ AGENTB_RUN = [  # the baseline mapper's output for the same run, given as notes 
     'item_1"}}}}',
     '{"type":"agent.run.step.created","timestamp":"<TS>","runId":"turn-1","threadId":"thr'
     'ead-1","data":{"stepId":"step_<HEX>","details":{"stepNumber":2}}}',
+    '{"type":"agent.run.status.changed","timestamp":"<TS>","runId":"turn-1","threadId":"t'
+    'hread-1","data":{"previousStatus":"in_progress","currentStatus":"in_progress","details'
+    '":"LLM call for turn 2"}}',
     '{"type":"thread.message.created","timestamp":"<TS>","runId":"turn-1","threadId":"thr'
     'ead-1","data":{"message":{"id":"msg_<HEX>","threadId":"thread-1","role":"assistant",'
     '"content":"","createdAt":"<TS>","metadata":{"stepId":"step_<HEX>","inProgress":true}'
