@@ -73,20 +73,7 @@ def read_with_echo(prompt: str, stream_in: TextIO | None = None,
 
 
 def _echo_on(stream: TextIO) -> Callable[[], None]:
-    try:
-        import termios
+    """Typed characters shown, line by line, while the answer is read."""
+    from baseagent.interactive.terminal_mode import echo
 
-        fd = stream.fileno()
-        saved = termios.tcgetattr(fd)
-        shown = termios.tcgetattr(fd)
-        shown[3] |= termios.ECHO | termios.ICANON
-        termios.tcsetattr(fd, termios.TCSANOW, shown)
-    except (ImportError, OSError, ValueError, AttributeError):
-        return lambda: None
-
-    def restore() -> None:
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-        except (OSError, ValueError):
-            pass
-    return restore
+    return echo(stream, shown=True)

@@ -84,23 +84,9 @@ def _hold_typeahead() -> Any:
     runs): the prompt shows it when it reads it, instead of the line being printed twice in
     the middle of the output. Ctrl-C keeps working (signals are untouched). Returns the
     function that puts the terminal back as it was."""
-    try:
-        import termios
+    from baseagent.interactive.terminal_mode import echo
 
-        fd = sys.stdin.fileno()
-        saved = termios.tcgetattr(fd)
-        quiet = termios.tcgetattr(fd)
-        quiet[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except (ImportError, OSError, ValueError, AttributeError):
-        return lambda: None
-
-    def restore() -> None:
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-        except (OSError, ValueError):
-            pass
-    return restore
+    return echo(sys.stdin, shown=False)
 
 
 class InteractiveSession:

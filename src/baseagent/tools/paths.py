@@ -6,6 +6,7 @@ apart on what `workspace-write` and `read-only` mean.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from baseagent.tools.tool import ToolContext, ToolError
@@ -57,3 +58,20 @@ def event_path(ctx: ToolContext, path: str | Path) -> str:
     """The absolute path an event item shows for a changed file, as Codex's file_change
     items do: resolved against the workspace, `..` folded, symlinks left as named."""
     return os.path.normpath(ctx.resolve(str(path)))
+
+
+def stat_regular(path: Path, on_directory: str) -> os.stat_result:
+    """The stat of a regular file the model asked to read, or ToolError saying why not
+    (`on_directory`: what to say when it is a directory). A FIFO or a device would block or
+    never end, so only regular files pass."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {path}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{path} is a directory{on_directory}")
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{path} is not a regular file")
+    return st

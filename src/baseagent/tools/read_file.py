@@ -6,14 +6,13 @@ per-line cap keep one call from flooding the context with a log file or minified
 from __future__ import annotations
 
 import os
-import stat
 import io
 from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
-from baseagent.tools.paths import resolve_read
+from baseagent.tools.paths import resolve_read, stat_regular
 from baseagent.tools.view_image import image_type
 
 NAME = "read_file"
@@ -44,17 +43,7 @@ BLOCK_BYTES = 1 << 20
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
     path = resolve_read(ctx, args.file_path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {path}") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"{path} is a directory, not a file; use list_dir to see its contents")
-    if not stat.S_ISREG(st.st_mode):
-        # A FIFO or device would block or never end.
-        raise ToolError(f"{path} is not a regular file")
+    st = stat_regular(path, ", not a file; use list_dir to see its contents")
     try:
         with open(path, "rb") as fh:
             return ToolResult(output=_read_window(fh, path, st.st_size, args.offset, args.limit))

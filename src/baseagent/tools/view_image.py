@@ -18,13 +18,11 @@ image (llm/model_map.py `supports_vision`).
 from __future__ import annotations
 
 import base64
-import os
-import stat
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.paths import display_path, resolve_read
+from baseagent.tools.paths import display_path, resolve_read, stat_regular
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 
 NAME = "view_image"
@@ -71,16 +69,7 @@ def image_url_part(mime: str, data: bytes) -> dict[str, Any]:
 def read_image(ctx: ToolContext, path_text: str) -> tuple[str, str, bytes]:
     """(the path as shown, its MIME type, its bytes), or ToolError saying why not."""
     path = resolve_read(ctx, path_text)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {path}") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"{path} is a directory; use list_dir to find the image")
-    if not stat.S_ISREG(st.st_mode):
-        raise ToolError(f"{path} is not a regular file")
+    st = stat_regular(path, "; use list_dir to find the image")
     if st.st_size > MAX_IMAGE_BYTES:
         raise ToolError(f"{path} is {st.st_size} bytes, over the {MAX_IMAGE_BYTES} bytes an "
                         f"image may have; make a smaller copy (e.g. scaled down) and view that")
