@@ -625,7 +625,7 @@ def _notices(lines: list[str]) -> None:
         print(f"baseagent: {line}", file=sys.stderr)
 
 
-@toolsets_app.command("list")
+@toolsets_app.command("list", short_help="Each toolset and the tools it resolves to.")
 def toolsets_list(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="One JSON object per toolset."),
@@ -648,10 +648,10 @@ def toolsets_list(
     raise typer.Exit(1 if listing.failed else 0)
 
 
-@toolsets_app.command("split")
+@toolsets_app.command("split", short_help="The groups the model splits a large toolset into (cached).")
 def toolsets_split(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="A [toolsets.NAME] of the config file."),
+    name: str = typer.Argument(..., metavar="NAME", help="A [toolsets.NAME] of the config file."),
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
     max_tools: Optional[int] = typer.Option(None, "--max-tools", help="toolset_max_tools: split a toolset with more tools than this [30]."),
