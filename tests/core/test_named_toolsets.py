@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from baseagent import Agent, ConfigError
+from baseagent import Agent, ConfigError, ToolProvider
 from baseagent.config.load import load_settings, settings_from_options
 from baseagent.config.toolsets import ToolsetConfig
 from baseagent.core.specialists import Sources, resolve_tools, unknown_refs
@@ -131,13 +131,23 @@ def agent_for(workspace: Path, steps: list[Any], **kw: Any) -> tuple[Agent, Dete
 
 def test_the_top_agent_gets_what_its_toolsets_hold(workspace):
     """`enabled_toolsets` names a toolset: its built-in names and its sources' tools (one
-    tag of the document), not the rest of the document; a disabled toolset removes its
-    tools from what the rest gives."""
+    tag of the document), not the rest of the document; the caller's own tools (a provider
+    here) stay; a disabled toolset removes its tools from what the rest gives."""
+    class Vet(ToolProvider):
+        name = "vet"
+
+        def get_tools(self):
+            def checkup(pet: str) -> str:
+                """Book a checkup."""
+                return "booked"
+
+            return [checkup]
+
     with PetService("k") as service:
         spec = {"spec": document(f"{service.url}/v1")}
         agent, model = agent_for(workspace, [
             {"tool_calls": [call("listPets", limit=1)]}, {"content": "Felix"}],
-            openapi={"pets": spec}, enabled_toolsets=["pet_reader", "plan"],
+            openapi={"pets": spec}, enabled_toolsets=["pet_reader", "plan"], tools=[Vet()],
             toolsets={"pet_reader": {"description": "Reads the pet store",
                                      "tools": ["read", "pets:pets"]}})
         with agent:
@@ -145,7 +155,8 @@ def test_the_top_agent_gets_what_its_toolsets_hold(workspace):
         sent = [(r["method"], r["path"]) for r in service.requests]
         assert result.ok, result.error
         assert names(model.tools_seen[0]) == ["read_file", "grep_files", "list_dir",
-                                              "update_plan", "listPets", "createPet", "getPet"]
+                                              "update_plan", "listPets", "createPet", "getPet",
+                                              "checkup"]
         assert sent == [("GET", "/v1/pets")]
 
         agent, model = agent_for(workspace, [{"content": "ok"}], openapi={"pets": spec},

@@ -415,8 +415,10 @@ def named_toolsets(settings: AgentConfig) -> dict[str, list[str]]:
 
 def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]:
     """The tool sources' tools the top agent gets: all of them, unless `tools` (enabled)
-    names a `[toolsets.NAME]`: then those the named toolsets hold; minus those of a toolset
-    in `disabled_tools`. Naming built-in tools alone leaves the sources as they are."""
+    names a `[toolsets.NAME]`: then, of the configured sources' tools, those the named
+    toolsets hold; minus those of a toolset in `disabled_tools`. Naming built-in tools alone
+    leaves the sources as they are, and the caller's own (a library Toolset's tables, its
+    providers) are never filtered here."""
     from baseagent.core.specialists import resolve_tools
 
     named = settings.toolsets
@@ -424,6 +426,7 @@ def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]
     if not named:
         return out
     sources = source_names(settings)
+    configured = sources.mcp | sources.openapi
 
     def held(names: list[str]) -> set[str]:
         return {t.name for t in resolve_tools(names, builtins=[], caller=[],
@@ -432,7 +435,7 @@ def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]
     enabled = [n for n in settings.enabled_toolsets or () if n in named]
     if enabled:
         kept = held(enabled)
-        out = [t for t in out if t.name in kept]
+        out = [t for t in out if t.name in kept or t.server not in configured]
     disabled = [n for n in settings.disabled_toolsets if n in named]
     if disabled:
         dropped = held(disabled)
