@@ -37,11 +37,12 @@ app = typer.Typer(
         "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
         "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
+        "  baseagent toolsets [list|split NAME]    the config's named toolsets\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
         "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
         "  baseagent -V | version                  the version\n\n"
-        "A first word that names a command (chat, sessions, export, mcp, batch, exec, "
-        "version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "A first word that names a command (chat, sessions, export, mcp, toolsets, batch, "
+        "exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
         "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
@@ -92,8 +93,8 @@ _APPROVAL = typer.Option(
          "never. On a terminal the default is on-request (with --sandbox workspace-write); "
          "headless runs never ask (and run with full access) unless told.")
 _SANDBOX_NETWORK = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default).")
-_TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool).")
-_DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups.")
+_TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool), or [toolsets.NAME] of the config (then the MCP/OpenAPI tools too are only theirs).")
+_DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups (or [toolsets.NAME]).")
 _TOOL_CHOICE = typer.Option(None, "--tool-choice", metavar="auto|required|none|NAME", help="Sent to the provider; required/NAME hold until the model has called a tool.")
 _SYSTEM_PROMPT_FILE = typer.Option(None, "--system-prompt-file", help="Replace the system prompt with this file's text.")
 _APPEND_SYSTEM_PROMPT = typer.Option(None, "--append-system-prompt", metavar="TEXT|@FILE", help="Add TEXT (or FILE's text) after the system prompt.")
@@ -592,6 +593,89 @@ def mcp_list(
     reports = listing.list_servers(settings, os.environ)
     sys.stdout.write(listing.render_json(reports) if as_json else listing.render(reports))
     raise typer.Exit(listing.exit_code(reports))
+
+
+toolsets_app = typer.Typer(
+    help="Named toolsets of the config file ([toolsets.NAME]: built-in tools or groups, "
+         "[mcp_servers] and [openapi] names, SOURCE:TAG), used by name in --tools and in a "
+         "specialist's tools.",
+    epilog="Examples: baseagent toolsets list --json; baseagent toolsets split github "
+           "-m openai/gpt-4.1",
+    no_args_is_help=True)
+app.add_typer(toolsets_app, name="toolsets",
+              short_help="Named toolsets: baseagent toolsets [list|split NAME]")
+
+
+def _toolset_settings(ctx: typer.Context, **flags: Any) -> Any:
+    """The settings of a toolsets command: the root's run flags (`baseagent -m M toolsets
+    split X`), the command's own over them, the root's --config and --profile."""
+    from baseagent.config.load import ConfigError, load_settings
+
+    root = ctx.find_root().params
+    merged = {**_run_flags(root), "cwd": root.get("cwd"),
+              **{k: v for k, v in flags.items() if v is not None}}
+    try:
+        return load_settings(merged, config_file=root.get("config"), profile=root.get("profile"))
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+
+
+def _notices(lines: list[str]) -> None:
+    for line in lines:
+        print(f"baseagent: {line}", file=sys.stderr)
+
+
+@toolsets_app.command("list", short_help="Each toolset and the tools it resolves to.")
+def toolsets_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per toolset."),
+) -> None:
+    """Each toolset: its description, its names and the tools they resolve to (the sources
+    it names are started to see; exit 1 if one failed to start)."""
+    import os
+
+    from baseagent.core import toolset_listing
+    from baseagent.errors import ConfigError
+
+    settings = _toolset_settings(ctx)
+    try:
+        listing = toolset_listing.list_toolsets(settings, os.environ)
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    sys.stdout.write(toolset_listing.render_json(listing) if as_json
+                     else toolset_listing.render(listing))
+    _notices(listing.notices)
+    raise typer.Exit(1 if listing.failed else 0)
+
+
+@toolsets_app.command("split", short_help="The groups the model splits a large toolset into (cached).")
+def toolsets_split(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="NAME", help="A [toolsets.NAME] of the config file."),
+    model: Optional[str] = _MODEL,
+    api_base: Optional[str] = _API_BASE,
+    max_tools: Optional[int] = typer.Option(None, "--max-tools", help="toolset_max_tools: split a toolset with more tools than this [30]."),
+    as_json: bool = typer.Option(False, "--json", help="The groups as one JSON object."),
+) -> None:
+    """The groups the orchestrator splits a toolset larger than toolset_max_tools into:
+    one model call (the run's model settings), cached under ~/.baseagent/toolsets/ by the
+    hash of the tools, so asking again makes no call (exit 1 if the model's split failed)."""
+    import os
+
+    from baseagent.core import toolset_listing
+    from baseagent.errors import ConfigError
+
+    settings = _toolset_settings(ctx, model=model, api_base=api_base,
+                                 toolset_max_tools=max_tools)
+    cache_dir = Path.home() / ".baseagent" / "toolsets"
+    try:
+        report = toolset_listing.split_toolset(settings, os.environ, name, cache_dir)
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    sys.stdout.write(toolset_listing.render_split_json(report) if as_json
+                     else toolset_listing.render_split(report))
+    _notices(report.notices)
+    raise typer.Exit(1 if report.failed else 0)
 
 
 @app.command("export", short_help="Trajectories: baseagent export ID --format atif",

@@ -13,6 +13,7 @@ from baseagent.config.load import ALIASES, load_settings
 from baseagent.config.settings import Settings
 from baseagent.config.sources import McpServerConfig, OpenApiAuth, OpenApiConfig
 from baseagent.config.specialists import SpecialistConfig
+from baseagent.config.toolsets import ToolsetConfig
 from helpers import REPO
 
 EXAMPLE = REPO / "docs" / "config.example.toml"
@@ -20,7 +21,7 @@ TEXT = EXAMPLE.read_text(encoding="utf-8")
 # A commented-out example key: `# key = value` at the start of a line (prose never is).
 COMMENTED = re.compile(r"^# ([a-z_]+) = (.*)$", re.MULTILINE)
 SET = re.compile(r"^([a-z_]+) = ", re.MULTILINE)
-TABLES = ("mcp_servers", "openapi", "specialists")
+TABLES = ("mcp_servers", "openapi", "toolsets", "specialists")
 # The name the file uses for a setting: its alias where the loader has one.
 FILE_NAME = {target: alias for alias, target in ALIASES.items()}
 
@@ -124,3 +125,19 @@ def test_the_commented_specialists_load_and_name_every_key(tmp_path):
     assert loaded.specialists["pet_admin"].tools == ["pets:admin", "read_file"]
     assert set(SpecialistConfig.model_fields) <= set(SET.findall(active))
     assert load(TEXT, tmp_path).specialists == {}
+
+
+def test_the_commented_toolset_loads_names_every_key_and_resolves(tmp_path):
+    """Uncommented, the sample toolset loads, names every key of a toolset, and each of its
+    names means something in the file (the parked sources it names stand for no tool)."""
+    from baseagent.core.assembly import check_named_toolsets
+
+    start = TEXT.index("#  [toolsets.")
+    end = TEXT.index("\n# --", start)
+    active = re.sub(r"^#  ?", "", TEXT[start:end], flags=re.MULTILINE)
+    loaded = load(TEXT + "\n" + active, tmp_path)
+    assert loaded.toolsets == {"pet_reader": ToolsetConfig(
+        description="Reads the code and the pet store.", tools=["read", "pets:pets", "time"])}
+    assert set(ToolsetConfig.model_fields) <= set(SET.findall(active))
+    check_named_toolsets(loaded)
+    assert load(TEXT, tmp_path).toolsets == {}

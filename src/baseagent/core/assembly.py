@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from baseagent.core.loop import Loop
     from baseagent.core.records import LoadedSession
     from baseagent.core.recorder import SessionRecorder
+    from baseagent.core.specialists import Sources
     from baseagent.llm.route import Route
     from baseagent.llm.types import ModelClientProtocol, UsageTotals
     from baseagent.output.emitter import Emitter
@@ -263,6 +264,8 @@ def prepare(settings: AgentConfig, *, env: Mapping[str, str],
     fixed = select_tools(settings, given.fixed, profile, escalation=escalation,
                          builtins=given.builtins, vision=model_vision(settings))
     pool = specialist_pool(settings, given.fixed, escalation) if settings.specialists else []
+    if settings.toolsets:
+        check_named_toolsets(settings, _caller_names(given.fixed))
     taken = {t.name for t in fixed}
     for tool in external_tools:  # a bad declaration is the caller's input, not a setting
         if tool.name in taken:
@@ -354,13 +357,13 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
 
     if settings.planner:
         return planner_tools(settings)
-    enabled = settings.enabled_toolsets
+    enabled, disabled = builtin_selection(settings)
     if enabled is None and profile is not None and profile.tools is not None:
         enabled = list(profile.tools)  # the profile's tools, unless the user named some
     if enabled is not None and builtins:
         enabled = [*enabled, *builtins]
     optional = (VIEW_IMAGE,) if vision is True else ()
-    chosen = builtin_tools(builtin_names(enabled, settings.disabled_toolsets, optional))
+    chosen = builtin_tools(builtin_names(enabled, disabled, optional))
     if escalation:  # the shell whose calls may ask to leave the sandbox (tools/approval.py)
         from baseagent.tools.shell import ESCALATABLE_TOOL
 
@@ -391,6 +394,65 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
                               "(or leave the built-in one out with disabled_toolsets)")
         seen.add(tool.name)
     return chosen
+
+
+def builtin_selection(settings: AgentConfig) -> tuple[list[str] | None, list[str]]:
+    """The settings' enabled and disabled lists as built-in names: a `[toolsets.NAME]` in
+    them stands for the built-in tools and groups it lists (its sources are filtered in
+    `top_source_tools`)."""
+    from baseagent.tools.toolsets import builtin_part
+
+    named = named_toolsets(settings)
+    enabled = settings.enabled_toolsets
+    return (None if enabled is None else builtin_part(enabled, named),
+            builtin_part(settings.disabled_toolsets, named))
+
+
+def named_toolsets(settings: AgentConfig) -> dict[str, list[str]]:
+    """Each `[toolsets.NAME]` of the settings and the names it lists."""
+    return {name: list(table.tools) for name, table in settings.toolsets.items()}
+
+
+def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]:
+    """The tool sources' tools the top agent gets: all of them, unless `tools` (enabled)
+    names a `[toolsets.NAME]`: then, of the configured sources' tools, those the named
+    toolsets hold; minus those of a toolset in `disabled_tools`. Naming built-in tools alone
+    leaves the sources as they are, and the caller's own (a library Toolset's tables, its
+    providers) are never filtered here."""
+    from baseagent.core.specialists import resolve_tools
+
+    named = settings.toolsets
+    out = list(tools)
+    if not named:
+        return out
+    sources = source_names(settings)
+    configured = sources.mcp | sources.openapi
+
+    def held(names: list[str]) -> set[str]:
+        return {t.name for t in resolve_tools(names, builtins=[], caller=[],
+                                              source_tools=out, sources=sources)}
+
+    enabled = [n for n in settings.enabled_toolsets or () if n in named]
+    if enabled:
+        kept = held(enabled)
+        out = [t for t in out if t.name in kept or t.server not in configured]
+    disabled = [n for n in settings.disabled_toolsets if n in named]
+    if disabled:
+        dropped = held(disabled)
+        out = [t for t in out if t.name not in dropped]
+    return out
+
+
+def check_named_toolsets(settings: AgentConfig, caller: Sequence[str] = ()) -> None:
+    """A ConfigError naming every name a `[toolsets.NAME]` lists that means nothing in this
+    run (`caller`: the names of the caller's own tools)."""
+    from baseagent.core.specialists import unknown_toolset_names
+
+    bad = unknown_toolset_names(source_names(settings), caller)
+    if bad:
+        raise ConfigError(f"toolsets: unknown tool(s) {'; '.join(bad)} (use built-in tools "
+                          "or groups, [mcp_servers] or [openapi] names, SOURCE:TAG, or your "
+                          "own tools' names)")
 
 
 def planner_tools(settings: AgentConfig) -> list[Tool]:
@@ -438,7 +500,7 @@ def specialist_pool(settings: AgentConfig, extra: Sequence[Any] = (),
     if clash:
         raise ConfigError(f"two tools are named {clash[0]!r}: rename yours (specialists "
                           "name built-in tools by their names)")
-    bad = unknown_tool_names(settings.specialists, _source_names(settings),
+    bad = unknown_tool_names(settings.specialists, source_names(settings),
                              [t.name for t in pool])
     if bad:
         raise ConfigError(f"specialists: unknown tool(s) {'; '.join(bad)} (use built-in tools "
@@ -447,10 +509,23 @@ def specialist_pool(settings: AgentConfig, extra: Sequence[Any] = (),
     return pool
 
 
-def _source_names(settings: AgentConfig) -> Any:
+def _caller_names(extra: Sequence[Any]) -> list[str]:
+    """The names the caller's tools (functions, Tool objects) are offered under."""
+    from baseagent.tools.python_tool import as_tool
+
+    try:
+        return [as_tool(obj).name for obj in extra]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def source_names(settings: AgentConfig) -> Sources:
+    """What the settings' tool names may mean (core/specialists.py `Sources`): their MCP
+    servers, OpenAPI documents and named toolsets."""
     from baseagent.core.specialists import Sources
 
-    return Sources(mcp=frozenset(settings.mcp_servers), openapi=frozenset(settings.openapi))
+    return Sources(mcp=frozenset(settings.mcp_servers), openapi=frozenset(settings.openapi),
+                   toolsets=named_toolsets(settings))
 
 
 def specialist_settings(settings: AgentConfig) -> dict[str, AgentConfig]:
@@ -502,7 +577,8 @@ def settle_tools(prepared: Prepared, cancelled: CancelToken) -> list[str]:
     taken = {t.name for t in prepared.tools} | {t.name for t in prepared.pool}
     prepared.source_tools = prepared.sources.tools(taken)
     if not prepared.settings.planner:  # the planner's sources are its specialists' alone
-        prepared.registry = ToolRegistry([*prepared.tools, *prepared.source_tools],
+        top = top_source_tools(prepared.settings, prepared.source_tools)
+        prepared.registry = ToolRegistry([*prepared.tools, *top],
                                          shape=prepared.profile.shape)
     choice = prepared.tool_choice
     if choice is not None and not _is_mode(choice) and \
@@ -771,7 +847,7 @@ def _specialist_runs(prepared: Prepared, client: ModelClientProtocol, own_models
             name=name, system=system,
             tools=resolve_tools(refs, builtins=builtins, caller=caller,
                                 source_tools=prepared.source_tools,
-                                sources=_source_names(settings)),
+                                sources=source_names(settings)),
             max_iterations=spec.max_iterations or settings.delegate_max_iterations)
         own = prepared.specialist_models.get(name)
         if own is not None and own_models:

@@ -55,16 +55,22 @@ class ToolsetOrchestrator:
     api_key, cwd, toolset_max_tools, ...). `model_client` replaces the litellm client
     (tests: baseagent.testing.deterministic); it is made only when a split needs the model.
     `env`: the environment sources start from (default: this process's). `cache_dir`: where
-    splits are cached (default ~/.baseagent/toolsets)."""
+    splits are cached (default ~/.baseagent/toolsets). `config`: settings already resolved
+    (an AgentConfig: `baseagent toolsets split` hands the CLI's), instead of options."""
 
     def __init__(self, toolsets: Sequence[Toolset], *, model_client: Any = None,
                  env: Mapping[str, str] | None = None, cache_dir: str | Path | None = None,
-                 **options: Any) -> None:
+                 config: Any = None, **options: Any) -> None:
         import os
 
         from baseagent.config.load import agent_config_from_options
 
-        self.settings = agent_config_from_options(options)
+        if config is not None and options:
+            from baseagent.errors import ConfigError
+
+            raise ConfigError(f"give config= or options ({', '.join(sorted(options))}), "
+                              "not both")
+        self.settings = config if config is not None else agent_config_from_options(options)
         self.env = dict(os.environ if env is None else env)
         self.max_tools = self.settings.toolset_max_tools
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None \

@@ -13,12 +13,15 @@ Tool names of a specialist (`tools = [...]`), in the configuration's own vocabul
 - a built-in tool or toolset group (tools/toolsets.py: read, edit, shell, plan, none);
 - an `[mcp_servers.NAME]` or `[openapi.NAME]` name: every tool that source offers;
 - `NAME:TAG`: the operations of the `[openapi.NAME]` document with that tag;
-- the name of one of the caller's tools (`Agent(tools=[...])`).
+- the name of one of the caller's tools (`Agent(tools=[...])`);
+- a `[toolsets.NAME]` name (config/toolsets.py): every name that toolset lists.
+The same vocabulary says what a named toolset stands for wherever it is used (the top
+agent's `tools`, `baseagent toolsets list`): `resolve_tools`, `unknown_refs`.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -83,40 +86,55 @@ def planner_prompt(base: str, specialists: Mapping[str, SpecialistConfig]) -> st
 
 @dataclass(frozen=True)
 class Sources:
-    """The names the configuration gives the run's tool sources."""
+    """The names the configuration gives the run's tool sources, and its named toolsets
+    (each name's own list of names)."""
 
     mcp: frozenset[str] = frozenset()
     openapi: frozenset[str] = frozenset()
+    toolsets: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def unknown_refs(refs: Iterable[str], sources: Sources, caller: Iterable[str]) -> list[str]:
+    """The names in `refs` that mean nothing in this run (a toolset's are looked into)."""
+    from baseagent.tools.toolsets import expand_named, vocabulary
+
+    known = set(vocabulary()) | sources.mcp | sources.openapi | set(caller)
+    bad = []
+    for ref in expand_named(refs, sources.toolsets):
+        source, _, tag = ref.partition(":")
+        if not (ref in known or (tag and source in sources.openapi)) and ref not in bad:
+            bad.append(ref)
+    return bad
 
 
 def unknown_tool_names(specialists: Mapping[str, SpecialistConfig], sources: Sources,
                        caller: Iterable[str]) -> list[str]:
     """`specialist: name` for every tool name a specialist gives that means nothing in this
     run (empty: all known)."""
-    from baseagent.tools.toolsets import vocabulary
+    caller = list(caller)
+    return [f"{name}: {ref}" for name, spec in specialists.items()
+            for ref in unknown_refs(spec.tools or (), sources, caller)]
 
-    known = set(vocabulary()) | sources.mcp | sources.openapi | set(caller)
-    bad = []
-    for name, spec in specialists.items():
-        for ref in spec.tools or ():
-            source, _, tag = ref.partition(":")
-            if ref in known or (tag and source in sources.openapi):
-                continue
-            bad.append(f"{name}: {ref}")
-    return bad
+
+def unknown_toolset_names(sources: Sources, caller: Iterable[str]) -> list[str]:
+    """`toolset: name` for every name a `[toolsets.NAME]` lists that means nothing here."""
+    caller = list(caller)
+    return [f"{name}: {ref}" for name, refs in sources.toolsets.items()
+            for ref in unknown_refs(refs, sources, caller)]
 
 
 def resolve_tools(refs: Iterable[str], *, builtins: Sequence[Tool], caller: Sequence[Tool],
                   source_tools: Sequence[Tool], sources: Sources) -> list[Tool]:
-    """The tools a specialist's names stand for, in the order named (a group in the
-    registry's order), each once. A source that failed to start stands for nothing."""
-    from baseagent.tools.toolsets import GROUPS, NONE, vocabulary
+    """The tools names stand for (a specialist's, a named toolset's), in the order named (a
+    group in the registry's order, a toolset's names in its order), each once. A source
+    that failed to start stands for nothing."""
+    from baseagent.tools.toolsets import GROUPS, NONE, expand_named, vocabulary
 
     by_name = {t.name: t for t in builtins}
     caller_by_name = {t.name: t for t in caller}
     toolsets = set(vocabulary())
     chosen: dict[str, Tool] = {}
-    for ref in refs:
+    for ref in expand_named(refs, sources.toolsets):
         source, _, tag = ref.partition(":")
         if ref in toolsets:
             found = [by_name[n] for n in GROUPS.get(ref, (ref,) if ref != NONE else ())
@@ -130,6 +148,15 @@ def resolve_tools(refs: Iterable[str], *, builtins: Sequence[Tool], caller: Sequ
         for tool in found:
             chosen.setdefault(tool.name, tool)
     return list(chosen.values())
+
+
+def source_refs(refs: Iterable[str], sources: Sources) -> list[str]:
+    """Of `refs` (toolsets opened), those naming a tool source or one of its tags."""
+    from baseagent.tools.toolsets import expand_named
+
+    return [ref for ref in expand_named(refs, sources.toolsets)
+            if ref in sources.mcp or ref in sources.openapi
+            or (":" in ref and ref.partition(":")[0] in sources.openapi)]
 
 
 def _tags(tool: Tool) -> tuple[str, ...]:

@@ -27,13 +27,16 @@ def list_servers(settings: AgentConfig, env: Mapping[str, str]) -> list[ServerRe
     """Start every enabled server, list its tools under the names a run would give them,
     stop them all."""
     from baseagent.mcp.servers import McpServers
-    from baseagent.tools.toolsets import builtin_names
+    from baseagent.tools.toolsets import builtin_names, builtin_part
 
     enabled = {n: c for n, c in settings.mcp_servers.items() if c.enabled}
     servers = McpServers(enabled, env=env, cwd=settings.cwd)
     try:
         servers.wait(lambda: False)
-        taken = set(builtin_names(settings.enabled_toolsets, settings.disabled_toolsets))
+        named = {name: table.tools for name, table in settings.toolsets.items()}
+        enabled = settings.enabled_toolsets
+        taken = set(builtin_names(None if enabled is None else builtin_part(enabled, named),
+                                  builtin_part(settings.disabled_toolsets, named)))
         tools = servers.tools(taken)
         connections = {c.name: c for c in servers.connections}
     finally:

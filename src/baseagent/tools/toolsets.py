@@ -5,10 +5,15 @@ enabled set first, then the disabled one removed, as Codex does for a server's t
 Names are checked when the settings are validated, so a typo is one clear error before
 anything runs. Tools added from outside (Python functions, MCP servers, OpenAPI documents,
 tools the caller runs) are not toolsets: they are offered because they were added.
+
+A named toolset of the configuration (`[toolsets.NAME]`, config/toolsets.py) stands for
+its own list of names (built-in ones, tool sources, SOURCE:TAG): `expand_named` opens it
+wherever a list of names is read (`tools`, a specialist's tools), so there is one
+vocabulary (core/specialists.py says what each name means).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from baseagent.tools.registry import BUILTIN_TOOLS, DEFAULT_TOOLS
 
@@ -29,15 +34,33 @@ def vocabulary() -> list[str]:
     return [*GROUPS, *(name for name in BUILTIN_TOOLS if name not in GROUPS), NONE]
 
 
-def check_toolsets(names: Iterable[str]) -> list[str]:
-    """The names, trimmed; ValueError naming the first unknown one."""
+def check_toolsets(names: Iterable[str], named: Iterable[str] = ()) -> list[str]:
+    """The names, trimmed; ValueError naming the first unknown one. `named`: the names of
+    the configuration's `[toolsets.NAME]`, also known here."""
     cleaned = [n.strip() for n in names if n and n.strip()]
-    known = set(vocabulary())
+    named = list(named)
+    known = set(vocabulary()) | set(named)
     for name in cleaned:
         if name not in known:
             raise ValueError(f"unknown tool or toolset {name!r} (choose from "
-                             f"{', '.join(vocabulary())})")
+                             f"{', '.join([*vocabulary(), *named])})")
     return cleaned
+
+
+def expand_named(names: Iterable[str], named: Mapping[str, Sequence[str]]) -> list[str]:
+    """`names` with each named toolset replaced by its own names, in order (toolsets do not
+    nest: the settings refuse one naming another)."""
+    out: list[str] = []
+    for name in names:
+        out.extend(named[name] if name in named else (name,))
+    return out
+
+
+def builtin_part(names: Iterable[str], named: Mapping[str, Sequence[str]]) -> list[str]:
+    """The built-in names `names` stand for once named toolsets are opened (the tool
+    sources, tags and other names a toolset lists are left out)."""
+    known = set(vocabulary())
+    return [name for name in expand_named(names, named) if name in known]
 
 
 def expand(names: Iterable[str]) -> set[str]:
