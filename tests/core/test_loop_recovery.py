@@ -461,78 +461,68 @@ def test_a_cut_reply_without_a_whole_file_is_still_a_stumble(tmp_path):
     assert "cut off at the output limit" in client.requests[1][-1]["content"]
 
 
-def _stuck_steps(fresh_reply: Any) -> list[Any]:
-    """A model that writes a wrong file, sees the tests fail, and claims it is done."""
-    wrong = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
-    return [{"content": wrong}, {"content": "Implemented."}, {"content": "I verified it."},
-            {"content": "It works, trust me."}, fresh_reply, {"content": "Fixed."},
-            {"content": "Verified: the tests pass."}]
+GOOD = "hamming.py\n```python\ndef distance(a, b):\n    return sum(x != y for x, y in zip(a, b))\n```"
+WRONG = "hamming.py\n```python\ndef distance(a, b):\n    return 2\n```"
 
 
-def test_a_turn_ending_with_failing_tests_gets_one_fresh_attempt(tmp_path):
+def _probe_loop(tmp_path: Path, steps: list[Any], **kw: Any):
     _hamming(tmp_path, solved=False)
     task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
-    good = ("hamming.py\n```python\ndef distance(a, b):\n"
-            "    return sum(x != y for x, y in zip(a, b))\n```")
-    loop, client, rec = make_loop(tmp_path, _stuck_steps({"content": good}),
-                                  show_named_files=True, prose_code="apply",
-                                  fresh_attempt=True)
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, **kw)
+    return loop, client, rec, task
+
+
+def test_a_whole_file_probe_that_passes_the_tests_is_the_answer(tmp_path):
+    loop, client, rec, task = _probe_loop(tmp_path, [{"content": "Here it is.\n" + GOOD}],
+                                          probe=True)
     outcome = loop.run_turn(task)
-    assert outcome.status == "completed" and outcome.final_message == "Fixed."
-    fresh = client.requests[4]
-    # the task and the files as they were when it began, nothing of the conversation, no tools
-    assert [m["role"] for m in fresh] == ["system", "user"]
-    assert "whole file" in fresh[0]["content"]
-    assert fresh[1]["content"].startswith(task)
-    assert "def distance(a, b):\n    pass" in fresh[1]["content"]
-    # the tests were shown with the task, not in the fresh attempt (a small model copies
-    # a long test file back instead of writing the code)
-    assert "from hamming import distance" in client.requests[0][2]["content"]
-    assert "from hamming import distance" not in fresh[1]["content"]
-    assert client.tools_seen[4] == [] and client.tools_seen[5]
+    assert outcome.status == "completed" and client.calls == 1
+    assert outcome.final_message.startswith("Wrote ") and "hamming.py" in outcome.final_message
+    assert "the tests pass (" in outcome.final_message
+    probe = client.requests[0]
+    # the task and the files to change, no conversation, no tools, not the tests
+    assert [m["role"] for m in probe] == ["system", "user"] and client.tools_seen[0] == []
+    assert "whole file" in probe[0]["content"] and probe[1]["content"].startswith(task)
+    assert "def distance(a, b):\n    pass" in probe[1]["content"]
+    assert "from hamming import distance" not in probe[1]["content"]
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
-    assert "fresh attempt" in client.requests[5][-4]["content"]  # the note, then the reply
-    assert any(isinstance(e, ev.ErrorEvent) and "fresh attempt" in e.message
-               for e in rec.events)
     assert turn_completed(rec).verification.by == "evidence"
-    assert_pairs_intact(loop.history)
+    assert_pairs_intact(loop.history)  # the probe's exchange joined the history
+    assert any(isinstance(e, ev.ErrorEvent) and "whole-file answer" in e.message
+               for e in rec.events)
 
 
-def test_the_fresh_attempt_is_made_once_and_only_where_it_applies(tmp_path):
-    _hamming(tmp_path, solved=False)
-    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
-    same = "hamming.py\n```python\ndef distance(a, b):\n    return 2\n```"
-    loop, client, rec = make_loop(tmp_path, _stuck_steps({"content": same}),
-                                  show_named_files=True, fresh_attempt=True)
+def test_a_probe_that_fails_is_undone_and_the_turn_starts_as_without_it(tmp_path):
+    steps = [{"content": WRONG},  # the probe: its file fails the tests
+             {"content": GOOD}, {"content": "Fixed."}, {"content": "Verified."}]
+    loop, client, rec, task = _probe_loop(tmp_path, steps, probe=True)
     outcome = loop.run_turn(task)
-    # the fresh reply was wrong too: the turn ends on the model's word, said so
-    assert outcome.final_message == "Fixed." and client.calls == 6
-    assert turn_completed(rec).verification.by == "statement"
+    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    first = client.requests[1]  # the agent's own first request: as if no probe was made
+    assert client.tools_seen[1] and [m["role"] for m in first] == ["system", "user", "user"]
+    assert not any("return 2" in str(m.get("content")) for m in first)
+    changes = [c.changes[0].path for c in rec.completed("file_change")]
+    assert len(changes) == 3  # the probe's write, putting the file back, the agent's write
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert turn_completed(rec).verification.by == "evidence"
+    # the same prompt would get the same reply: no second fresh attempt later
     assert sum(1 for tools in client.tools_seen if tools == []) == 1
-    # off (the full profile), no test command, or a reply with no file: no fresh attempt
-    _hamming(tmp_path, solved=False)
-    loop, client, _ = make_loop(tmp_path, _stuck_steps({"content": same}), show_named_files=True)
+
+
+def test_no_probe_without_the_profile_a_test_command_or_a_file_to_change(tmp_path):
+    loop, client, _, task = _probe_loop(tmp_path, [{"content": "ok"}, {"content": "ok."}])
     loop.run_turn(task)
-    assert [] not in client.tools_seen and client.calls == 4
-    _hamming(tmp_path, solved=False)
-    loop, client, _ = make_loop(tmp_path, _stuck_steps({"content": "No idea."}),
-                                show_named_files=True, fresh_attempt=True)
-    assert loop.run_turn(task).final_message == "It works, trust me."
-    assert client.calls == 5 and not any("No idea." in str(m.get("content"))
-                                         for m in loop.history)
-
-
-def test_unreadable_calls_to_the_limit_get_the_fresh_attempt_before_the_turn_fails(tmp_path):
-    _hamming(tmp_path, solved=False)
-    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
-    broken = ModelTurn(text='{"name": "write_file", "arguments": {"file_path": "hamming.py"',
-                       finish_reason="stop", malformed_calls=["write_file: not valid JSON"])
-    good = ("hamming.py\n```python\ndef distance(a, b):\n"
-            "    return sum(x != y for x, y in zip(a, b))\n```")
-    steps = [{"content": "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"},
-             broken, broken, broken, {"content": good}, {"content": "Fixed."},
-             {"content": "Verified."}]
-    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, fresh_attempt=True)
-    outcome = loop.run_turn(task)
-    assert outcome.status == "completed", outcome.error
-    assert client.tools_seen[4] == [] and "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert [] not in client.tools_seen  # the full profile
+    loop, client, _, _ = _probe_loop(tmp_path, [{"content": "ok"}, {"content": "ok."}],
+                                     probe=True)
+    loop.run_turn("Implement distance in hamming.py.")  # no test command named
+    assert [] not in client.tools_seen
+    loop, client, _, _ = _probe_loop(tmp_path, [{"content": "ok"}, {"content": "ok."}],
+                                     probe=True)
+    loop.run_turn("Run the tests with: python -m pytest -q")  # no file to change named
+    assert [] not in client.tools_seen
+    loop, client, _, task = _probe_loop(tmp_path, [{"content": "No idea."}, {"content": "ok"},
+                                                   {"content": "ok."}], probe=True)
+    loop.run_turn(task)  # a probe with no file in it: the turn goes on, nothing kept of it
+    assert client.tools_seen[0] == [] and not any("No idea." in str(m.get("content"))
+                                                   for m in loop.history)

@@ -137,42 +137,43 @@ TESTED_TASK = ("Implement distance in hamming.py. The tests are in hamming_test.
 
 
 def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, home):
+    """The probe's reply writes the file, then invents test output until the repetition
+    guard cuts it: the complete block before the cut is the edit, and it passes."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     invented = "".join(f"hamming_test.py::test_{i} PASSED\n" for i in range(12))
     server = scripted_server([
         {"content": f"hamming.py\n```python\n{SOLVED}```\nOutput:\n" + invented * 200,
-         "chunk_size": 64},
-        {"content": "Implemented."}, {"content": "Verified: 1 passed."}])
+         "chunk_size": 64}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert (workspace / "hamming.py").read_text() == SOLVED
-    sent = server.requests[1]["messages"]
-    assert "Your reply was cut off (it kept repeating itself)" in sent[-2]["content"]
-    assert not any(invented in str(m.get("content")) for m in sent)
+    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 1
+    assert run.final_message.startswith("Wrote ") and "the tests pass (" in run.final_message
+    assert not any(invented in i["text"] for i in run.completed_items("agent_message"))
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 
-def test_a_stuck_turn_gets_one_fresh_attempt_without_the_conversation(scripted_server,
-                                                                        workspace, home):
+def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
+                                                                      workspace, home):
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
     server = scripted_server([
-        {"content": f"hamming.py\n```python\n{wrong}```"}, {"content": "Implemented."},
-        {"content": "I verified it."}, {"content": "It works."},
-        {"content": f"hamming.py\n```python\n{SOLVED}```"},
-        {"content": "Fixed: the tests pass."}])
+        {"content": f"hamming.py\n```python\n{wrong}```"},  # the probe
+        {"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
+        {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
+    probe, first = server.requests[0], server.requests[1]
+    assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
+    assert probe["messages"][1]["content"].startswith(TESTED_TASK)
+    assert STUB in probe["messages"][1]["content"]  # the file as it was
+    assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests
+    assert "tools" in first and not any("return 0" in str(m.get("content"))
+                                        for m in first["messages"])  # as without the probe
+    assert any("whole-file answer" in e["message"] for e in run.of_type("error"))
+    assert len(run.completed_items("file_change")) == 3  # probe, put back, the agent's
     assert (workspace / "hamming.py").read_text() == SOLVED
-    fresh = server.requests[4]
-    assert [m["role"] for m in fresh["messages"]] == ["system", "user"] and "tools" not in fresh
-    assert fresh["messages"][1]["content"].startswith(TESTED_TASK)
-    assert STUB in fresh["messages"][1]["content"]  # the file as it was when the task began
-    assert HAMMING_TEST not in fresh["messages"][1]["content"]  # not the tests
-    assert any("fresh attempt" in e["message"] for e in run.of_type("error"))
-    assert run.final_message == "Fixed: the tests pass."
     assert run.events[-1]["verification"]["by"] == "evidence"

@@ -779,7 +779,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
                 tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
                 show_named_files=prepared.profile.show_named_files,
-                fresh_attempt=prepared.profile.fresh_attempt,
+                probe=prepared.profile.probe,
                 all_tools_failed=settings.all_tools_failed)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))

@@ -23,6 +23,7 @@ import os
 import re
 import time
 import uuid
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
@@ -43,7 +44,7 @@ from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
-from baseagent.prompts.system import (EVIDENCE_PROMPT, FRESH_NOTE, FRESH_SYSTEM,
+from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
                                       PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
@@ -193,10 +194,9 @@ class _TurnState:
     intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
-    # The fresh attempt's message: the task and the files it named to change, as they were
-    # when it began; None when it cannot be resent alone (images, a continued turn).
+    # The probe's message: the task and the files it names to change, as they were when it
+    # began; None when it cannot be sent alone (images, a continued turn).
     opening: str | None = None
-    fresh_spent: bool = False
 
 
 class Loop:
@@ -207,7 +207,7 @@ class Loop:
                  cancelled: CancelToken = NEVER,
                  thread_id: str = "", paused: Paused | None = None,
                  tool_choice: str | None = None, prose_code: ProseCode = "apply",
-                 show_named_files: bool = False, fresh_attempt: bool = False,
+                 show_named_files: bool = False, probe: bool = False,
                  all_tools_failed: AllToolsFailed = "continue") -> None:
         self.client = client
         self.registry = registry
@@ -231,9 +231,8 @@ class Loop:
         self.tool_choice = tool_choice
         self.prose_code = prose_code
         self.show_named_files = show_named_files
-        # Once a turn, where it would end or stall with the tests failing, ask the model
-        # the task again without the conversation (_fresh_attempt).
-        self.fresh_attempt = fresh_attempt
+        # Once a turn, before the conversation: the whole-file probe (_probe).
+        self.probe = probe
         self.all_tools_failed = all_tools_failed
         self._tool_called = False
 
@@ -258,15 +257,15 @@ class Loop:
         content = turn.message_content
         if self.show_named_files and isinstance(content, str):
             content += shown_files(turn.text, self.tool_context.cwd)
-        if self.fresh_attempt and isinstance(content, str):
-            # The fresh attempt's message: the task and the files to change as they are now
+        if self.probe and isinstance(content, str):
+            # The probe's message: the task and the files to change as they are now
             # (not the tests: a model shown a long test file may copy it back whole).
             self._state.opening = turn.message_content + shown_files(
                 turn.text, self.tool_context.cwd, skip=is_test_file)
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
-        return self._close(self._work)
+        return self._close(self._probe_then_work)
 
     def continue_turn(self, outputs: Mapping[str, str]) -> TurnOutcome:
         """The caller ran the pending calls: `outputs` (call id → text, one per pending call,
@@ -369,6 +368,71 @@ class Loop:
                           for c in calls)))
         return TurnOutcome("requires_action", pending=list(calls))
 
+    def _probe_then_work(self) -> str:
+        """The turn's work, after the whole-file probe when the run makes one: a probe
+        whose files pass the tests is the answer; otherwise the turn starts as if it had
+        not been made."""
+        final = self._probe()
+        return final if final is not None else self._work()
+
+    def _probe(self) -> str | None:
+        """Once a turn, before the conversation (compact profile, a task naming its files
+        and its test command): the task and its files sent without tools, asking for whole
+        files, Aider's way; the files in the reply are written and the tests run. If they
+        pass, that is the answer (verified by evidence) and the exchange joins the history.
+        If not, the files are put back as they were, the evidence of the probe is dropped,
+        and the turn goes on as the agent's own from the unchanged task: a small model that
+        answers a two-message prompt well keeps that answer, and one that does better
+        with tools loses nothing but the probe's time. At temperature 0 the same prompt
+        gets the same reply, so the probe is made once."""
+        state = self._state
+        assert state is not None
+        if not self.probe or state.opening is None or self.prose_code != "apply" \
+                or state.evidence.test_command is None or self._budget.left <= 1 \
+                or self.registry.get("write_file") is None or self.registry.get("shell") is None:
+            return None
+        originals = _originals(state.input.text, self.tool_context.cwd)
+        if not originals:
+            return None
+        self._stop_if_cancelled()
+        self.emitter.notice("first, a whole-file answer to the task alone (no tools): kept "
+                            "only if the tests pass")
+        self._budget.spend()
+        state.steps += 1
+        self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
+        turn = self._think(alone=[{"role": "system", "content": PROBE_SYSTEM},
+                                  {"role": "user", "content": state.opening}])
+        if not turn.tool_calls:
+            return None
+        results = [(call, self._run_quiet(call)) for call in turn.tool_calls]
+        if state.evidence.missing() is None and state.evidence.edits:
+            self._append(_history_message(turn))
+            for call, output in results:
+                self._append(_tool_message(call.id, output))
+            written = [os.path.relpath(p, self.tool_context.cwd) for p in state.evidence.edited]
+            answer = PROBE_PASSED.format(files=", ".join(dict.fromkeys(written)) or "the files",
+                                         command=state.evidence.summary().get("command"))
+            item = _text_item("agent_message", self.emitter.new_item_id(), answer)
+            self.emitter.send(engine.ItemStarted(item))
+            self.emitter.send(engine.ItemCompleted(item))
+            self._append({"role": "assistant", "content": answer})
+            return answer
+        for name, content in originals.items():  # the turn starts from the task's files
+            self._run_quiet(ToolCall(
+                id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
+                arguments=json.dumps({"file_path": name, "content": content},
+                                     ensure_ascii=False)))
+        state.evidence = Evidence.for_turn(state.input.text, self._repository_notes())
+        state.repeats = RepeatedCalls()
+        return None
+
+    def _run_quiet(self, call: ToolCall) -> str:
+        """Run one call as an item, outside the history (the probe's); returns what its
+        tool message would say."""
+        prepared = self.registry.prepare(call.name, call.arguments)
+        result = self._run_tool(call, prepared)
+        return self._observe(call, prepared, result)
+
     def _work(self) -> str:
         """Answer, verified; with a final check, one correction round at most."""
         state = self._state
@@ -422,8 +486,6 @@ class Loop:
                 self._append({"role": "user",
                               "content": EVIDENCE_PROMPT.format(missing=missing)})
                 continue
-            if self._fresh_attempt():
-                continue
             note = state.evidence.tests_note()
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
@@ -434,9 +496,6 @@ class Loop:
         assert state is not None
         state.stumbles += 1
         if state.stumbles > MAX_STUMBLES:
-            if self._fresh_attempt():
-                state.stumbles = 0
-                return
             raise TurnEnded("limit" if stumble == "length" else "failed",
                             STUMBLE_ENDINGS[stumble].format(n=state.stumbles))
         details = "; ".join(turn.malformed_calls)
@@ -469,8 +528,6 @@ class Loop:
                  if m.get("role") in ("tool", "user")]
         if not echoes(turn.text, shown):
             return False
-        if self._fresh_attempt():
-            return True
         state.intent_nudges += 1
         self._append({"role": "user",
                       "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
@@ -514,23 +571,23 @@ class Loop:
         if self.cancelled():
             raise RunInterrupted()
 
-    def _think(self, fresh: list[dict[str, Any]] | None = None) -> ModelTurn:
+    def _think(self, alone: list[dict[str, Any]] | None = None) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives.
-        With `fresh`, those messages are sent instead of the history, with no tools (the
-        fresh attempt); the reply reaches the history only when it wrote something."""
-        specs = [] if fresh is not None else self.registry.specs()
+        With `alone`, those messages are sent instead of the history, with no tools (the
+        probe), and the reply does not reach the history (the probe adds it if it passes)."""
+        specs = [] if alone is not None else self.registry.specs()
         stream = _StreamItems(self.emitter, hold_calls=bool(specs))
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
-                messages, estimate = self.compactor.prepare(self.history) if fresh is None \
-                    else (fresh, sum(len(str(m["content"])) for m in fresh) // 4)
+                messages, estimate = self.compactor.prepare(self.history) if alone is None \
+                    else (alone, sum(len(str(m["content"])) for m in alone) // 4)
                 try:
                     turn = self.client.complete(messages, specs, stream.progress,
                                                 estimated_input_tokens=estimate,
-                                                **(self._choice() if fresh is None else {}))
+                                                **(self._choice() if alone is None else {}))
                     break
                 except ContextOverflowError:
-                    if attempt == MAX_OVERFLOW_RECOVERIES or fresh is not None:
+                    if attempt == MAX_OVERFLOW_RECOVERIES or alone is not None:
                         raise
                     self.compactor.on_overflow(self.history, attempt + 1)
         except BaseException:
@@ -546,43 +603,9 @@ class Loop:
             text=turn.text, finish_reason=turn.finish_reason,
             tool_calls=tuple(engine.CallRequest(id=c.id, name=c.name, arguments=c.arguments)
                              for c in turn.tool_calls)))
-        if fresh is not None:
-            if turn.tool_calls:
-                self._append({"role": "user", "content": FRESH_NOTE})
-                self._append(_history_message(turn))
-        elif _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
+        if alone is None and _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
             self._append(_history_message(turn))
         return turn
-
-    def _fresh_attempt(self) -> bool:
-        """Once a turn, where it would end or stall while its tests fail: the task and the
-        files as they were when it began, sent again without the conversation and without
-        tools, asking for whole files (the form small models get right most often). The
-        files in the reply are written and the tests run, as for any whole-file reply; the
-        conversation then goes on from there. At temperature 0 the same conversation gets
-        the same reply, so a model stuck in it stays stuck; a fresh start is a new attempt.
-        True when the attempt was made and wrote files (the turn steps on)."""
-        state = self._state
-        assert state is not None
-        if not self.fresh_attempt or state.fresh_spent or state.opening is None \
-                or self.prose_code != "apply" or state.evidence.test_command is None \
-                or state.evidence.missing() is None or self._budget.left <= 0 \
-                or self.registry.get("write_file") is None:
-            return False
-        self._stop_if_cancelled()
-        state.fresh_spent = True
-        self.emitter.notice("the tests still fail: asking the model for a fresh attempt, "
-                            "from the task alone without this conversation")
-        self._budget.spend()
-        state.steps += 1
-        self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
-        turn = self._think(fresh=[{"role": "system", "content": FRESH_SYSTEM},
-                                  {"role": "user", "content": state.opening}])
-        if not turn.tool_calls:
-            return False
-        state.stumbles = 0
-        self._act(turn.tool_calls)
-        return True
 
     def _repair_arguments(self, turn: ModelTurn) -> None:
         """Arguments that are not valid JSON but can be read with the tool's schema are
@@ -1056,6 +1079,25 @@ def _history_message(turn: ModelTurn) -> dict[str, Any]:
         except ValueError:
             tc["function"]["arguments"] = "{}"
     return message
+
+
+def _originals(task: str, cwd: Path) -> dict[str, str]:
+    """The files the task names to change (not its tests) as they are now: what the probe
+    puts back when its answer fails."""
+    from baseagent.core.named_files import MAX_FILE_BYTES, named_in
+
+    root = cwd.resolve()
+    found: dict[str, str] = {}
+    for name in named_in(task):
+        path = (cwd / name).resolve()
+        if is_test_file(name) or root not in path.parents or not path.is_file():
+            continue
+        try:
+            if path.stat().st_size <= MAX_FILE_BYTES:
+                found[name] = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
 
 
 def _approval_item(item_id: str, question: ApprovalRequest,

@@ -10,8 +10,9 @@ chooses the "whole" edit format for weak models for the same reason).
 descriptions and no parameter prose, and whole-file edits; code the model leaves in its
 answer for a file is written with write_file (core/prose_code.py), and the files the task
 names are shown with it (core/named_files.py), as Aider shows the files in play. About 600
-tokens, plus those files. When the tests still fail where a turn would end or stall, the
-model gets one fresh attempt: the task and those files again, without the conversation.
+tokens, plus those files. Before the conversation, the task and those files are sent once
+without tools, asking for whole files (Aider's way): kept if the tests then pass, undone
+if not.
 
 `auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
 as ollama/ or lm_studio/) and `full` for everything else. An API base on this machine
@@ -71,9 +72,9 @@ class PromptProfile:
     descriptions: dict[str, str] = field(default_factory=dict)
     # The files the instruction names are shown after it (core/named_files.py).
     show_named_files: bool = False
-    # Once a turn, a fresh attempt from the task alone when the tests still fail where the
-    # turn would end or stall (core/loop.py).
-    fresh_attempt: bool = False
+    # Once a turn, before the conversation, the task alone answered with whole files, kept
+    # if its files pass the tests (core/loop.py _probe).
+    probe: bool = False
 
     def shape(self, spec: dict[str, Any]) -> dict[str, Any]:
         """A tool spec as this profile sends it: compact ones keep names and types, with a
@@ -90,7 +91,7 @@ class PromptProfile:
 
 FULL = PromptProfile("full", SYSTEM_PROMPT, None, "tell")
 COMPACT = PromptProfile("compact", COMPACT_SYSTEM_PROMPT, COMPACT_TOOLS, "apply",
-                        COMPACT_DESCRIPTIONS, show_named_files=True, fresh_attempt=True)
+                        COMPACT_DESCRIPTIONS, show_named_files=True, probe=True)
 PROFILES = {"full": FULL, "compact": COMPACT}
 
 

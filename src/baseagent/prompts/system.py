@@ -228,10 +228,9 @@ PROSE_TESTS_RUN = (
 PROSE_CODE_CUT = (
     "Your reply was cut off ({why}); {path} was written from the complete code block "
     "before the cut, and what followed it was dropped.")
-# The fresh attempt (core/loop.py): once a turn, when the tests still fail where the turn
-# would end or stall, the model answers the task again without the conversation so far (at
-# temperature 0 the same conversation gets the same reply; a fresh one is a new attempt).
-FRESH_SYSTEM = """\
+# The whole-file probe (core/loop.py _probe): once a turn, before the conversation, the task
+# and its files without tools, answered Aider's way.
+PROBE_SYSTEM = """\
 Act as an expert software developer. You are given a task and the files it names.
 Reply with the complete new content of each file you change, in this form:
 
@@ -241,10 +240,8 @@ the entire content of the file
 ```
 
 Always send the whole file, never a part of it or a diff. Do not change the tests."""
-FRESH_NOTE = (
-    "The tests still fail. Below is a fresh attempt at the task: a reply to the task and "
-    "the files as they were when it began, without this conversation. Its files were "
-    "written and the tests run on them.")
+# The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
+PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "
