@@ -132,11 +132,14 @@ def test_elsewhere_the_confining_defaults_do_not_apply(elsewhere, workspace):
     from baseagent.config.load import load_settings, with_person_present
     from baseagent.exec_cli import exec_defaults
 
-    settings = load_settings({"cwd": workspace}, env={})
+    empty = workspace / "empty.toml"  # not the user's ~/.baseagent/config.toml
+    empty.write_text("")
+    settings = load_settings({"cwd": workspace}, env={}, config_file=empty)
     assert with_person_present(settings).sandbox == "danger-full-access"
     assert with_person_present(settings).approval_policy == "never"
     assert exec_defaults(settings).sandbox == "danger-full-access"
-    chosen = load_settings({"cwd": workspace, "sandbox": "read-only"}, env={})
+    chosen = load_settings({"cwd": workspace, "sandbox": "read-only"}, env={},
+                           config_file=empty)
     assert exec_defaults(chosen).sandbox == "read-only"  # asked for: refused at the run
 
 
@@ -144,9 +147,12 @@ def test_on_linux_the_confining_defaults_apply(workspace):
     from baseagent.config.load import load_settings, with_person_present
     from baseagent.exec_cli import exec_defaults
 
-    settings = load_settings({"cwd": workspace}, env={})
+    empty = workspace / "empty.toml"  # not the user's ~/.baseagent/config.toml
+    empty.write_text("")
+    settings = load_settings({"cwd": workspace}, env={}, config_file=empty)
     present = with_person_present(settings)
     assert (present.sandbox, present.approval_policy) == ("workspace-write", "on-request")
     assert exec_defaults(settings).sandbox == "read-only"
-    chosen = load_settings({"cwd": workspace, "approval_policy": "untrusted"}, env={})
+    chosen = load_settings({"cwd": workspace, "approval_policy": "untrusted"}, env={},
+                           config_file=empty)
     assert with_person_present(chosen).approval_policy == "untrusted"
