@@ -131,3 +131,24 @@ def run_on_pty(args: list[str], cwd: Path, home: Path, columns: int = 120,
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+
+def by_conversation(scripts: dict[str, list[dict]]) -> Any:
+    """A scripted-server responder for runs with specialists: a specialist's requests (its
+    system prompt names it) get its own steps, the top agent's the `""` script."""
+    import json as _json
+    import threading
+
+    progress = {key: 0 for key in scripts}
+    lock = threading.Lock()
+
+    def respond(body: dict, _index: int) -> dict | None:
+        text = _json.dumps(body)
+        who = next((k for k in scripts if k and f'the specialist \\"{k}\\"' in text), "")
+        with lock:
+            n = progress[who]
+            progress[who] += 1
+        steps = scripts[who]
+        return steps[n] if n < len(steps) else None
+
+    return respond

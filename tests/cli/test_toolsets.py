@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from helpers import run_agent
+from helpers import run_agent, by_conversation
 from mcp_helpers import free_port
 from openapi_service import PetService
 
@@ -77,22 +77,6 @@ def test_tools_names_a_toolset_and_the_agent_gets_only_its_tools(scripted_server
 
 
 # -- a specialist names a toolset (planner, Anthropic's wire) ----------------------------------
-
-def by_conversation(scripts: dict[str, list[dict]]) -> Callable[[dict, int], Any]:
-    """A specialist's requests (its system prompt names it) get its own steps, the
-    planner's the `""` script."""
-    progress = {key: 0 for key in scripts}
-    lock = threading.Lock()
-
-    def respond(body: dict, _index: int) -> dict | None:
-        text = json.dumps(body)
-        who = next((k for k in scripts if k and f'the specialist \\"{k}\\"' in text), "")
-        with lock:
-            n = progress[who]
-            progress[who] += 1
-        return scripts[who][n] if n < len(scripts[who]) else None
-
-    return respond
 
 
 def test_a_specialists_tools_name_a_toolset(scripted_server, workspace, home, tmp_path):

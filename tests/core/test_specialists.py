@@ -18,7 +18,7 @@ from baseagent.config.specialists import SpecialistConfig
 from baseagent.core.specialists import Sources, resolve_tools, unknown_tool_names
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.registry import builtin_tools
-from helpers import run_agent
+from helpers import run_agent, by_conversation
 from openapi_service import PetService, document
 
 # Seconds per CLI run (a loaded machine).
@@ -258,25 +258,6 @@ def test_caller_tools_and_openapi_sources_by_name_and_tag(repo):
 
 
 # -- the library over HTTP: a specialist with its own model ------------------------------------
-
-def by_conversation(scripts: dict[str, list[dict]]) -> Callable[[dict, int], Any]:
-    """A scripted-server responder: a specialist's requests (its system prompt names it)
-    get its own steps, the planner's the `""` script."""
-    import threading
-
-    progress = {key: 0 for key in scripts}
-    lock = threading.Lock()
-
-    def respond(body: dict, _index: int) -> dict | None:
-        text = json.dumps(body)
-        who = next((k for k in scripts if k and f'the specialist \\"{k}\\"' in text), "")
-        with lock:
-            n = progress[who]
-            progress[who] += 1
-        steps = scripts[who]
-        return steps[n] if n < len(steps) else None
-
-    return respond
 
 
 def usage(prompt: int, completion: int) -> dict[str, int]:
