@@ -37,7 +37,8 @@ from baseagent.cancellation import CancelToken
 from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, AgentConfig
 from baseagent.errors import ConfigError, InputError
 from baseagent.core import events as engine
-from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approvals, Approver
+from baseagent.tools.approval import (ApprovalAnswer, ApprovalRequest, Approvals, Approver,
+                                      approval_item)
 
 if TYPE_CHECKING:
     import threading
@@ -706,11 +707,7 @@ def run_approvals(settings: AgentConfig, approver: Approver | str | None,
     def report(request: ApprovalRequest, answer: ApprovalAnswer | None) -> None:
         if answer is None:
             ids[id(request)] = emitter.new_item_id()
-        item = engine.ApprovalItem(
-            id=ids.get(id(request)) or emitter.new_item_id(), command=request.command,
-            cwd=request.cwd, kind=request.kind, reason=request.reason, prefix=request.prefix,
-            decision=answer.decision if answer is not None else None,
-            note=answer.note if answer is not None else "")
+        item = approval_item(ids.get(id(request)) or emitter.new_item_id(), request, answer)
         if answer is None:
             emitter.send(engine.ItemStarted(item))
         else:

@@ -49,7 +49,7 @@ from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSE
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.approval import (APPROVAL_CALL, ApprovalAnswer, ApprovalRequest,
-                                      parse_decision)
+                                      approval_item, declined_text, parse_decision)
 from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import MAX_ARGUMENT_CHARS, PreparedCall, ToolRegistry
@@ -835,7 +835,7 @@ class Loop:
         """A command held for the caller's answer: its approval item starts now and the
         pending call carries the question and the held call."""
         item_id = self.emitter.new_item_id()
-        self.emitter.send(engine.ItemStarted(_approval_item(item_id, question)))
+        self.emitter.send(engine.ItemStarted(approval_item(item_id, question)))
         return PendingCall(id=call.id, name=APPROVAL_CALL, item_id=item_id, arguments={
             "command": question.command, "cwd": question.cwd, "kind": question.kind,
             "reason": question.reason, "prefix": question.prefix,
@@ -848,15 +848,12 @@ class Loop:
         answer = parse_decision(output) or ApprovalAnswer("denied", output)
         question = ApprovalRequest(held["command"], held.get("cwd", ""), held["kind"],
                                    held.get("reason", ""), held.get("prefix", ""))
-        self.emitter.send(engine.ItemCompleted(_approval_item(call.item_id, question, answer)))
+        self.emitter.send(engine.ItemCompleted(approval_item(call.item_id, question, answer)))
         tool_call = ToolCall(id=call.id, name=held["call"]["name"],
                              arguments=held["call"]["arguments"])
         approvals = self.tool_context.approvals
         if answer.decision == "denied" or approvals is None:
-            note = f" Their note: {answer.note}" if answer.note else ""
-            self._append_tool(tool_call, "Error: the user declined to run this "
-                                         f"command.{note} Do not run it again; find "
-                                         "another way, or ask the user in your answer."
+            self._append_tool(tool_call, declined_text(answer.note)
                               if answer.decision == "denied" else
                               "Error: not run: approvals are off in this run")
             return
@@ -1098,15 +1095,6 @@ def _originals(task: str, cwd: Path) -> dict[str, str]:
         except (OSError, UnicodeDecodeError):
             continue
     return found
-
-
-def _approval_item(item_id: str, question: ApprovalRequest,
-                   answer: ApprovalAnswer | None = None) -> engine.ApprovalItem:
-    return engine.ApprovalItem(
-        id=item_id, command=question.command, cwd=question.cwd, kind=question.kind,
-        reason=question.reason, prefix=question.prefix,
-        decision=answer.decision if answer is not None else None,
-        note=answer.note if answer is not None else "")
 
 
 def _tool_message(call_id: str, content: str) -> dict[str, Any]:

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from baseagent.core import events as engine  # a leaf: it imports nothing of baseagent
+
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
 APPROVAL_POLICIES: tuple[str, ...] = ("untrusted", "on-failure", "on-request", "never")
 # Why a command waits: the model asked to leave the sandbox, it is not known to be safe, or
@@ -203,6 +205,24 @@ class Approvals:
     def _allowed(self, command: str) -> bool:
         words = _words(command)
         return words is not None and any(tuple(words[:len(p)]) == p for p in self.allowed)
+
+
+def declined_text(note: str) -> str:
+    """What the model reads of a command the person declined (the shell's result, or the
+    loop's for a command held for the caller's answer)."""
+    told = f" Their note: {note}" if note else ""
+    return (f"Error: the user declined to run this command.{told} Do not run it again; find "
+            "another way, or ask the user in your answer.")
+
+
+def approval_item(item_id: str, request: ApprovalRequest,
+                  answer: ApprovalAnswer | None = None) -> engine.ApprovalItem:
+    """The engine's item for a question (answer None: still waiting) or its answer."""
+    return engine.ApprovalItem(
+        id=item_id, command=request.command, cwd=request.cwd, kind=request.kind,
+        reason=request.reason, prefix=request.prefix,
+        decision=answer.decision if answer is not None else None,
+        note=answer.note if answer is not None else "")
 
 
 def parse_decision(text: str) -> ApprovalAnswer | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import Policy
-from baseagent.tools.approval import Verdict
+from baseagent.tools.approval import Verdict, declined_text
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
@@ -117,11 +117,8 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
 
 def _declined(command: str, verdict: Verdict) -> ToolResult:
     """A command the person said no to: it never ran, and the model is told why."""
-    note = f" Their note: {verdict.note}" if verdict.note else ""
     return ToolResult(
-        output=f"Error: the user declined to run this command.{note} Do not run it again; "
-               "find another way, or ask the user in your answer.",
-        success=False,
+        output=declined_text(verdict.note), success=False,
         item={"command": command, "aggregated_output": "", "exit_code": None,
               "status": "declined"})
 
