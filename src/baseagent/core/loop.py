@@ -23,7 +23,6 @@ import os
 import re
 import time
 import uuid
-from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
@@ -37,7 +36,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
-from baseagent.core.named_files import shown_files
+from baseagent.core.named_files import named_file_texts, render_files, shown_files
 from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
@@ -197,6 +196,8 @@ class _TurnState:
     # The probe's message: the task and the files it names to change, as they were when it
     # began; None when it cannot be sent alone (images, a continued turn).
     opening: str | None = None
+    # Those files' content then: what the probe puts back when its answer fails.
+    probe_files: dict[str, str] = field(default_factory=dict)
 
 
 class Loop:
@@ -260,8 +261,9 @@ class Loop:
         if self.probe and isinstance(content, str):
             # The probe's message: the task and the files to change as they are now
             # (not the tests: a model shown a long test file may copy it back whole).
-            self._state.opening = turn.message_content + shown_files(
-                turn.text, self.tool_context.cwd, skip=is_test_file)
+            files = named_file_texts(turn.text, self.tool_context.cwd, skip=is_test_file)
+            self._state.probe_files = files
+            self._state.opening = turn.message_content + render_files(files)
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
@@ -391,7 +393,7 @@ class Loop:
                 or state.evidence.test_command is None or self._budget.left <= 1 \
                 or self.registry.get("write_file") is None or self.registry.get("shell") is None:
             return None
-        originals = _originals(state.input.text, self.tool_context.cwd)
+        originals = state.probe_files
         if not originals:
             return None
         self._stop_if_cancelled()
@@ -603,7 +605,9 @@ class Loop:
             text=turn.text, finish_reason=turn.finish_reason,
             tool_calls=tuple(engine.CallRequest(id=c.id, name=c.name, arguments=c.arguments)
                              for c in turn.tool_calls)))
-        if alone is None and _stumble(turn) not in ("empty", "repetition"):  # nothing worth keeping in those
+        # The probe's reply is added by the probe itself, and only if it passes; an empty or
+        # repeating reply holds nothing worth keeping.
+        if alone is None and _stumble(turn) not in ("empty", "repetition"):
             self._append(_history_message(turn))
         return turn
 
@@ -1076,25 +1080,6 @@ def _history_message(turn: ModelTurn) -> dict[str, Any]:
         except ValueError:
             tc["function"]["arguments"] = "{}"
     return message
-
-
-def _originals(task: str, cwd: Path) -> dict[str, str]:
-    """The files the task names to change (not its tests) as they are now: what the probe
-    puts back when its answer fails."""
-    from baseagent.core.named_files import MAX_FILE_BYTES, named_in
-
-    root = cwd.resolve()
-    found: dict[str, str] = {}
-    for name in named_in(task):
-        path = (cwd / name).resolve()
-        if is_test_file(name) or root not in path.parents or not path.is_file():
-            continue
-        try:
-            if path.stat().st_size <= MAX_FILE_BYTES:
-                found[name] = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-    return found
 
 
 def _tool_message(call_id: str, content: str) -> dict[str, Any]:

@@ -31,13 +31,12 @@ def named_in(text: str) -> list[str]:
     return names
 
 
-def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name: False
-                ) -> str:
-    """The section to add after an instruction: each named file that exists under `cwd`
-    and is small UTF-8 text, as a fenced block under its name; "" when there is none.
-    `skip` leaves out the names it is true for (the tests, in the fresh attempt)."""
-    blocks: list[str] = []
-    total = 0
+def named_file_texts(text: str, cwd: Path,
+                     skip: Callable[[str], bool] = lambda _name: False) -> dict[str, str]:
+    """Each file `text` names that exists under `cwd` and is small UTF-8 text, by name, in
+    the order named. `skip` leaves out the names it is true for (the tests, for the
+    whole-file probe: core/loop.py)."""
+    found: dict[str, str] = {}
     root = cwd.resolve()
     for name in named_in(text):
         if skip(name):
@@ -48,14 +47,29 @@ def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            content = path.read_bytes().decode("utf-8")
+            found[name] = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+    return found
+
+
+def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name: False
+                ) -> str:
+    """The section to add after an instruction: the files it names (named_file_texts), as
+    fenced blocks under their names; "" when there is none."""
+    return render_files(named_file_texts(text, cwd, skip))
+
+
+def render_files(files: dict[str, str]) -> str:
+    """Files as the section after an instruction, up to MAX_TOTAL_BYTES in all."""
+    blocks: list[str] = []
+    total = 0
+    for name, content in files.items():
         if total + len(content) > MAX_TOTAL_BYTES:
             break
         total += len(content)
         fence = "````" if "```" in content else "```"
-        language = path.suffix.lstrip(".")
+        language = Path(name).suffix.lstrip(".")
         body = content if content.endswith("\n") else content + "\n"
         blocks.append(f"\n{name}\n{fence}{language}\n{body}{fence}\n")
     return SECTION.format(files="".join(blocks)) if blocks else ""
