@@ -494,19 +494,66 @@ def test_a_whole_file_probe_that_passes_the_tests_is_the_answer(tmp_path):
 
 def test_a_probe_that_fails_is_undone_and_the_turn_starts_as_without_it(tmp_path):
     steps = [{"content": WRONG},  # the probe: its file fails the tests
+             {"content": WRONG.replace("2", "3")},  # again with the tests shown: fails too
              {"content": GOOD}, {"content": "Fixed."}, {"content": "Verified."}]
     loop, client, rec, task = _probe_loop(tmp_path, steps, probe=True)
     outcome = loop.run_turn(task)
     assert outcome.status == "completed" and outcome.final_message == "Verified."
-    first = client.requests[1]  # the agent's own first request: as if no probe was made
-    assert client.tools_seen[1] and [m["role"] for m in first] == ["system", "user", "user"]
-    assert not any("return 2" in str(m.get("content")) for m in first)
+    again = client.requests[1]  # the second probe: the same, with the tests shown
+    assert client.tools_seen[1] == [] and [m["role"] for m in again] == ["system", "user"]
+    assert again[1]["content"].startswith(client.requests[0][1]["content"])
+    assert "must pass" in again[1]["content"]
+    assert "hamming_test.py\n```py\nfrom hamming import distance" in again[1]["content"]
+    assert "return 2" not in again[1]["content"]  # nothing of the first probe's answer
+    first = client.requests[2]  # the agent's own first request: as if no probe was made
+    assert client.tools_seen[2] and [m["role"] for m in first] == ["system", "user", "user"]
+    assert not any("return 2" in str(m.get("content")) or "return 3" in str(m.get("content"))
+                   for m in first)
     changes = [c.changes[0].path for c in rec.completed("file_change")]
-    assert len(changes) == 3  # the probe's write, putting the file back, the agent's write
+    assert len(changes) == 5  # each probe's write and putting the file back, the agent's write
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     assert turn_completed(rec).verification.by == "evidence"
-    # the same prompt would get the same reply: no second fresh attempt later
-    assert sum(1 for tools in client.tools_seen if tools == []) == 1
+    # the same prompt would get the same reply: no probe again later in the turn
+    assert sum(1 for tools in client.tools_seen if tools == []) == 2
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert any("whole-file answer" in m for m in notices)
+    assert any("with the tests shown" in m for m in notices)
+
+
+def test_the_probe_with_the_tests_shown_can_be_the_answer(tmp_path):
+    loop, client, rec, task = _probe_loop(tmp_path, [{"content": WRONG},
+                                                     {"content": "Here.\n" + GOOD}], probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 2
+    assert outcome.final_message.startswith("Wrote ") and "the tests pass (" in outcome.final_message
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert turn_completed(rec).verification.by == "evidence"
+    assert_pairs_intact(loop.history)
+    # the history holds the task and the passing exchange, not the failed probe
+    assert not any("return 2" in str(m.get("content")) for m in loop.history)
+
+
+def test_a_probe_writes_only_the_files_to_change(tmp_path):
+    """A probe reply that repeats the test file (changed, so that it passes) does not write
+    it, even where the task does not forbid changing tests: the probe puts back only what it
+    may write, and tests it rewrote would pass for the wrong reason."""
+    _hamming(tmp_path, solved=False)
+    tests_before = (tmp_path / "hamming_test.py").read_text()
+    task = (f"Implement distance in hamming.py. Run the tests with: {sys.executable} -m pytest "
+            "-q hamming_test.py")
+    rigged = ("hamming.py\n```python\ndef distance(a, b):\n    return 0\n```\n\n"
+              "hamming_test.py\n```python\nfrom hamming import distance\n\n"
+              "def test_one():\n    assert distance('A', 'G') == 0\n```")
+    loop, client, rec = make_loop(tmp_path, [{"content": rigged}, {"content": rigged},
+                                             {"content": GOOD}, {"content": "Fixed."},
+                                             {"content": "Verified."}],
+                                  show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert (tmp_path / "hamming_test.py").read_text() == tests_before
+    assert client.tools_seen[:2] == [[], []] and client.tools_seen[2]  # both probes failed
+    assert not any(c.changes[0].path.endswith("hamming_test.py")
+                   for c in rec.completed("file_change"))
+    assert outcome.status == "completed" and "zip(a, b)" in (tmp_path / "hamming.py").read_text()
 
 
 def test_no_probe_without_the_profile_a_test_command_or_a_file_to_change(tmp_path):
@@ -521,8 +568,15 @@ def test_no_probe_without_the_profile_a_test_command_or_a_file_to_change(tmp_pat
                                      probe=True)
     loop.run_turn("Run the tests with: python -m pytest -q")  # no file to change named
     assert [] not in client.tools_seen
+    loop, client, _, task = _probe_loop(tmp_path, [{"content": "No idea."}, {"content": "Nope."},
+                                                   {"content": "ok"}, {"content": "ok."}],
+                                        probe=True)
+    loop.run_turn(task)  # probes with no file in them: the turn goes on, nothing kept of them
+    assert client.tools_seen[:2] == [[], []] and client.tools_seen[2]
+    assert not any(text in str(m.get("content")) for m in loop.history
+                   for text in ("No idea.", "Nope."))
     loop, client, _, task = _probe_loop(tmp_path, [{"content": "No idea."}, {"content": "ok"},
                                                    {"content": "ok."}], probe=True)
-    loop.run_turn(task)  # a probe with no file in it: the turn goes on, nothing kept of it
-    assert client.tools_seen[0] == [] and not any("No idea." in str(m.get("content"))
-                                                   for m in loop.history)
+    (tmp_path / "hamming_test.py").unlink()  # no test file to show: one probe
+    loop.run_turn(task)
+    assert client.tools_seen[0] == [] and client.tools_seen[1]

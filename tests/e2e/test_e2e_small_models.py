@@ -161,19 +161,21 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
     server = scripted_server([
         {"content": f"hamming.py\n```python\n{wrong}```"},  # the probe
+        {"content": f"hamming.py\n```python\n{wrong}```"},  # again, the tests shown
         {"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
         {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    probe, first = server.requests[0], server.requests[1]
+    probe, again, first = server.requests[0], server.requests[1], server.requests[2]
     assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
     assert probe["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in probe["messages"][1]["content"]  # the file as it was
-    assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests
+    assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests at first
+    assert "tools" not in again and HAMMING_TEST in again["messages"][1]["content"]
     assert "tools" in first and not any("return 0" in str(m.get("content"))
                                         for m in first["messages"])  # as without the probe
     assert any("whole-file answer" in e["message"] for e in run.of_type("error"))
-    assert len(run.completed_items("file_change")) == 3  # probe, put back, the agent's
+    assert len(run.completed_items("file_change")) == 5  # 2 probes, each put back, the agent's
     assert (workspace / "hamming.py").read_text() == SOLVED
     assert run.events[-1]["verification"]["by"] == "evidence"

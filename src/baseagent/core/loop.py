@@ -44,6 +44,7 @@ from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelErro
 from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
+                                      PROBE_NOTICES, PROBE_TESTS_SECTION,
                                       PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
@@ -59,6 +60,8 @@ STREAM_UPDATE_INTERVAL_S = 0.05
 # text has grown by this factor since the last one: the bytes one message puts in the JSONL
 # (and the record) stay under ~6x its length instead of growing with its square.
 STREAM_TEXT_GROWTH = 1.25
+# The tests shown in the probe's second message, in bytes (PROBE_TESTS_SECTION).
+MAX_PROBE_TEST_BYTES = 16 * 1024
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3
 # A finish reason that ends the turn: the provider refused to go on.
@@ -193,9 +196,10 @@ class _TurnState:
     intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
-    # The probe's message: the task and the files it names to change, as they were when it
-    # began; None when it cannot be sent alone (images, a continued turn).
-    opening: str | None = None
+    # The probe's messages, in order: the task and the files it names to change, as they
+    # were when it began; then the same with the tests it names shown. Empty when it cannot
+    # be sent alone (images, a continued turn).
+    openings: list[str] = field(default_factory=list)
     # Those files' content then: what the probe puts back when its answer fails.
     probe_files: dict[str, str] = field(default_factory=dict)
 
@@ -259,11 +263,16 @@ class Loop:
         if self.show_named_files and isinstance(content, str):
             content += shown_files(turn.text, self.tool_context.cwd)
         if self.probe and isinstance(content, str):
-            # The probe's message: the task and the files to change as they are now
-            # (not the tests: a model shown a long test file may copy it back whole).
+            # The probe's messages: the task and the files to change as they are now; then,
+            # if that answer fails, the same with the tests (first without them: a model
+            # shown a test file may copy it back instead of the code).
             files = named_file_texts(turn.text, self.tool_context.cwd, skip=is_test_file)
             self._state.probe_files = files
-            self._state.opening = turn.message_content + render_files(files)
+            opening = turn.message_content + render_files(files)
+            tests = named_file_texts(turn.text, self.tool_context.cwd,
+                                     skip=lambda name: not is_test_file(name))
+            shown = render_files(tests, PROBE_TESTS_SECTION, MAX_PROBE_TEST_BYTES)
+            self._state.openings = [opening, opening + shown] if shown else [opening]
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
@@ -378,35 +387,56 @@ class Loop:
         return final if final is not None else self._work()
 
     def _probe(self) -> str | None:
-        """Once a turn, before the conversation (compact profile, a task naming its files
-        and its test command): the task and its files sent without tools, asking for whole
-        files, Aider's way; the files in the reply are written and the tests run. If they
-        pass, that is the answer (verified by evidence) and the exchange joins the history.
-        If not, the files are put back as they were, the evidence of the probe is dropped,
-        and the turn goes on as the agent's own from the unchanged task: a small model that
-        answers a two-message prompt well keeps that answer, and one that does better
-        with tools loses nothing but the probe's time. At temperature 0 the same prompt
-        gets the same reply, so the probe is made once."""
+        """Before the conversation (compact profile, a task naming its files and its test
+        command): the task and its files sent without tools, asking for whole files, Aider's
+        way; the files in the reply are written and the tests run. If they pass, that is the
+        answer (verified by evidence) and the exchange joins the history. If not, the files
+        are put back as they were and the same is asked once more with the tests the task
+        names shown (a small model that misses a name or an error message the tests expect
+        often gets it from them). If neither passes, the evidence of the probes is dropped
+        and the turn goes on as the agent's own from the unchanged task: a model that
+        answers a two-message prompt well keeps that answer, and one that does better with
+        tools loses nothing but the probes' time. At temperature 0 the same prompt gets the
+        same reply, so each message is sent once."""
         state = self._state
         assert state is not None
-        if not self.probe or state.opening is None or self.prose_code != "apply" \
-                or state.evidence.test_command is None or self._budget.left <= 1 \
+        if not self.probe or not state.openings or self.prose_code != "apply" \
+                or state.evidence.test_command is None \
                 or self.registry.get("write_file") is None or self.registry.get("shell") is None:
             return None
         originals = state.probe_files
         if not originals:
             return None
+        for opening, notice in zip(state.openings, PROBE_NOTICES):
+            if self._budget.left <= 1:
+                return None
+            final = self._probe_once(opening, notice, originals)
+            if final is not None:
+                return final
+        return None
+
+    def _probe_once(self, opening: str, notice: str, originals: dict[str, str]) -> str | None:
+        """One probe message: its answer if the tests pass; else the files put back and the
+        turn's evidence as it began, and None."""
+        state = self._state
+        assert state is not None
         self._stop_if_cancelled()
-        self.emitter.notice("first, a whole-file answer to the task alone (no tools): kept "
-                            "only if the tests pass")
+        self.emitter.notice(notice)
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
         turn = self._think(alone=[{"role": "system", "content": PROBE_SYSTEM},
-                                  {"role": "user", "content": state.opening}])
-        if not turn.tool_calls:
+                                  {"role": "user", "content": opening}])
+        # Only the files to change are written (never a test file the reply repeats): what
+        # the probe writes is what it puts back.
+        cwd = self.tool_context.cwd
+        allowed = {os.path.normpath(cwd / name) for name in originals}
+        calls = [c for c in turn.tool_calls
+                 if (path := _written_path(c)) is None or os.path.normpath(cwd / path) in allowed]
+        if not any(_written_path(c) is not None for c in calls):
             return None
-        results = [(call, self._run_quiet(call)) for call in turn.tool_calls]
+        turn.tool_calls = calls
+        results = [(call, self._run_quiet(call)) for call in calls]
         if state.evidence.missing() is None and state.evidence.edits:
             self._append(_history_message(turn))
             for call, output in results:

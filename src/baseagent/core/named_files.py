@@ -60,16 +60,18 @@ def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name
     return render_files(named_file_texts(text, cwd, skip))
 
 
-def render_files(files: dict[str, str]) -> str:
-    """Files as the section after an instruction, up to MAX_TOTAL_BYTES in all."""
+def render_files(files: dict[str, str], section: str = SECTION,
+                 max_bytes: int = MAX_TOTAL_BYTES) -> str:
+    """Files as fenced blocks under their names in `section` (after an instruction), up to
+    `max_bytes` in all; "" when none fits."""
     blocks: list[str] = []
     total = 0
     for name, content in files.items():
-        if total + len(content) > MAX_TOTAL_BYTES:
+        if total + len(content) > max_bytes:
             break
         total += len(content)
         fence = "````" if "```" in content else "```"
         language = Path(name).suffix.lstrip(".")
         body = content if content.endswith("\n") else content + "\n"
         blocks.append(f"\n{name}\n{fence}{language}\n{body}{fence}\n")
-    return SECTION.format(files="".join(blocks)) if blocks else ""
+    return section.format(files="".join(blocks)) if blocks else ""

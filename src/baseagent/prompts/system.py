@@ -240,6 +240,14 @@ the entire content of the file
 ```
 
 Always send the whole file, never a part of it or a diff. Do not change the tests."""
+# The probe's second message adds the tests the task names (core/loop.py _probe), these
+# many bytes at most (a few thousand tokens: a small local model reads them in a minute).
+PROBE_TESTS_SECTION = ("\nThe tests your code must pass (shown to you; do not change or "
+                       "repeat them):\n{files}")
+# What the run says as each probe message is sent (a notice on the error channel, as Codex's).
+PROBE_NOTICES = ("first, a whole-file answer to the task alone (no tools): kept only if the "
+                 "tests pass",
+                 "again, with the tests shown: kept only if they pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 PROSE_CODE_TELL = (
