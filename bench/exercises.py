@@ -537,9 +537,11 @@ def render(runs: list[Run]) -> str:
              "Rendered by `python bench/exercises.py report` from `bench/exercises_runs.jsonl` "
              "(each `run` appends one line). Method: bench/exercises.py's docstring; the dev "
              "set: bench/exercises/ (Exercism, MIT).", ""]
-    # The detail: the latest dev run with every row, else the latest run (its rows only).
-    full = [r for r in runs if set(ROWS) <= set(r.rows) and r.exercises == "dev"]
-    run = full[-1] if full else (runs[-1] if runs else None)
+    # The detail: the latest dev run with every row, else the latest dev run (its rows
+    # only); a held-out set's latest run follows in its own section.
+    dev = [r for r in runs if r.exercises == "dev"]
+    full = [r for r in dev if set(ROWS) <= set(r.rows)]
+    run = full[-1] if full else (dev[-1] if dev else None)
     if run is not None:
         names = [n for n in ROWS if n in run.rows]
         title = ("Latest run with every row" if full else
@@ -567,18 +569,10 @@ def render(runs: list[Run]) -> str:
                 lines.append(f"| {r['name']} | {r['status']} | {r['model_calls']} | "
                              f"{r['input_tokens']} / {r['output_tokens']} | {r['wall_s']} | "
                              f"{r['tests']} | {r['why']} |")
-        first = run.rows[names[0]]
-        lines += ["", "### Every row, per task", "",
-                  "| exercise | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-        by_name = {name: {r["name"]: r for r in run.rows[name]} for name in names}
-        for r in first:
-            cells = []
-            for name in names:
-                other = by_name[name].get(r["name"])
-                cells.append("-" if other is None else
-                             ("solved" if other["solved"] else f"✗ {other['why']}"))
-            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += ["", "### Every row, per task", "", *_per_task(run, names), ""]
+    held_out = [r for r in runs if r.exercises != "dev"]
+    if held_out:
+        lines += _held_out(held_out[-1])
     lines += ["## Every run", "",
               "Rows measured in that run; `-` where a row was not run. Earlier runs measured "
               "the loop before a change, later ones after it (the note says which).", "",
@@ -589,6 +583,33 @@ def render(runs: list[Run]) -> str:
         lines.append(f"| {run.started} | {run.commit} | {run.exercises} | "
                      + " | ".join(cells) + f" | {run.note} |")
     return "\n".join(lines) + "\n"
+
+
+def _held_out(run: Run) -> list[str]:
+    """The latest run on another set (a held-out one): each row's total and, per task, what
+    each row did."""
+    names = [n for n in ROWS if n in run.rows]
+    lines = [f"## Held-out set: latest run ({run.started}, commit {run.commit})", "",
+             f"Exercises from `{run.exercises}` (not in this repository; bench/README.md "
+             f"says which and how to get them), the same model, server and flags "
+             f"(`{shlex.join(run.extra) or '(no other flags)'}`). {run.note}", "",
+             "| row | solved | model calls | wall s |", "|---|---:|---:|---:|"]
+    for name in names:
+        rows = run.rows[name]
+        lines.append(f"| {name} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} | "
+                     f"{sum(r['wall_s'] for r in rows):.0f} |")
+    return lines + ["", *_per_task(run, names), ""]
+
+
+def _per_task(run: Run, names: list[str]) -> list[str]:
+    """A table of what each row did with each task (solved, or why not)."""
+    lines = ["| exercise | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    by_name = {name: {r["name"]: r for r in run.rows[name]} for name in names}
+    for r in run.rows[names[0]]:
+        cells = [("-" if (other := by_name[name].get(r["name"])) is None else
+                  "solved" if other["solved"] else f"✗ {other['why']}") for name in names]
+        lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 # -- main --------------------------------------------------------------------------------------

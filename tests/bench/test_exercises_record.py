@@ -39,3 +39,19 @@ def test_runs_that_differ_in_what_decides_the_outcome_are_refused(key, value):
 def test_a_row_measured_twice_is_refused():
     with pytest.raises(ValueError, match="agent row"):
         combine_runs([run({"agent": []}), run({"agent": []})])
+
+
+def test_the_report_details_the_dev_set_and_shows_a_held_out_run_apart():
+    from exercises import render
+
+    solved = [{"name": "x", "solved": True, "status": "passed", "model_calls": 2,
+               "input_tokens": 1, "output_tokens": 1, "wall_s": 1.0, "why": "", "tests": ""}]
+    failed = [{**solved[0], "name": "y", "solved": False, "why": "tests fail"}]
+    text = render([run({"agent": solved}, exercises="dev", commit="dev1"),
+                   run({"agent": failed, "alone": failed}, exercises="/tmp/heldout",
+                       commit="held1")])
+    detail, held = text.split("## Held-out set")
+    assert "commit dev1" in detail and "| x | solved |" in detail
+    assert "commit held1" in held.split("## Every run")[0]
+    assert "| y | ✗ tests fail | ✗ tests fail |" in held
+    assert "| /tmp/heldout |" in text  # the run is listed with its set
