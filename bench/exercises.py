@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime as _dt
+import fcntl
 import hashlib
 import json
 import os
@@ -214,14 +215,39 @@ def _environment(home: Path) -> dict[str, str]:
 
 # -- row: baseagent ----------------------------------------------------------------------------
 
+# Where the agent row's batch runs, the same path in every run: the prompt shows the task's
+# workspace path (<cwd>), and a 1.5B model's reply at temperature 0 changes with a word of
+# its prompt, so a run directory named r6 or r7 would move results between otherwise equal
+# runs. The batch is moved into the run's work directory when it ends.
+AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-exercises" / "batch"
+
+
 def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
               extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
     out = work / "agent"
     tasks = convert(exercises, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
+    AGENT_BATCH.parent.mkdir(parents=True, exist_ok=True)
+    with (AGENT_BATCH.parent / "lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise SystemExit(f"another exercises run is using {AGENT_BATCH}") from None
+        shutil.rmtree(AGENT_BATCH, ignore_errors=True)
+        try:
+            return _run_batch(exercises, model, api_base, tasks, home, out, extra, log)
+        finally:
+            if AGENT_BATCH.exists():
+                shutil.rmtree(out / "batch", ignore_errors=True)
+                shutil.move(str(AGENT_BATCH), str(out / "batch"))
+
+
+def _run_batch(exercises: list[Exercise], model: str, api_base: str, tasks: Path, home: Path,
+               out: Path, extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
+    """The batch at AGENT_BATCH, and each task's result read from it (before it moves)."""
     command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks), "--out",
-               str(out / "batch"), "--workers", "1", "--oss", "--model", model,
+               str(AGENT_BATCH), "--workers", "1", "--oss", "--model", model,
                "--api-base", api_base,
                "--temperature", "0", "--context-window", str(CONTEXT),
                "--max-iterations", str(STEP_LIMIT), "--task-timeout", str(TASK_TIMEOUT_S),
@@ -232,7 +258,7 @@ def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
     if proc.returncode != 0:
         raise RuntimeError(f"baseagent batch exited {proc.returncode}: {proc.stderr[-2000:]}")
     results = {}
-    for line in (out / "batch" / "results.jsonl").read_text().splitlines():
+    for line in (AGENT_BATCH / "results.jsonl").read_text().splitlines():
         if line.strip():
             row = json.loads(line)
             results[str(row["id"])] = row
