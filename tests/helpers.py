@@ -137,18 +137,11 @@ def by_conversation(scripts: dict[str, list[dict]]) -> Any:
     """A scripted-server responder for runs with specialists: a specialist's requests (its
     system prompt names it) get its own steps, the top agent's the `""` script."""
     import json as _json
-    import threading
 
-    progress = {key: 0 for key in scripts}
-    lock = threading.Lock()
+    from baseagent.testing.keyed import KeyedResponder
 
-    def respond(body: dict, _index: int) -> dict | None:
+    def specialist_of(body: dict) -> str:
         text = _json.dumps(body)
-        who = next((k for k in scripts if k and f'the specialist \\"{k}\\"' in text), "")
-        with lock:
-            n = progress[who]
-            progress[who] += 1
-        steps = scripts[who]
-        return steps[n] if n < len(steps) else None
+        return next((k for k in scripts if k and f'the specialist \\"{k}\\"' in text), "")
 
-    return respond
+    return KeyedResponder(scripts.get, key_of=specialist_of)

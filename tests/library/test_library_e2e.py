@@ -12,24 +12,14 @@ from typing import Any
 
 from baseagent import Agent
 from baseagent.output.jsonl import event_to_line
+from baseagent.testing.keyed import KeyedResponder
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def by_instruction(scripts: dict[str, list[dict[str, Any]]]):
+def by_instruction(scripts: dict[str, list[dict[str, Any]]]) -> KeyedResponder:
     """A responder that plays each task's own script, keyed on its instruction."""
-    progress = {key: 0 for key in scripts}
-    lock = threading.Lock()
-
-    def respond(body: dict, _index: int) -> dict | None:
-        first_user = [m for m in body["messages"] if m["role"] == "user"][1]["content"]
-        with lock:
-            n = progress[first_user]
-            progress[first_user] += 1
-        steps = scripts[first_user]
-        return steps[n] if n < len(steps) else None
-
-    return respond
+    return KeyedResponder(scripts.get)
 
 
 def process_state() -> dict[str, Any]:

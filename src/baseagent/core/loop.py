@@ -36,7 +36,7 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
-from baseagent.core.named_files import named_file_texts, render_files, shown_files
+from baseagent.core.named_files import named_file_texts, render_files
 from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
@@ -260,17 +260,19 @@ class Loop:
                                  evidence_asked=not self.verify)
         self._open(continued=False)
         content = turn.message_content
+        # The files the task names, read once: shown with it, and the probe's.
+        named = named_file_texts(turn.text, self.tool_context.cwd) \
+            if isinstance(content, str) and (self.show_named_files or self.probe) else {}
         if self.show_named_files and isinstance(content, str):
-            content += shown_files(turn.text, self.tool_context.cwd)
+            content += render_files(named)
         if self.probe and isinstance(content, str):
             # The probe's messages: the task and the files to change as they are now; then,
             # if that answer fails, the same with the tests (first without them: a model
             # shown a test file may copy it back instead of the code).
-            files = named_file_texts(turn.text, self.tool_context.cwd, skip=is_test_file)
+            files = {name: text for name, text in named.items() if not is_test_file(name)}
+            tests = {name: text for name, text in named.items() if is_test_file(name)}
             self._state.probe_files = files
             opening = turn.message_content + render_files(files)
-            tests = named_file_texts(turn.text, self.tool_context.cwd,
-                                     skip=lambda name: not is_test_file(name))
             shown = render_files(tests, PROBE_TESTS_SECTION, MAX_PROBE_TEST_BYTES)
             self._state.openings = [opening, opening + shown] if shown else [opening]
         self._append({"role": "user", "content": content})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
 
 # A path-like word with an extension: `hamming.py`, `src/app/main.go`, `./notes.txt`.
 FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
@@ -31,16 +30,12 @@ def named_in(text: str) -> list[str]:
     return names
 
 
-def named_file_texts(text: str, cwd: Path,
-                     skip: Callable[[str], bool] = lambda _name: False) -> dict[str, str]:
+def named_file_texts(text: str, cwd: Path) -> dict[str, str]:
     """Each file `text` names that exists under `cwd` and is small UTF-8 text, by name, in
-    the order named. `skip` leaves out the names it is true for (the tests, for the
-    whole-file probe: core/loop.py)."""
+    the order named (shown with the task, and the whole-file probe's: core/loop.py)."""
     found: dict[str, str] = {}
     root = cwd.resolve()
     for name in named_in(text):
-        if skip(name):
-            continue
         path = (cwd / name).resolve()
         if root not in path.parents or not path.is_file():
             continue  # outside the workspace, or not a file: never shown
@@ -51,13 +46,6 @@ def named_file_texts(text: str, cwd: Path,
         except (OSError, UnicodeDecodeError):
             continue
     return found
-
-
-def shown_files(text: str, cwd: Path, skip: Callable[[str], bool] = lambda _name: False
-                ) -> str:
-    """The section to add after an instruction: the files it names (named_file_texts), as
-    fenced blocks under their names; "" when there is none."""
-    return render_files(named_file_texts(text, cwd, skip))
 
 
 def render_files(files: dict[str, str], section: str = SECTION,

@@ -28,14 +28,17 @@ def instruction_of(body: dict[str, Any]) -> str:
 
 
 class KeyedResponder:
-    """`script_for(instruction)` returns that conversation's steps (None: unknown, which
-    the server answers as an exhausted script)."""
+    """`script_for(key)` returns that conversation's steps (None: unknown, which the server
+    answers as an exhausted script); the key is the conversation's instruction unless
+    `key_of` reads another one from the request (a specialist's name, say)."""
 
-    def __init__(self, script_for: Callable[[str], Sequence[dict[str, Any]] | None]) -> None:
+    def __init__(self, script_for: Callable[[str], Sequence[dict[str, Any]] | None],
+                 key_of: Callable[[dict[str, Any]], str] = instruction_of) -> None:
         self._script_for = script_for
+        self._key_of = key_of
 
     def __call__(self, body: dict[str, Any], _index: int) -> dict[str, Any] | None:
-        steps = self._script_for(instruction_of(body))
+        steps = self._script_for(self._key_of(body))
         if steps is None:
             return None
         step = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
