@@ -42,9 +42,48 @@ class FileBlock:
 
 def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
+    found: dict[str, FileBlock] = {}
+    for block in _labelled_blocks(answer, cwd, task):
+        if _is_whole(block.content, cwd / block.path):
+            found[block.path] = block
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A block labelled with an existing file that defines top-level names of its own but
+    leaves out some the file defines now: `missing`, in the file's order."""
+    path: str
+    missing: tuple[str, ...]
+
+
+def fragments(answer: str, cwd: Path, task: str) -> list[Fragment]:
+    """The blocks in `answer` that look meant as a whole file but drop top-level functions
+    or classes (a small model moves `modifier` into the class the tests import it from, or
+    leaves out a helper): never written, so the model has to be told why. A block with no
+    top-level definition at all is an excerpt (a few changed lines), not one of these."""
+    found: dict[str, Fragment] = {}
+    for block in _labelled_blocks(answer, cwd, task):
+        try:
+            current = (cwd / block.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        defined = set(_TOP_LEVEL.findall(block.content))
+        missing = tuple(n for n in dict.fromkeys(_TOP_LEVEL.findall(current))
+                        if n not in defined)
+        if defined and missing:
+            found[block.path] = Fragment(block.path, missing)
+        else:
+            found.pop(block.path, None)  # a later whole block for the file wins
+    return list(found.values())
+
+
+def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
+    """Each fenced block in `answer` that belongs to a file (by its label, or as the only
+    candidate), in a language that fits, and not a test file the task keeps."""
     named_in_task = set(named_in(task))
     keep_tests = forbids_test_changes(task)
-    found: dict[str, FileBlock] = {}
+    blocks = []
     for match in _FENCE.finditer(answer):
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
@@ -52,10 +91,9 @@ def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
         if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)):
             continue
         code = _without_name_line(code, path)
-        if _is_whole(code, cwd / path):
-            found[path] = FileBlock(path, code if code.endswith("\n") else code + "\n",
-                                    match.span())
-    return list(found.values())
+        blocks.append(FileBlock(path, code if code.endswith("\n") else code + "\n",
+                                match.span()))
+    return blocks
 
 
 def _language_fits(info: str, path: str) -> bool:
