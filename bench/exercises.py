@@ -33,7 +33,9 @@ EXERCISES_RESULTS.md is rendered from that file; transcripts stay in the --work 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as _dt
+import hashlib
 import json
 import os
 import re
@@ -473,20 +475,71 @@ class Run:
     exercises: str = "dev"
 
 
-SAME_FOR_ONE_RUN = ("commit", "model", "server", "exercises", "extra")
+SAME_FOR_ONE_RUN = ("model", "server", "exercises", "extra")
+# The rows that do not run baseagent: their outcome depends on this harness's own code for
+# them, not on the agent's commit.
+PEER_ROWS = ("alone", "mini-tool", "mini-text")
+PEER_ENTRIES = ("run_alone", "run_mini")
 
 
-def combine_runs(runs: list[Run]) -> Run:
+def peer_harness(source: str) -> str:
+    """A fingerprint of the code the peer rows run, in `source` (this file at some commit):
+    run_alone and run_mini and every module-level function, class and constant they reach,
+    by their source text. Two commits with the same fingerprint measure the peers alike."""
+    tree = ast.parse(source)
+    defined: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    defined[target.id] = node
+    reached: set[str] = set()
+    todo = list(PEER_ENTRIES)
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in defined:
+            continue
+        reached.add(name)
+        todo += [n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)]
+    text = "\n".join(ast.get_source_segment(source, defined[n]) or "" for n in sorted(reached))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _harness_at(commit: str) -> str:
+    proc = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:bench/exercises.py"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ValueError(f"cannot read bench/exercises.py at {commit}: {proc.stderr.strip()}")
+    return peer_harness(proc.stdout)
+
+
+def combine_runs(runs: list[Run], harness_at: Callable[[str], str] = _harness_at) -> Run:
     """Rows measured in separate invocations (a whole run takes longer than a working
     session: ~4 hours for the four rows on 2 cores) as one run, when nothing that decides
-    the outcome differs: the commit, model, server, exercise set and agent flags. A row
-    measured twice is refused rather than chosen."""
-    first = runs[0]
-    for other in runs[1:]:
+    the outcome differs: the model, server, exercise set and agent flags, and the commit,
+    except that peer rows (the model alone, mini-swe-agent) may come from another commit
+    whose code for them is the same (peer_harness): they never run baseagent. The run's
+    commit is the agent row's. A row measured twice is refused rather than chosen."""
+    first = next((r for r in runs if "agent" in r.rows), runs[0])
+    for other in runs:
         for key in SAME_FOR_ONE_RUN:
             if getattr(other, key) != getattr(first, key):
                 raise ValueError(f"cannot record as one run: {key} differs "
                                  f"({getattr(first, key)!r} vs {getattr(other, key)!r})")
+    peers_from = []
+    for other in runs:
+        if other.commit == first.commit:
+            continue
+        if not set(other.rows) <= set(PEER_ROWS):
+            raise ValueError(f"cannot record as one run: commit differs ({first.commit!r} vs "
+                             f"{other.commit!r}) for the {', '.join(sorted(other.rows))} row")
+        if harness_at(other.commit) != harness_at(first.commit):
+            raise ValueError(f"cannot record as one run: commit differs ({first.commit!r} vs "
+                             f"{other.commit!r}) and so does the peer rows' code")
+        peers_from.append(f"{', '.join(sorted(other.rows))} at {other.commit}")
     rows: dict[str, list[dict[str, Any]]] = {}
     for run in runs:
         for row, results in run.rows.items():
@@ -496,10 +549,12 @@ def combine_runs(runs: list[Run]) -> Run:
     if len(runs) == 1:
         return first
     notes = [r.note for r in runs if r.note]
+    peers = (f"; {'; '.join(peers_from)}, the same code for those rows" if peers_from else "")
     return Run(started=" + ".join(r.started for r in runs), commit=first.commit,
                model=first.model, server=first.server,
                load=" + ".join(r.load for r in runs),
-               note="; ".join(dict.fromkeys(notes)) + f" (rows run in {len(runs)} invocations)",
+               note="; ".join(dict.fromkeys(notes))
+               + f" (rows run in {len(runs)} invocations{peers})",
                extra=first.extra, rows=rows, exercises=first.exercises)
 
 

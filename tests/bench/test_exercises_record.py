@@ -9,7 +9,7 @@ import pytest
 from helpers import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-from exercises import Run, combine_runs  # noqa: E402
+from exercises import Run, combine_runs, peer_harness  # noqa: E402
 
 
 def run(rows: dict, **changes) -> Run:
@@ -28,7 +28,7 @@ def test_rows_of_one_commit_become_one_run():
     assert "2 invocations" in combined.note
 
 
-@pytest.mark.parametrize("key,value", [("commit", "def456"), ("model", "openai/other"),
+@pytest.mark.parametrize("key,value", [("model", "openai/other"),
                                        ("server", "ollama"), ("exercises", "heldout"),
                                        ("extra", ["--prompt-profile", "full"])])
 def test_runs_that_differ_in_what_decides_the_outcome_are_refused(key, value):
@@ -55,3 +55,27 @@ def test_the_report_details_the_dev_set_and_shows_a_held_out_run_apart():
     assert "commit held1" in held.split("## Every run")[0]
     assert "| y | ✗ tests fail | ✗ tests fail |" in held
     assert "| /tmp/heldout |" in text  # the run is listed with its set
+
+
+def test_peer_rows_may_come_from_another_commit_with_the_same_code_for_them():
+    harness = {"abc123": "h1", "def456": "h1", "fff000": "h2"}.get
+    agent = [{"name": "x", "solved": True}]
+    mini = [{"name": "x", "solved": False}]
+    combined = combine_runs([run({"mini-tool": mini}, commit="def456"),
+                             run({"agent": agent})], harness_at=harness)
+    assert combined.commit == "abc123"  # the agent row's
+    assert "mini-tool at def456, the same code for those rows" in combined.note
+    with pytest.raises(ValueError, match="peer rows' code"):
+        combine_runs([run({"agent": agent}), run({"mini-tool": mini}, commit="fff000")],
+                     harness_at=harness)
+    with pytest.raises(ValueError, match="commit differs .* for the agent2 row"):
+        combine_runs([run({"agent": agent}), run({"agent2": agent}, commit="def456")],
+                     harness_at=harness)
+
+
+def test_the_peer_harness_fingerprint_follows_the_code_the_peer_rows_reach():
+    source = (REPO / "bench" / "exercises.py").read_text()
+    same = peer_harness(source)
+    assert peer_harness(source.replace("def render(", "def render_other(")) == same
+    assert peer_harness(source.replace("TEST_OUTPUT_LINES = 50", "TEST_OUTPUT_LINES = 49")) != same
+    assert peer_harness(source.replace("See the testing errors above.", "See above.")) != same
