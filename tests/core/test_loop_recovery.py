@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
-from baseagent.core.prose_code import file_blocks
+from baseagent.core.prose_code import Fragment, file_blocks, fragments
 from baseagent.llm.types import ModelTurn
 from baseagent.output import events as ev
 from test_loop import assert_pairs_intact, call, make_loop, tool_results
@@ -252,6 +252,72 @@ def test_a_fragment_of_a_file_is_never_written(tmp_path):
     loop, _, _ = make_loop(tmp_path, [{"content": answer}], verify=False)
     loop.run_turn(TASK)
     assert (tmp_path / "hamming.py").read_text() == original
+
+
+DND = "class Character:\n    def __init__(self):\n        pass\n\ndef modifier(value):\n    pass\n"
+# A whole-looking file that moved `modifier` into the class (the tests import it by name).
+MOVED = ("dnd.py\n```python\nclass Character:\n    def __init__(self):\n        self.hp = 10\n\n"
+         "    def modifier(self, value):\n        return (value - 10) // 2\n```")
+
+
+def test_fragments_name_the_top_level_definitions_a_block_leaves_out(tmp_path):
+    (tmp_path / "dnd.py").write_text(DND)
+    assert fragments(MOVED, tmp_path, "Implement dnd.py") == [Fragment("dnd.py", ("modifier",))]
+    # an excerpt with no top-level definition is not a dropped file; a whole one is not either
+    assert fragments("dnd.py\n```python\n    return 1\n```", tmp_path, "dnd.py") == []
+    whole = MOVED.removesuffix("```") + "\ndef modifier(value):\n    return 0\n```"
+    assert fragments(whole, tmp_path, "Implement dnd.py") == []
+    assert fragments(MOVED + "\n" + whole, tmp_path, "dnd.py") == []  # the later block wins
+
+
+SUBLIST_STUB = ('"""Stub."""\n# Possible sublist categories.\nSUBLIST = None\nEQUAL = None\n\n\n'
+                'def sublist(list_one, list_two):\n    pass\n')
+
+
+def test_a_python_block_that_drops_module_level_names_is_a_fragment(tmp_path):
+    (tmp_path / "sublist.py").write_text(SUBLIST_STUB)
+    dropped = "sublist.py\n```python\ndef sublist(a, b):\n    return 1\n```"
+    assert file_blocks(dropped, tmp_path, "Implement sublist.py") == []
+    assert fragments(dropped, tmp_path, "Implement sublist.py") == [
+        Fragment("sublist.py", ("SUBLIST", "EQUAL"))]
+    kept = ("sublist.py\n```python\nSUBLIST = 1\nEQUAL: int = 2\n\n"
+            "def sublist(a, b):\n    return EQUAL\n```")
+    assert [b.path for b in file_blocks(kept, tmp_path, "Implement sublist.py")] == ["sublist.py"]
+    assert fragments(kept, tmp_path, "Implement sublist.py") == []
+    # a block that does not parse is read as the file is, by its def and class lines only
+    broken = "sublist.py\n```python\ndef sublist(a, b):\n    return (\n```"
+    assert [b.path for b in file_blocks(broken, tmp_path, "Implement sublist.py")] == ["sublist.py"]
+
+
+def test_a_block_that_drops_a_top_level_name_is_not_written_and_the_model_is_told(tmp_path):
+    (tmp_path / "dnd.py").write_text(DND)
+    loop, client, _ = make_loop(tmp_path, [{"content": "Here is the file:\n" + MOVED},
+                                           {"content": "Done."}], verify=False)
+    assert loop.run_turn("Implement dnd.py").final_message == "Done."
+    assert (tmp_path / "dnd.py").read_text() == DND
+    note = client.requests[1][-1]
+    assert note["role"] == "user" and "dnd.py was not written" in note["content"]
+    assert "`modifier`" in note["content"] and "whole file" in note["content"]
+
+
+def test_the_dropped_names_note_follows_the_steps_tool_results(tmp_path):
+    """A reply that drops a name and also runs a command: the command runs, and the note
+    comes after its result (the tool messages stay paired with their call)."""
+    (tmp_path / "dnd.py").write_text(DND)
+    run = call("shell", command="echo ran")
+    loop, client, _ = make_loop(tmp_path, [{"content": MOVED, "tool_calls": [run]},
+                                           {"content": "Done."}], verify=False)
+    loop.run_turn("Implement dnd.py")
+    second = client.requests[1]
+    assert second[-2]["role"] == "tool" and "ran" in second[-2]["content"]
+    assert second[-1]["role"] == "user" and "`modifier`" in second[-1]["content"]
+    assert_pairs_intact(loop.history)
+    # once a turn: a second such block is not told again
+    loop, client, _ = make_loop(tmp_path, [{"content": MOVED}, {"content": MOVED},
+                                           {"content": "Done."}], verify=False)
+    loop.run_turn("Implement dnd.py")
+    assert len(client.requests) == 2  # told once; the same reply again is the answer
+    assert sum("`modifier`" in str(m.get("content")) for m in loop.history) == 1
 
 
 def test_prose_code_tell_mode_asks_the_model_to_write_it(tmp_path):
@@ -580,3 +646,13 @@ def test_no_probe_without_the_profile_a_test_command_or_a_file_to_change(tmp_pat
     (tmp_path / "hamming_test.py").unlink()  # no test file to show: one probe
     loop.run_turn(task)
     assert client.tools_seen[0] == [] and client.tools_seen[1]
+
+
+def test_a_probe_reply_that_drops_a_name_tells_the_conversation_nothing(tmp_path):
+    dropped = "hamming.py\n```python\ndef count(a, b):\n    return 0\n```"
+    loop, client, _, task = _probe_loop(tmp_path, [{"content": dropped}, {"content": dropped},
+                                                   {"content": GOOD}, {"content": "Fixed."},
+                                                   {"content": "Verified."}], probe=True)
+    assert loop.run_turn(task).status == "completed"
+    assert client.tools_seen[:2] == [[], []]
+    assert not any("was not written" in str(m.get("content")) for m in loop.history)

@@ -179,3 +179,20 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     assert len(run.completed_items("file_change")) == 5  # 2 probes, each put back, the agent's
     assert (workspace / "hamming.py").read_text() == SOLVED
     assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_file_that_drops_a_top_level_name_is_not_written_and_the_model_hears_why(
+        scripted_server, workspace, home):
+    stub = "class Character:\n    pass\n\n\ndef modifier(value):\n    pass\n"
+    (workspace / "dnd.py").write_text(stub)
+    moved = ("class Character:\n    def modifier(self, value):\n"
+             "        return (value - 10) // 2\n")
+    server = scripted_server([{"content": f"dnd.py\n```python\n{moved}```"},
+                              {"content": "I see."}, {"content": "Checked."}])
+    run = run_agent(["-i", "Implement dnd.py", "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "dnd.py").read_text() == stub and not run.completed_items("file_change")
+    note = server.requests[1]["messages"][-1]
+    assert note["role"] == "user" and "dnd.py was not written" in note["content"]
+    assert "`modifier`" in note["content"]

@@ -37,7 +37,8 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.named_files import named_file_texts, render_files
-from baseagent.core.prose_code import file_blocks, test_command_block, without_blocks
+from baseagent.core.prose_code import (file_blocks, fragments, test_command_block,
+                                       without_blocks)
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
@@ -45,7 +46,8 @@ from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, To
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
                                       PROBE_NOTICES, PROBE_TESTS_SECTION,
-                                      PROSE_CODE_APPLIED, PROSE_CODE_CUT, PROSE_CODE_TELL,
+                                      FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
+                                      PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
 from baseagent.tools.approval import (APPROVAL_CALL, ApprovalAnswer, ApprovalRequest,
@@ -195,6 +197,10 @@ class _TurnState:
     stumbles: int = 0  # replies in a row that were not answers
     intent_nudges: int = 0  # replies that only announced a next step, or only echoed
     told_prose_code: bool = False
+    # A note for the model about code blocks that were not written because they drop
+    # top-level names (core/prose_code.fragments), sent after the step; once a turn.
+    fragment_note: str | None = None
+    told_fragment: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
     # The probe's messages, in order: the task and the files it names to change, as they
     # were when it began; then the same with the tests it names shown. Empty when it cannot
@@ -502,8 +508,8 @@ class Loop:
                 self._recover(stumble, turn)
                 continue
             state.stumbles = 0
-            if self._tell_prose_code(turn) or self._nudge_intent(turn) \
-                    or self._nudge_echo(turn):
+            if self._tell_fragment() or self._tell_prose_code(turn) \
+                    or self._nudge_intent(turn) or self._nudge_echo(turn):
                 continue
             if not state.verified:
                 state.verified = True
@@ -567,6 +573,18 @@ class Loop:
                       "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
         return True
 
+    def _tell_fragment(self) -> bool:
+        """The note about a reply's code blocks that were not written because they leave
+        out top-level names the file has (set by _apply_prose_code), after
+        the step's tool results: without it the model believes the file changed."""
+        state = self._state
+        assert state is not None
+        note, state.fragment_note = state.fragment_note, None
+        if note is None:
+            return False
+        self._append({"role": "user", "content": note})
+        return True
+
     def _tell_prose_code(self, turn: ModelTurn) -> bool:
         """An answer holding code for a file that no tool wrote, when the run tells the
         model rather than writing it (prose_code "tell"): once a turn."""
@@ -597,6 +615,7 @@ class Loop:
         turn = self._think()
         if turn.tool_calls:
             self._act(turn.tool_calls)
+            self._tell_fragment()
         return turn
 
     # -- phases ------------------------------------------------------------------------------
@@ -628,7 +647,7 @@ class Loop:
             stream.abandon()
             raise
         self._repair_arguments(turn)
-        self._apply_prose_code(turn)
+        self._apply_prose_code(turn, probe=alone is not None)
         stream.finish(turn.text, turn.reasoning)
         for call in turn.tool_calls:
             if not call.id:
@@ -651,12 +670,14 @@ class Loop:
             if repaired is not None:
                 call.arguments, call.note = repaired
 
-    def _apply_prose_code(self, turn: ModelTurn) -> None:
+    def _apply_prose_code(self, turn: ModelTurn, probe: bool = False) -> None:
         """A reply that holds a file's whole new content in a code block (core/prose_code.py)
         gets write_file calls for it, when the run writes such code (prose_code "apply")
         and has write_file. Each call's result says what happened. Written before the calls
         the reply makes (its text comes first: "here is the file; now run the tests"),
-        except for files those calls write themselves."""
+        except for files those calls write themselves. Blocks that drop top-level names
+        are not written, and the model is told so after the step (not for the probe's
+        reply, which the conversation never sees)."""
         state = self._state
         stumble = _stumble(turn)
         cut = stumble in ("repetition", "length")  # complete blocks before the cut count
@@ -669,6 +690,14 @@ class Loop:
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
                   if os.path.normpath(cwd / b.path) not in written_by_calls
                   and _differs(cwd / b.path, b.content)]
+        if not state.told_fragment and not probe:
+            dropped = [f for f in fragments(turn.text, cwd, state.input.text)
+                       if os.path.normpath(cwd / f.path) not in written_by_calls]
+            if dropped:
+                state.told_fragment = True
+                state.fragment_note = " ".join(FRAGMENT_TELL.format(
+                    path=f.path, names=", ".join(f"`{n}`" for n in f.missing))
+                    for f in dropped)
         why = "it kept repeating itself" if stumble == "repetition" \
             else "it reached the output limit"
         calls = [ToolCall(

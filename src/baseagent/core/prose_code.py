@@ -11,11 +11,12 @@ A block belongs to a file when the file is named just before it (a line such as
 (```` ```python hamming.py ````) or on its first line (`# hamming.py`), and the file exists or
 the task names it. Without a name, a block counts only when the task names exactly one file
 that exists, in the block's language. Either way a block that leaves out a function or class
-the file defines today is a fragment, not the file, and is never written; nor is a test
-file when the task says not to change the tests.
+(in Python, any module-level name) the file defines today is a fragment, not the file, and
+is never written; nor is a test file when the task says not to change the tests.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +43,47 @@ class FileBlock:
 
 def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """The whole-file blocks in `answer`, one per file (the last block for a file wins)."""
+    found: dict[str, FileBlock] = {}
+    for block in _labelled_blocks(answer, cwd, task):
+        if _is_whole(block.content, cwd / block.path):
+            found[block.path] = block
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A block labelled with an existing file that defines top-level names of its own but
+    leaves out some the file defines now: `missing`, in the file's order."""
+    path: str
+    missing: tuple[str, ...]
+
+
+def fragments(answer: str, cwd: Path, task: str) -> list[Fragment]:
+    """The blocks in `answer` that look meant as a whole file but drop top-level names (a
+    small model moves `modifier` into the class the tests import it from, leaves out a
+    helper, or the constants a stub declares): never written, so the model has to be told why. A block with no
+    top-level definition at all is an excerpt (a few changed lines), not one of these."""
+    found: dict[str, Fragment] = {}
+    for block in _labelled_blocks(answer, cwd, task):
+        try:
+            current = (cwd / block.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        defined, had = _top_level(block.content, current, block.path)
+        missing = tuple(n for n in had if n not in defined)
+        if defined and missing:
+            found[block.path] = Fragment(block.path, missing)
+        else:
+            found.pop(block.path, None)  # a later whole block for the file wins
+    return list(found.values())
+
+
+def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
+    """Each fenced block in `answer` that belongs to a file (by its label, or as the only
+    candidate), in a language that fits, and not a test file the task keeps."""
     named_in_task = set(named_in(task))
     keep_tests = forbids_test_changes(task)
-    found: dict[str, FileBlock] = {}
+    blocks = []
     for match in _FENCE.finditer(answer):
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
@@ -52,10 +91,9 @@ def file_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
         if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)):
             continue
         code = _without_name_line(code, path)
-        if _is_whole(code, cwd / path):
-            found[path] = FileBlock(path, code if code.endswith("\n") else code + "\n",
-                                    match.span())
-    return list(found.values())
+        blocks.append(FileBlock(path, code if code.endswith("\n") else code + "\n",
+                                match.span()))
+    return blocks
 
 
 def _language_fits(info: str, path: str) -> bool:
@@ -109,14 +147,43 @@ def _without_name_line(code: str, path: str) -> str:
 
 def _is_whole(code: str, target: Path) -> bool:
     """Whether `code` is a whole file: not empty, and defining every top-level function
-    and class the file defines now (a block that leaves one out is an excerpt)."""
+    and class (and in Python every module-level name) the file defines now (a block that
+    leaves one out is an excerpt)."""
     if not code.strip():
         return False
     try:
         current = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return True  # a new file: whatever the block holds is all of it
-    return set(_TOP_LEVEL.findall(current)) <= set(_TOP_LEVEL.findall(code))
+    defined, had = _top_level(code, current, target.name)
+    return set(had) <= set(defined)
+
+
+def _top_level(code: str, current: str, path: str) -> tuple[list[str], list[str]]:
+    """The names `code` and the file's `current` text define at the top level, each in
+    order: functions and classes; in a Python file where both parse, every module-level
+    name they bind (`SUBLIST = None` too: tests import those as they import functions,
+    `from sublist import sublist, SUBLIST`). Both are read the same way, so a block that
+    does not parse is never short of names only the parser sees."""
+    if path.endswith(".py"):
+        try:
+            return _bound_names(ast.parse(code)), _bound_names(ast.parse(current))
+        except (SyntaxError, ValueError):
+            pass
+    return _TOP_LEVEL.findall(code), _TOP_LEVEL.findall(current)
+
+
+def _bound_names(tree: ast.Module) -> list[str]:
+    """The names a module's own statements bind, in order (not those inside `if` or
+    `try`: a rewrite may move those, and the regex fallback never saw them either)."""
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(names))
 
 
 _SHELL_LANGUAGES = ("", "bash", "sh", "shell", "console", "zsh", "terminal")

@@ -250,6 +250,13 @@ PROBE_NOTICES = ("first, a whole-file answer to the task alone (no tools): kept 
                  "again, with the tests shown: kept only if they pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
+# A code block for a file that left out top-level names the file defines: never written
+# (core/prose_code.fragments), and the model told why (core/loop.py _tell_fragment).
+FRAGMENT_TELL = (
+    "Your code block for {path} was not written: it leaves out {names}, which {path} "
+    "defines at the top level now (the tests or other code import them by name). Keep "
+    "every top-level function, class and constant, with the same names, and send the "
+    "whole file again.")
 PROSE_CODE_TELL = (
     "Your reply holds the new content of {paths} in a code block, but no file was changed: "
     "a file changes only when you call a tool. Write it with write_file (the whole file) "
