@@ -270,6 +270,23 @@ def test_fragments_name_the_top_level_definitions_a_block_leaves_out(tmp_path):
     assert fragments(MOVED + "\n" + whole, tmp_path, "dnd.py") == []  # the later block wins
 
 
+def test_the_tests_echoed_in_an_answer_are_neither_the_file_nor_a_fragment_of_it(tmp_path):
+    """A reply that says "now let's run the tests" and shows the test file, unnamed: it
+    imports the module the task names, so it is not that module's new content, and the
+    model is not told it dropped the module's names."""
+    (tmp_path / "anagram.py").write_text("def find_anagrams(word, candidates):\n    pass\n")
+    task = "Implement anagram.py. Run the tests with: python -m pytest -q anagram_test.py"
+    echo = ("Now, let's run the tests:\n```python\nimport unittest\n\n"
+            "from anagram import (\n    find_anagrams,\n)\n\n"
+            "class AnagramTest(unittest.TestCase):\n    def test_no_matches(self):\n"
+            "        self.assertEqual(find_anagrams('a', []), [])\n```")
+    assert file_blocks(echo, tmp_path, task) == [] and fragments(echo, tmp_path, task) == []
+    own = "```python\nimport anagram\n\ndef find_anagrams(w, c):\n    return []\n```"
+    assert file_blocks(own, tmp_path, task) == []
+    solution = "```python\nimport collections\n\ndef find_anagrams(w, c):\n    return []\n```"
+    assert [b.path for b in file_blocks(solution, tmp_path, task)] == ["anagram.py"]
+
+
 SUBLIST_STUB = ('"""Stub."""\n# Possible sublist categories.\nSUBLIST = None\nEQUAL = None\n\n\n'
                 'def sublist(list_one, list_two):\n    pass\n')
 
@@ -562,7 +579,7 @@ def test_a_probe_that_fails_is_undone_and_the_turn_starts_as_without_it(tmp_path
     steps = [{"content": WRONG},  # the probe: its file fails the tests
              {"content": WRONG.replace("2", "3")},  # again with the tests shown: fails too
              {"content": GOOD}, {"content": "Fixed."}, {"content": "Verified."}]
-    loop, client, rec, task = _probe_loop(tmp_path, steps, probe=True)
+    loop, client, rec, task = _probe_loop(tmp_path, steps, probe=True, probe_rounds=0)
     outcome = loop.run_turn(task)
     assert outcome.status == "completed" and outcome.final_message == "Verified."
     again = client.requests[1]  # the second probe: the same, with the tests shown
@@ -613,7 +630,7 @@ def test_a_probe_writes_only_the_files_to_change(tmp_path):
     loop, client, rec = make_loop(tmp_path, [{"content": rigged}, {"content": rigged},
                                              {"content": GOOD}, {"content": "Fixed."},
                                              {"content": "Verified."}],
-                                  show_named_files=True, probe=True)
+                                  show_named_files=True, probe=True, probe_rounds=0)
     outcome = loop.run_turn(task)
     assert (tmp_path / "hamming_test.py").read_text() == tests_before
     assert client.tools_seen[:2] == [[], []] and client.tools_seen[2]  # both probes failed
@@ -656,3 +673,99 @@ def test_a_probe_reply_that_drops_a_name_tells_the_conversation_nothing(tmp_path
     assert loop.run_turn(task).status == "completed"
     assert client.tools_seen[:2] == [[], []]
     assert not any("was not written" in str(m.get("content")) for m in loop.history)
+
+
+# -- the probe's repair rounds: the best attempt and one failing test, again and again -----------
+
+def _two_tests(tmp_path: Path) -> str:
+    """hamming with two tests, so that an attempt can pass one of them; returns the task."""
+    (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
+    (tmp_path / "hamming_test.py").write_text(
+        "from hamming import distance\n\n"
+        "def test_same():\n    assert distance('A', 'A') == 0\n\n"
+        "def test_differs():\n    assert distance('A', 'G') == 1\n")
+    return TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+
+
+HALF = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"  # test_same passes
+
+
+def test_a_repair_round_shows_the_best_attempt_and_one_failing_test(tmp_path):
+    task = _two_tests(tmp_path)
+    steps = [{"content": HALF}, {"content": WRONG}, {"content": "Fixed:\n" + GOOD}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 3
+    assert outcome.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert client.tools_seen == [[], [], []]  # all three without tools: the probe's
+    repair = client.requests[2][1]["content"]
+    assert repair.startswith(task)
+    # the best attempt (one test passes), not the second probe's (none passes), nor the stub
+    assert "return 0" in repair and "return 2" not in repair and "pass\n" not in repair
+    assert "gives: 1 failed, 1 passed" in repair
+    assert "This test fails (test_differs)" in repair and "assert 0 == 1" in repair
+    assert "def test_same" not in repair  # one failing test, not the test file
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert turn_completed(rec).verification.by == "evidence"
+    assert_pairs_intact(loop.history)
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert any(m.startswith("repair round 1: the best whole-file answer so far (1 failed, "
+                            "1 passed)") for m in notices)
+
+
+def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_path):
+    """Rounds that pass no more tests than the best are dropped; each shows the best again
+    with another of its failing tests (a new prompt), and after three in a row the files are
+    put back as the task had them and the conversation begins."""
+    task = _two_tests(tmp_path)
+    (tmp_path / "hamming_test.py").write_text(
+        "from hamming import distance\n\n"
+        "def test_same():\n    assert distance('A', 'A') == 0\n\n"
+        "def test_differs():\n    assert distance('A', 'G') == 1\n\n"
+        "def test_two():\n    assert distance('AC', 'GT') == 2\n")
+    steps = [{"content": HALF}, {"content": HALF}, {"content": WRONG}, {"content": WRONG},
+             {"content": "No idea."}, {"content": GOOD}, {"content": "Done."},
+             {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    assert client.tools_seen[:5] == [[]] * 5 and client.tools_seen[5]
+    rounds = [client.requests[i][1]["content"] for i in (2, 3, 4)]
+    assert all("return 0" in r for r in rounds)  # always the best, never a worse attempt
+    assert "(test_differs)" in rounds[0] and "(test_two)" in rounds[1]
+    assert "(test_differs)" in rounds[2]  # the failing tests shown in turn
+    first = client.requests[5]  # the conversation: from the task, nothing of the probe
+    assert not any("return 0" in str(m.get("content")) for m in first)
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_a_repair_round_that_passes_more_tests_is_where_the_next_one_starts(tmp_path):
+    task = _two_tests(tmp_path)
+    (tmp_path / "hamming_test.py").write_text(
+        "from hamming import distance\n\n"
+        "def test_same():\n    assert distance('A', 'A') == 0\n\n"
+        "def test_differs():\n    assert distance('A', 'G') == 1\n\n"
+        "def test_two():\n    assert distance('AC', 'GT') == 2\n")
+    better = ("hamming.py\n```python\ndef distance(a, b):\n"
+              "    return 0 if a == b else 1\n```")
+    steps = [{"content": HALF}, {"content": HALF}, {"content": better}, {"content": GOOD}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    assert loop.run_turn(task).status == "completed" and client.calls == 4
+    second = client.requests[3][1]["content"]
+    assert "0 if a == b else 1" in second and "gives: 1 failed, 2 passed" in second
+    assert "(test_two)" in second and "assert 1 == 2" in second
+    # the round started from the best attempt's file, written before it was sent
+    writes = [c for c in rec.completed("file_change")]
+    assert len(writes) >= 4
+
+
+def test_no_repair_round_without_an_attempt_or_with_rounds_off(tmp_path):
+    task = _two_tests(tmp_path)
+    loop, client, _ = make_loop(tmp_path, [{"content": HALF}, {"content": HALF},
+                                           {"content": GOOD}, {"content": "Done."},
+                                           {"content": "Verified."}],
+                                show_named_files=True, probe=True, probe_rounds=0)
+    assert loop.run_turn(task).status == "completed"
+    assert client.tools_seen[:2] == [[], []] and client.tools_seen[2]
+    assert (tmp_path / "hamming.py").read_text().count("zip(a, b)") == 1

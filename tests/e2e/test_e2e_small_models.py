@@ -156,28 +156,58 @@ def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, ho
 
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
                                                                       workspace, home):
+    """Two probe messages, then repair rounds (the best attempt and its failing test), each
+    failing: after three rounds that pass no more tests the file is put back and the turn
+    is the agent's own."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
-    server = scripted_server([
-        {"content": f"hamming.py\n```python\n{wrong}```"},  # the probe
-        {"content": f"hamming.py\n```python\n{wrong}```"},  # again, the tests shown
-        {"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
-        {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
+    server = scripted_server(
+        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 5  # 2 probes, 3 repair rounds
+        + [{"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
+           {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    probe, again, first = server.requests[0], server.requests[1], server.requests[2]
+    probe, again, first = server.requests[0], server.requests[1], server.requests[5]
     assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
     assert probe["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in probe["messages"][1]["content"]  # the file as it was
     assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests at first
     assert "tools" not in again and HAMMING_TEST in again["messages"][1]["content"]
+    for repair in server.requests[2:5]:
+        text = repair["messages"][1]["content"]
+        assert "tools" not in repair and wrong in text and "This test fails (test_one)" in text
+        assert "assert 0 == 1" in text and HAMMING_TEST not in text
     assert "tools" in first and not any("return 0" in str(m.get("content"))
                                         for m in first["messages"])  # as without the probe
-    assert any("whole-file answer" in e["message"] for e in run.of_type("error"))
-    assert len(run.completed_items("file_change")) == 5  # 2 probes, each put back, the agent's
+    notices = [e["message"] for e in run.of_type("error")]
+    assert any("whole-file answer" in m for m in notices)
+    assert sum(m.startswith("repair round ") for m in notices) == 3
+    # the first probe's write; the stub put back for the second, and its write; the rounds
+    # start from the best attempt, which they repeat (nothing to write, nothing to test);
+    # the stub put back for the agent's turn; the agent's write
+    assert len(run.completed_items("file_change")) == 5
+    assert len(run.completed_items("command_execution")) == 3  # 2 probes, the agent's run
     assert (workspace / "hamming.py").read_text() == SOLVED
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_repair_round_that_passes_is_the_answer(scripted_server, workspace, home):
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST + "\n\ndef test_same():\n"
+                                               "    assert distance('A', 'A') == 0\n")
+    wrong = "def distance(strand_a, strand_b):\n    return 0\n"
+    server = scripted_server([{"content": f"hamming.py\n```python\n{wrong}```"},
+                              {"content": "I cannot tell."},
+                              {"content": f"Fixed.\nhamming.py\n```python\n{SOLVED}```"}])
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 3 and (workspace / "hamming.py").read_text() == SOLVED
+    repair = server.requests[2]["messages"][1]["content"]
+    assert "gives: 1 failed, 1 passed" in repair and wrong in repair
+    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 

@@ -37,15 +37,16 @@ from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_i
 from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.named_files import named_file_texts, render_files
+from baseagent.core.probe import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
 from baseagent.core.prose_code import (file_blocks, fragments, test_command_block,
                                        without_blocks)
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
+from baseagent.core.test_report import read_report
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
-                                      PROBE_NOTICES, PROBE_TESTS_SECTION,
                                       FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
                                       PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
@@ -62,8 +63,6 @@ STREAM_UPDATE_INTERVAL_S = 0.05
 # text has grown by this factor since the last one: the bytes one message puts in the JSONL
 # (and the record) stay under ~6x its length instead of growing with its square.
 STREAM_TEXT_GROWTH = 1.25
-# The tests shown in the probe's second message, in bytes (PROBE_TESTS_SECTION).
-MAX_PROBE_TEST_BYTES = 16 * 1024
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3
 # A finish reason that ends the turn: the provider refused to go on.
@@ -202,12 +201,9 @@ class _TurnState:
     fragment_note: str | None = None
     told_fragment: bool = False
     repeats: RepeatedCalls = field(default_factory=RepeatedCalls)
-    # The probe's messages, in order: the task and the files it names to change, as they
-    # were when it began; then the same with the tests it names shown. Empty when it cannot
-    # be sent alone (images, a continued turn).
-    openings: list[str] = field(default_factory=list)
-    # Those files' content then: what the probe puts back when its answer fails.
-    probe_files: dict[str, str] = field(default_factory=dict)
+    # The whole-file probe's messages and attempts (core/probe.py); None when it cannot
+    # be sent alone (images, a continued turn) or the task names no file to change.
+    probe: ProbePlan | None = None
 
 
 class Loop:
@@ -219,6 +215,7 @@ class Loop:
                  thread_id: str = "", paused: Paused | None = None,
                  tool_choice: str | None = None, prose_code: ProseCode = "apply",
                  show_named_files: bool = False, probe: bool = False,
+                 probe_rounds: int = MAX_REPAIR_ROUNDS,
                  all_tools_failed: AllToolsFailed = "continue") -> None:
         self.client = client
         self.registry = registry
@@ -244,6 +241,7 @@ class Loop:
         self.show_named_files = show_named_files
         # Once a turn, before the conversation: the whole-file probe (_probe).
         self.probe = probe
+        self.probe_rounds = probe_rounds  # its repair rounds at most (core/probe.py)
         self.all_tools_failed = all_tools_failed
         self._tool_called = False
 
@@ -271,16 +269,13 @@ class Loop:
             if isinstance(content, str) and (self.show_named_files or self.probe) else {}
         if self.show_named_files and isinstance(content, str):
             content += render_files(named)
-        if self.probe and isinstance(content, str):
-            # The probe's messages: the task and the files to change as they are now; then,
-            # if that answer fails, the same with the tests (first without them: a model
-            # shown a test file may copy it back instead of the code).
+        command = self._state.evidence.test_command
+        if self.probe and isinstance(content, str) and command is not None:
             files = {name: text for name, text in named.items() if not is_test_file(name)}
             tests = {name: text for name, text in named.items() if is_test_file(name)}
-            self._state.probe_files = files
-            opening = turn.message_content + render_files(files)
-            shown = render_files(tests, PROBE_TESTS_SECTION, MAX_PROBE_TEST_BYTES)
-            self._state.openings = [opening, opening + shown] if shown else [opening]
+            if files:
+                self._state.probe = ProbePlan(str(turn.message_content), files, tests, command,
+                                              max_rounds=self.probe_rounds)
         self._append({"role": "user", "content": content})
         self._budget = CallBudget(self.max_iterations)
         self._tool_called = False
@@ -398,56 +393,60 @@ class Loop:
         """Before the conversation (compact profile, a task naming its files and its test
         command): the task and its files sent without tools, asking for whole files, Aider's
         way; the files in the reply are written and the tests run. If they pass, that is the
-        answer (verified by evidence) and the exchange joins the history. If not, the files
-        are put back as they were and the same is asked once more with the tests the task
-        names shown (a small model that misses a name or an error message the tests expect
-        often gets it from them). If neither passes, the evidence of the probes is dropped
-        and the turn goes on as the agent's own from the unchanged task: a model that
-        answers a two-message prompt well keeps that answer, and one that does better with
-        tools loses nothing but the probes' time. At temperature 0 the same prompt gets the
-        same reply, so each message is sent once."""
+        answer (verified by evidence) and the exchange joins the history. If not, the same
+        is asked with the tests shown, then in repair rounds with the best attempt so far
+        and one of its failing tests (core/probe.py says why and when they stop), each
+        attempt starting from the files it was shown. If none passes, the files are put
+        back as the task had them, the evidence of the probe is dropped and the turn goes
+        on as the agent's own from the unchanged task: a model that answers a short prompt
+        well keeps that answer, and one that does better with tools loses nothing but the
+        probe's time. At temperature 0 the same prompt gets the same reply, so no message
+        is sent twice."""
         state = self._state
         assert state is not None
-        if not self.probe or not state.openings or self.prose_code != "apply" \
-                or state.evidence.test_command is None \
+        plan = state.probe
+        if not self.probe or plan is None or self.prose_code != "apply" \
                 or self.registry.get("write_file") is None or self.registry.get("shell") is None:
             return None
-        originals = state.probe_files
-        if not originals:
-            return None
-        for opening, notice in zip(state.openings, PROBE_NOTICES):
-            if self._budget.left <= 1:
-                return None
-            final = self._probe_once(opening, notice, originals)
+        while self._budget.left > 1 and (message := plan.next_message()) is not None:
+            self._put_back(message.start)
+            final, attempt = self._probe_once(message.text, message.notice, plan)
             if final is not None:
                 return final
+            plan.took(attempt)
+        self._put_back(plan.files)  # the turn starts from the task's files
+        state.evidence = Evidence.for_turn(state.input.text, self._repository_notes())
+        state.repeats = RepeatedCalls()
         return None
 
-    def _probe_once(self, opening: str, notice: str, originals: dict[str, str]) -> str | None:
-        """One probe message: its answer if the tests pass; else the files put back and the
-        turn's evidence as it began, and None."""
+    def _probe_once(self, message: str, notice: str,
+                    plan: ProbePlan) -> tuple[str | None, Attempt | None]:
+        """One probe message: (its answer, None) if the tests pass; else (None, what the
+        attempt left and what the tests said of it, or None when it wrote nothing)."""
         state = self._state
         assert state is not None
         self._stop_if_cancelled()
+        state.evidence = Evidence.for_turn(state.input.text, self._repository_notes())
+        state.repeats = RepeatedCalls()
         self.emitter.notice(notice)
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
         turn = self._think(alone=[{"role": "system", "content": PROBE_SYSTEM},
-                                  {"role": "user", "content": opening}])
+                                  {"role": "user", "content": message}])
         # Only the files to change are written (never a test file the reply repeats): what
         # the probe writes is what it puts back.
         cwd = self.tool_context.cwd
-        allowed = {os.path.normpath(cwd / name) for name in originals}
+        allowed = {os.path.normpath(cwd / name) for name in plan.files}
         calls = [c for c in turn.tool_calls
                  if (path := _written_path(c)) is None or os.path.normpath(cwd / path) in allowed]
         if not any(_written_path(c) is not None for c in calls):
-            return None
+            return None, None
         turn.tool_calls = calls
-        results = [(call, self._run_quiet(call)) for call in calls]
+        results = [(call, *self._run_quiet(call)) for call in calls]
         if state.evidence.missing() is None and state.evidence.edits:
             self._append(_history_message(turn))
-            for call, output in results:
+            for call, _, output in results:
                 self._append(_tool_message(call.id, output))
             written = [os.path.relpath(p, self.tool_context.cwd) for p in state.evidence.edited]
             answer = PROBE_PASSED.format(files=", ".join(dict.fromkeys(written)) or "the files",
@@ -456,22 +455,38 @@ class Loop:
             self.emitter.send(engine.ItemStarted(item))
             self.emitter.send(engine.ItemCompleted(item))
             self._append({"role": "assistant", "content": answer})
-            return answer
-        for name, content in originals.items():  # the turn starts from the task's files
+            return answer, None
+        runs = [result for call, result, _ in results if call.name == "shell"]
+        if not runs:
+            return None, None
+        return None, Attempt(self._current(plan.files), read_report(runs[-1].output))
+
+    def _current(self, files: dict[str, str]) -> dict[str, str]:
+        """These files as they are on disk now (a file that cannot be read: as given)."""
+        current = {}
+        for name, content in files.items():
+            try:
+                current[name] = (self.tool_context.cwd / name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                current[name] = content
+        return current
+
+    def _put_back(self, files: dict[str, str]) -> None:
+        """Write the files that differ from these contents (the probe's starting points)."""
+        for name, content in files.items():
+            if self._current({name: "\0"})[name] == content:
+                continue
             self._run_quiet(ToolCall(
                 id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
                 arguments=json.dumps({"file_path": name, "content": content},
                                      ensure_ascii=False)))
-        state.evidence = Evidence.for_turn(state.input.text, self._repository_notes())
-        state.repeats = RepeatedCalls()
-        return None
 
-    def _run_quiet(self, call: ToolCall) -> str:
-        """Run one call as an item, outside the history (the probe's); returns what its
-        tool message would say."""
+    def _run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
+        """Run one call as an item, outside the history (the probe's); returns its result
+        and what its tool message would say."""
         prepared = self.registry.prepare(call.name, call.arguments)
         result = self._run_tool(call, prepared)
-        return self._observe(call, prepared, result)
+        return result, self._observe(call, prepared, result)
 
     def _work(self) -> str:
         """Answer, verified; with a final check, one correction round at most."""

@@ -12,7 +12,8 @@ A block belongs to a file when the file is named just before it (a line such as
 the task names it. Without a name, a block counts only when the task names exactly one file
 that exists, in the block's language. Either way a block that leaves out a function or class
 (in Python, any module-level name) the file defines today is a fragment, not the file, and
-is never written; nor is a test file when the task says not to change the tests.
+is never written; nor is a test file when the task says not to change the tests, nor a
+block that imports the module it would be written as (the tests, echoed).
 """
 from __future__ import annotations
 
@@ -88,12 +89,24 @@ def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
             or _only_candidate(info, cwd, named_in_task)
-        if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)):
+        if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)) \
+                or _imports_itself(code, path):
             continue
         code = _without_name_line(code, path)
         blocks.append(FileBlock(path, code if code.endswith("\n") else code + "\n",
                                 match.span()))
     return blocks
+
+
+def _imports_itself(code: str, path: str) -> bool:
+    """Whether a Python block imports the module it would be written as (`from anagram
+    import find_anagrams` in a block taken for anagram.py): a model that echoes the test
+    file after "now let's run the tests" shows code that uses the file, not the file."""
+    if not path.endswith(".py"):
+        return False
+    module = re.escape(Path(path).stem)
+    return re.search(rf"^\s*(?:from\s+{module}\s+import\b|import\s+{module}\b)", code,
+                     re.MULTILINE) is not None
 
 
 def _language_fits(info: str, path: str) -> bool:

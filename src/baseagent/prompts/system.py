@@ -248,6 +248,23 @@ PROBE_TESTS_SECTION = ("\nThe tests your code must pass (shown to you; do not ch
 PROBE_NOTICES = ("first, a whole-file answer to the task alone (no tools): kept only if the "
                  "tests pass",
                  "again, with the tests shown: kept only if they pass")
+# A repair round of the probe (core/probe.py): the task, the best attempt so far and one of
+# its failing tests, the whole file asked for again.
+PROBE_REPAIR = """\
+{task}
+
+Your code so far, with which `{command}` gives: {summary}.
+{files}
+This test fails{test}:
+
+```text
+{failure}
+```
+
+Fix the code so that this test passes too, and the tests that pass still pass. Reply with
+the whole new content of {names}."""
+PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
+                       "of its failing tests: kept only if the tests pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 # A code block for a file that left out top-level names the file defines: never written

@@ -1,0 +1,115 @@
+"""The whole-file probe's messages: what to send next, and the best attempt so far.
+
+The compact profile answers a task that names its files and its test command first the
+way a small model answers best, without tools and with whole files (Aider's way); the loop
+(core/loop.py `_probe`) sends each message, writes the files of the reply, runs the tests
+and hands the attempt back here. The messages, in order:
+
+1. the task and the files to change, as they are;
+2. the same with the tests the task names shown (a model that missed a name or an error
+   message the tests expect often finds it there);
+3. repair rounds: the task, the best attempt so far (the one that passed the most tests)
+   and one of its failing tests, asking for the whole file again. A small model shown
+   fifty lines of mixed failures fixes none; shown one failing test, with the values it
+   expected and got, it often fixes that one. An attempt that passes more tests becomes
+   the one the next round starts from; one that does not is dropped, and the next round
+   shows another failing test of the best (a different prompt: at temperature 0 the same
+   prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
+   MAX_MISSES in a row that passed no more tests than the best.
+
+Nothing here runs or writes anything: the loop does, and keeps the files and the evidence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from baseagent.core.named_files import render_files
+from baseagent.core.test_report import TestReport
+from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
+                                      PROBE_TESTS_SECTION)
+
+# The tests shown in the second message, in bytes.
+MAX_PROBE_TEST_BYTES = 16 * 1024
+# Repair rounds after the first two messages, and rounds in a row that may pass no more
+# tests than the best attempt before they stop.
+MAX_REPAIR_ROUNDS = 6
+MAX_MISSES = 3
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one probe message led to: the files to change as its reply left them, and what
+    the test command said of them."""
+
+    files: dict[str, str]
+    report: TestReport
+
+
+@dataclass(frozen=True)
+class ProbeMessage:
+    """A message to send: its text, the notice the run shows as it goes, and the files the
+    attempt starts from (the task's, or the best attempt's for a repair round)."""
+
+    text: str
+    notice: str
+    start: dict[str, str]
+
+
+@dataclass
+class ProbePlan:
+    """The probe of one turn. `files`: the files to change as the turn found them (what is
+    put back when no attempt passes); `tests`: the test files the task names."""
+
+    task: str
+    files: dict[str, str]
+    tests: dict[str, str]
+    test_command: str
+    max_rounds: int = MAX_REPAIR_ROUNDS
+    best: Attempt | None = None
+    sent: int = 0  # messages sent so far
+    rounds: int = 0  # repair rounds sent so far
+    misses: int = 0  # repair rounds in a row that did not beat the best
+    shown: int = 0  # which failing test of the best the next round shows
+    openings: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        opening = self.task + render_files(self.files)
+        shown = render_files(self.tests, PROBE_TESTS_SECTION, MAX_PROBE_TEST_BYTES)
+        # First without the tests: a model shown a test file may copy it back instead.
+        self.openings = [opening, opening + shown] if shown else [opening]
+
+    def next_message(self) -> ProbeMessage | None:
+        """The next message to send, or None: the probe is over."""
+        if self.sent < len(self.openings):
+            message = ProbeMessage(self.openings[self.sent], PROBE_NOTICES[self.sent],
+                                   self.files)
+        else:
+            best = self.best
+            if best is None or not best.report.failures or self.rounds >= self.max_rounds \
+                    or self.misses >= MAX_MISSES:
+                return None
+            failure = best.report.failures[self.shown % len(best.report.failures)]
+            self.rounds += 1
+            message = ProbeMessage(
+                PROBE_REPAIR.format(
+                    task=self.task, command=self.test_command, summary=best.report.summary,
+                    files=render_files(best.files, "{files}"),
+                    test=f" ({failure.name})" if failure.name else "",
+                    failure=failure.text, names=", ".join(best.files)),
+                PROBE_REPAIR_NOTICE.format(n=self.rounds, summary=best.report.summary),
+                best.files)
+        self.sent += 1
+        return message
+
+    def took(self, attempt: Attempt | None) -> None:
+        """What the last message led to (None: no file was written): the best attempt
+        changes when this one passed more tests."""
+        repairing = self.rounds > 0
+        if attempt is not None and (self.best is None
+                                    or attempt.report.score > self.best.report.score):
+            self.best = attempt
+            self.shown = 0
+            self.misses = 0
+        elif repairing:
+            self.misses += 1
+            self.shown += 1
