@@ -9,9 +9,11 @@ and hands the attempt back here. The messages, in order:
 2. the same with the tests the task names shown (a model that missed a name or an error
    message the tests expect often finds it there);
 3. repair rounds: the task, the best attempt so far (the one that passed the most tests)
-   and one of its failing tests, asking for the whole file again. A small model shown
-   fifty lines of mixed failures fixes none; shown one failing test, with the values it
-   expected and got, it often fixes that one. An attempt that passes more tests becomes
+   and one of its failing tests, asking first for one sentence on what in the code makes
+   that test fail, then for the whole file again. A small model shown fifty lines of mixed
+   failures fixes none; shown one failing test with the values it expected and got, it can
+   fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
+   back unchanged; asked first why the test fails, it names a cause and changes the code. An attempt that passes more tests becomes
    the one the next round starts from; one that does not is dropped, and the next round
    shows another failing test of the best (a different prompt: at temperature 0 the same
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or

@@ -10,9 +10,10 @@ chooses the "whole" edit format for weak models for the same reason).
 descriptions and no parameter prose, and whole-file edits; code the model leaves in its
 answer for a file is written with write_file (core/prose_code.py), and the files the task
 names are shown with it (core/named_files.py), as Aider shows the files in play. About 600
-tokens, plus those files. Before the conversation, the task and those files are sent once
-without tools, asking for whole files (Aider's way): kept if the tests then pass, undone
-if not.
+tokens, plus those files. Before the conversation, the task and those files are sent
+without tools, asking for whole files (Aider's way), then with the tests shown, then in
+repair rounds with the best attempt and one failing test (core/probe.py): kept if the
+tests then pass, undone if not.
 
 `auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
 as ollama/ or lm_studio/) and `full` for everything else. An API base on this machine

@@ -261,8 +261,8 @@ This test fails{test}:
 {failure}
 ```
 
-Fix the code so that this test passes too, and the tests that pass still pass. Reply with
-the whole new content of {names}."""
+First say in one sentence what in the code makes this test fail. Then reply with the whole
+new content of {names}, fixed so that this test passes too."""
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
