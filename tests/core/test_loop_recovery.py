@@ -769,3 +769,53 @@ def test_no_repair_round_without_an_attempt_or_with_rounds_off(tmp_path):
     assert loop.run_turn(task).status == "completed"
     assert client.tools_seen[:2] == [[], []] and client.tools_seen[2]
     assert (tmp_path / "hamming.py").read_text().count("zip(a, b)") == 1
+
+
+# -- the probe merges a block that drops names into its file, by name -------------------------
+
+def test_merge_definitions_replaces_by_name_and_keeps_the_rest():
+    from baseagent.core.prose_code import merge_definitions
+    current = ('"""Doc."""\nSIDES = 6\n\n\nclass Character:\n    def __init__(self):\n'
+               '        pass\n\n\n@staticmethod\ndef modifier(value):\n    pass\n')
+    moved = ("import random\n\nclass Character:\n    def __init__(self):\n"
+             "        self.hp = random.randint(3, 18)\n\n    def modifier(self, value):\n"
+             "        return (value - 10) // 2\n\nc = Character()\nprint(c.hp)\n"
+             "LIMIT = 18\n")
+    merged = merge_definitions(current, moved)
+    assert merged is not None
+    assert merged.startswith('"""Doc."""\nimport random\nSIDES = 6\n')  # import after the doc
+    assert "self.hp = random.randint(3, 18)" in merged and "        pass\n\n\nclass" not in merged
+    assert "@staticmethod\ndef modifier(value):\n    pass\n" in merged  # the file's own, kept
+    assert "c = Character()" not in merged and "print(" not in merged  # a demo is left out
+    assert merged.rstrip().endswith("LIMIT = 18")  # a new constant is added
+    compile(merged, "dnd.py", "exec")
+    only_one = merge_definitions(current, "def modifier(value):\n    return value // 2\n")
+    assert only_one is not None and "return value // 2" in only_one and "class Character" in only_one
+    assert "@staticmethod" not in only_one  # the whole statement, decorators too, replaced
+    assert merge_definitions(current, "def f(:\n") is None  # does not parse
+    assert merge_definitions(current, "print('hi')\n") is None  # nothing to put in
+    assert merge_definitions(current, "SIDES = 6\n") is None  # changes nothing
+
+
+def test_a_probe_block_that_drops_a_name_is_merged_and_judged_by_the_tests(tmp_path):
+    (tmp_path / "dnd.py").write_text(DND)
+    (tmp_path / "dnd_test.py").write_text(
+        "from dnd import Character, modifier\n\n"
+        "def test_hp():\n    assert Character().hp == 10\n\n"
+        "def test_modifier():\n    assert modifier(3) == -4\n")
+    task = (f"Implement dnd.py. Run the tests with: {sys.executable} -m pytest -q "
+            "-p no:cacheprovider dnd_test.py")
+    fixed = ("dnd.py\n```python\ndef modifier(value):\n    return (value - 10) // 2\n```")
+    loop, client, rec = make_loop(tmp_path, [{"content": MOVED}, {"content": MOVED},
+                                             {"content": "It returns None.\n" + fixed}],
+                                  show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 3
+    repair = client.requests[2][1]["content"]
+    # the merged attempt: the class from the reply, the file's own modifier; one test passes
+    assert "self.hp = 10" in repair and "def modifier(value):\n    pass" in repair
+    assert "gives: 1 failed, 1 passed" in repair and "(test_modifier)" in repair
+    final = (tmp_path / "dnd.py").read_text()
+    assert "self.hp = 10" in final and "return (value - 10) // 2" in final
+    notes = [m["content"] for m in loop.history if m.get("role") == "tool"]
+    assert any("your code block left out `Character`" in n for n in notes)

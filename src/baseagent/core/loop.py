@@ -38,7 +38,8 @@ from baseagent.core.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, verification_reminder
 from baseagent.core.named_files import named_file_texts, render_files
 from baseagent.core.probe import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
-from baseagent.core.prose_code import (file_blocks, fragments, test_command_block,
+from baseagent.core.prose_code import (file_blocks, fragments, merged_blocks,
+                                       test_command_block,
                                        without_blocks)
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.recorder import RecordWriteError
@@ -48,6 +49,7 @@ from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, To
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
                                       FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
+                                      PROSE_CODE_MERGED,
                                       PROSE_CODE_TELL,
                                       PROSE_TESTS_RUN,
                                       PROSE_COMMAND_RUN, STUMBLE_PROMPTS)
@@ -691,8 +693,10 @@ class Loop:
         and has write_file. Each call's result says what happened. Written before the calls
         the reply makes (its text comes first: "here is the file; now run the tests"),
         except for files those calls write themselves. Blocks that drop top-level names
-        are not written, and the model is told so after the step (not for the probe's
-        reply, which the conversation never sees)."""
+        are not written, and the model is told so after the step; in the probe's reply
+        (which the conversation never sees, and which is kept only if the tests pass)
+        such a block is merged into its file by name instead (prose_code.merged_blocks),
+        so that the tests judge it."""
         state = self._state
         stumble = _stumble(turn)
         cut = stumble in ("repetition", "length")  # complete blocks before the cut count
@@ -705,6 +709,14 @@ class Loop:
         blocks = [b for b in file_blocks(turn.text, cwd, state.input.text)
                   if os.path.normpath(cwd / b.path) not in written_by_calls
                   and _differs(cwd / b.path, b.content)]
+        merged: dict[str, str] = {}  # the probe's: a fragment merged into its file
+        if probe:
+            taken = {b.path for b in blocks}
+            for block, fragment in merged_blocks(turn.text, cwd, state.input.text):
+                if block.path not in taken and _differs(cwd / block.path, block.content) \
+                        and os.path.normpath(cwd / block.path) not in written_by_calls:
+                    blocks.append(block)
+                    merged[block.path] = ", ".join(f"`{n}`" for n in fragment.missing)
         if not state.told_fragment and not probe:
             dropped = [f for f in fragments(turn.text, cwd, state.input.text)
                        if os.path.normpath(cwd / f.path) not in written_by_calls]
@@ -720,7 +732,9 @@ class Loop:
             arguments=json.dumps({"file_path": b.path, "content": b.content},
                                  ensure_ascii=False),
             note=(PROSE_CODE_CUT.format(why=why, path=b.path) if cut
-                  else PROSE_CODE_APPLIED.format(path=b.path))) for b in blocks]
+                  else PROSE_CODE_MERGED.format(path=b.path, names=merged[b.path])
+                  if b.path in merged else PROSE_CODE_APPLIED.format(path=b.path)))
+            for b in blocks]
         if cut:
             if not blocks:
                 return

@@ -79,6 +79,116 @@ def fragments(answer: str, cwd: Path, task: str) -> list[Fragment]:
     return list(found.values())
 
 
+def merged_blocks(answer: str, cwd: Path, task: str) -> list[tuple[FileBlock, Fragment]]:
+    """The fragments in `answer` of existing Python files, each merged into its file
+    (`merge_definitions`): the block's functions, classes and constants replace those of
+    the same names, the rest of the file stays. For the whole-file probe, which keeps a
+    write only if the tests then pass more: a block that moved `modifier` into a class, or
+    sent only the function it changed, is still an attempt the tests can judge."""
+    merged: dict[str, tuple[FileBlock, Fragment]] = {}
+    wanted = {f.path: f for f in fragments(answer, cwd, task)}
+    for block in _labelled_blocks(answer, cwd, task):
+        fragment = wanted.get(block.path)
+        if fragment is None or not block.path.endswith(".py"):
+            continue
+        try:
+            current = (cwd / block.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        content = merge_definitions(current, block.content)
+        if content is not None:
+            merged[block.path] = (FileBlock(block.path, content, block.span), fragment)
+    return list(merged.values())
+
+
+def merge_definitions(current: str, code: str) -> str | None:
+    """`current` (a Python module) with the top-level definitions in `code` put in: each
+    function, class or assignment replaces the one binding the same name, new ones are
+    added at the end, imports it lacks at the top; other statements of `code` (a demo
+    call, prints) are left out. None when either does not parse or nothing would change."""
+    try:
+        old_tree, new_tree = ast.parse(current), ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    old_lines = current.splitlines(keepends=True)
+    new_lines = code.splitlines(keepends=True)
+    where: dict[str, tuple[int, int]] = {}
+    for node in old_tree.body:
+        for name in _node_names(node):
+            where.setdefault(name, _node_span(node))
+    replaced: dict[tuple[int, int], str] = {}
+    added: list[str] = []
+    imports: list[str] = []
+    for node in new_tree.body:
+        start, end = _node_span(node)
+        text = "".join(new_lines[start:end])
+        text = text if text.endswith("\n") else text + "\n"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if text.strip() not in current:
+                imports.append(text)
+            continue
+        spans = {where[name] for name in _node_names(node) if name in where}
+        if len(spans) > 1:
+            return None  # one statement for several of the file's: no clear place
+        if spans:
+            replaced[spans.pop()] = text
+        elif _node_names(node) and (not isinstance(node, (ast.Assign, ast.AnnAssign))
+                                    or _is_literal(node.value)):
+            added.append(text)  # a new definition (not `c = Character()`: a demo)
+    if not replaced and not added:
+        return None
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(replaced):
+        out += old_lines[last:start]
+        out.append(replaced[(start, end)])
+        last = end
+    out += old_lines[last:]
+    result = "".join(out)
+    if added:
+        result = result.rstrip("\n") + "\n\n\n" + "\n\n".join(a.rstrip("\n") + "\n"
+                                                             for a in added)
+    if imports:
+        head = _after_docstring(old_tree)
+        lines = result.splitlines(keepends=True)
+        result = "".join(lines[:head]) + "".join(imports) + "".join(lines[head:])
+    return None if result == current else result
+
+
+def _is_literal(value: ast.expr | None) -> bool:
+    try:
+        ast.literal_eval(value) if value is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return value is not None
+
+
+def _node_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def _node_span(node: ast.stmt) -> tuple[int, int]:
+    """The statement's lines, 0-based and end-exclusive, decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    start = min([d.lineno for d in decorators] + [node.lineno])
+    return start - 1, node.end_lineno or node.lineno
+
+
+def _after_docstring(tree: ast.Module) -> int:
+    """The line after a module docstring (0 when there is none)."""
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        return first.end_lineno or 0
+    return 0
+
+
 def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """Each fenced block in `answer` that belongs to a file (by its label, or as the only
     candidate), in a language that fits, and not a test file the task keeps."""

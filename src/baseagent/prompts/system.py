@@ -219,6 +219,11 @@ STUMBLE_PROMPTS = {
 # prompt offers that form): these notes say what was done with it, without blame.
 PROSE_CODE_APPLIED = (
     "Wrote {path} with the whole content of the code block in your reply.")
+# The whole-file probe's reply held a block that left out names the file defines: its
+# definitions were merged into the file by name (core/prose_code.merged_blocks).
+PROSE_CODE_MERGED = (
+    "Wrote {path}: your code block left out {names}, so its definitions replaced those of "
+    "the same names in the file and the rest of the file was kept.")
 PROSE_COMMAND_RUN = (
     "Ran `{command}`, the command shown in a code block in your reply.")
 PROSE_TESTS_RUN = (
