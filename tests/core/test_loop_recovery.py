@@ -677,13 +677,15 @@ def test_a_probe_reply_that_drops_a_name_tells_the_conversation_nothing(tmp_path
 
 # -- the probe's repair rounds: the best attempt and one failing test, again and again -----------
 
-def _two_tests(tmp_path: Path) -> str:
-    """hamming with two tests, so that an attempt can pass one of them; returns the task."""
+def _two_tests(tmp_path: Path, third: bool = False) -> str:
+    """hamming with two tests (three with `third`), so that an attempt can pass some of
+    them; returns the task."""
     (tmp_path / "hamming.py").write_text("def distance(a, b):\n    pass\n")
     (tmp_path / "hamming_test.py").write_text(
         "from hamming import distance\n\n"
         "def test_same():\n    assert distance('A', 'A') == 0\n\n"
-        "def test_differs():\n    assert distance('A', 'G') == 1\n")
+        "def test_differs():\n    assert distance('A', 'G') == 1\n"
+        + ("\ndef test_two():\n    assert distance('AC', 'GT') == 2\n" if third else ""))
     return TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
 
 
@@ -717,12 +719,7 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
     """Rounds that pass no more tests than the best are dropped; each shows the best again
     with another of its failing tests (a new prompt), and after three in a row the files are
     put back as the task had them and the conversation begins."""
-    task = _two_tests(tmp_path)
-    (tmp_path / "hamming_test.py").write_text(
-        "from hamming import distance\n\n"
-        "def test_same():\n    assert distance('A', 'A') == 0\n\n"
-        "def test_differs():\n    assert distance('A', 'G') == 1\n\n"
-        "def test_two():\n    assert distance('AC', 'GT') == 2\n")
+    task = _two_tests(tmp_path, third=True)
     steps = [{"content": HALF}, {"content": HALF}, {"content": WRONG}, {"content": WRONG},
              {"content": "No idea."}, {"content": GOOD}, {"content": "Done."},
              {"content": "Verified."}]
@@ -741,12 +738,7 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
 
 
 def test_a_repair_round_that_passes_more_tests_is_where_the_next_one_starts(tmp_path):
-    task = _two_tests(tmp_path)
-    (tmp_path / "hamming_test.py").write_text(
-        "from hamming import distance\n\n"
-        "def test_same():\n    assert distance('A', 'A') == 0\n\n"
-        "def test_differs():\n    assert distance('A', 'G') == 1\n\n"
-        "def test_two():\n    assert distance('AC', 'GT') == 2\n")
+    task = _two_tests(tmp_path, third=True)
     better = ("hamming.py\n```python\ndef distance(a, b):\n"
               "    return 0 if a == b else 1\n```")
     steps = [{"content": HALF}, {"content": HALF}, {"content": better}, {"content": GOOD}]
