@@ -721,17 +721,23 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
     put back as the task had them and the conversation begins."""
     task = _two_tests(tmp_path, third=True)
     steps = [{"content": HALF}, {"content": HALF}, {"content": WRONG}, {"content": WRONG},
-             {"content": "No idea."}, {"content": GOOD}, {"content": "Done."},
-             {"content": "Verified."}]
+             {"content": "The test expects 1."}, {"content": WRONG},  # a sentence, no file
+             {"content": GOOD}, {"content": "Done."}, {"content": "Verified."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
     outcome = loop.run_turn(task)
     assert outcome.status == "completed" and outcome.final_message == "Verified."
-    assert client.tools_seen[:5] == [[]] * 5 and client.tools_seen[5]
+    assert client.tools_seen[:6] == [[]] * 6 and client.tools_seen[6]
     rounds = [client.requests[i][1]["content"] for i in (2, 3, 4)]
     assert all("return 0" in r for r in rounds)  # always the best, never a worse attempt
     assert "(test_differs)" in rounds[0] and "(test_two)" in rounds[1]
     assert "(test_differs)" in rounds[2]  # the failing tests shown in turn
-    first = client.requests[5]  # the conversation: from the task, nothing of the probe
+    # the third round's reply said why and sent no file: the file asked for, after it
+    follow_up = client.requests[5]
+    assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
+    assert follow_up[1]["content"] == rounds[2]
+    assert follow_up[2]["content"] == "The test expects 1."
+    assert follow_up[3]["content"] == "Now reply with the whole new content of hamming.py, fixed."
+    first = client.requests[6]  # the conversation: from the task, nothing of the probe
     assert not any("return 0" in str(m.get("content")) for m in first)
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     assert turn_completed(rec).verification.by == "evidence"

@@ -48,6 +48,7 @@ from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelErro
 from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
+                                      PROBE_FOLLOW_UP_NOTICE,
                                       FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
                                       PROSE_CODE_MERGED,
                                       PROSE_CODE_TELL,
@@ -412,7 +413,15 @@ class Loop:
             return None
         while self._budget.left > 1 and (message := plan.next_message()) is not None:
             self._put_back(message.start)
-            final, attempt = self._probe_once(message.text, message.notice, plan)
+            exchange = [{"role": "user", "content": message.text}]
+            final, attempt, reply = self._probe_once(exchange, message.notice, plan)
+            if final is None and attempt is None and message.follow_up and reply.strip() \
+                    and "```" not in reply and self._budget.left > 1:
+                # The reply said why the test fails but sent no code: asked for the file
+                # now, after what it said.
+                exchange += [{"role": "assistant", "content": reply},
+                             {"role": "user", "content": message.follow_up}]
+                final, attempt, _ = self._probe_once(exchange, PROBE_FOLLOW_UP_NOTICE, plan)
             if final is not None:
                 return final
             plan.took(attempt)
@@ -421,10 +430,11 @@ class Loop:
         state.repeats = RepeatedCalls()
         return None
 
-    def _probe_once(self, message: str, notice: str,
-                    plan: ProbePlan) -> tuple[str | None, Attempt | None]:
-        """One probe message: (its answer, None) if the tests pass; else (None, what the
-        attempt left and what the tests said of it, or None when it wrote nothing)."""
+    def _probe_once(self, exchange: list[dict[str, Any]], notice: str,
+                    plan: ProbePlan) -> tuple[str | None, Attempt | None, str]:
+        """One probe message (the last of `exchange`): (its answer, None) if the tests pass;
+        else (None, what the attempt left and what the tests said of it, or None when it
+        wrote nothing); and the reply's text."""
         state = self._state
         assert state is not None
         self._stop_if_cancelled()
@@ -434,8 +444,8 @@ class Loop:
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
-        turn = self._think(alone=[{"role": "system", "content": PROBE_SYSTEM},
-                                  {"role": "user", "content": message}])
+        turn = self._think(alone=[{"role": "system", "content": PROBE_SYSTEM}, *exchange])
+        reply = turn.text
         # Only the files to change are written (never a test file the reply repeats): what
         # the probe writes is what it puts back.
         cwd = self.tool_context.cwd
@@ -443,7 +453,7 @@ class Loop:
         calls = [c for c in turn.tool_calls
                  if (path := _written_path(c)) is None or os.path.normpath(cwd / path) in allowed]
         if not any(_written_path(c) is not None for c in calls):
-            return None, None
+            return None, None, reply
         turn.tool_calls = calls
         results = [(call, *self._run_quiet(call)) for call in calls]
         if state.evidence.missing() is None and state.evidence.edits:
@@ -457,11 +467,11 @@ class Loop:
             self.emitter.send(engine.ItemStarted(item))
             self.emitter.send(engine.ItemCompleted(item))
             self._append({"role": "assistant", "content": answer})
-            return answer, None
+            return answer, None, reply
         runs = [result for call, result, _ in results if call.name == "shell"]
         if not runs:
-            return None, None
-        return None, Attempt(self._current(plan.files), read_report(runs[-1].output))
+            return None, None, reply
+        return None, Attempt(self._current(plan.files), read_report(runs[-1].output)), reply
 
     def _current(self, files: dict[str, str]) -> dict[str, str]:
         """These files as they are on disk now (a file that cannot be read: as given)."""

@@ -13,7 +13,9 @@ and hands the attempt back here. The messages, in order:
    that test fail, then for the whole file again. A small model shown fifty lines of mixed
    failures fixes none; shown one failing test with the values it expected and got, it can
    fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
-   back unchanged; asked first why the test fails, it names a cause and changes the code. An attempt that passes more tests becomes
+   back unchanged; asked first why the test fails, it names a cause and changes the code
+   (and when it stops after that sentence, it is asked for the file, after it: one
+   more message of the same round). An attempt that passes more tests becomes
    the one the next round starts from; one that does not is dropped, and the next round
    shows another failing test of the best (a different prompt: at temperature 0 the same
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
@@ -27,8 +29,8 @@ from dataclasses import dataclass, field
 
 from baseagent.core.named_files import render_files
 from baseagent.core.test_report import TestReport
-from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
-                                      PROBE_TESTS_SECTION)
+from baseagent.prompts.system import (PROBE_FOLLOW_UP, PROBE_NOTICES, PROBE_REPAIR,
+                                      PROBE_REPAIR_NOTICE, PROBE_TESTS_SECTION)
 
 # The tests shown in the second message, in bytes.
 MAX_PROBE_TEST_BYTES = 16 * 1024
@@ -55,6 +57,9 @@ class ProbeMessage:
     text: str
     notice: str
     start: dict[str, str]
+    # Sent after the reply when it said something but sent no file (a repair round's
+    # reply often stops after its sentence on why the test fails).
+    follow_up: str | None = None
 
 
 @dataclass
@@ -99,7 +104,7 @@ class ProbePlan:
                     test=f" ({failure.name})" if failure.name else "",
                     failure=failure.text, names=", ".join(best.files)),
                 PROBE_REPAIR_NOTICE.format(n=self.rounds, summary=best.report.summary),
-                best.files)
+                best.files, PROBE_FOLLOW_UP.format(names=", ".join(best.files)))
         self.sent += 1
         return message
 

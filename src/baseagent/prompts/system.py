@@ -268,6 +268,8 @@ This test fails{test}:
 
 First say in one sentence what in the code makes this test fail. Then reply with the whole
 new content of {names}, fixed so that this test passes too."""
+PROBE_FOLLOW_UP = "Now reply with the whole new content of {names}, fixed."
+PROBE_FOLLOW_UP_NOTICE = "the reply sent no file: asked for it"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
