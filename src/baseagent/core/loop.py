@@ -475,18 +475,20 @@ class Loop:
 
     def _current(self, files: dict[str, str]) -> dict[str, str]:
         """These files as they are on disk now (a file that cannot be read: as given)."""
-        current = {}
-        for name, content in files.items():
-            try:
-                current[name] = (self.tool_context.cwd / name).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                current[name] = content
-        return current
+        current = {name: self._read(name) for name in files}
+        return {name: text if text is not None else files[name]
+                for name, text in current.items()}
+
+    def _read(self, name: str) -> str | None:
+        try:
+            return (self.tool_context.cwd / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def _put_back(self, files: dict[str, str]) -> None:
         """Write the files that differ from these contents (the probe's starting points)."""
         for name, content in files.items():
-            if self._current({name: "\0"})[name] == content:
+            if self._read(name) == content:
                 continue
             self._run_quiet(ToolCall(
                 id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
