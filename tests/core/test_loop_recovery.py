@@ -817,3 +817,40 @@ def test_a_probe_block_that_drops_a_name_is_merged_and_judged_by_the_tests(tmp_p
     assert "self.hp = 10" in final and "return (value - 10) // 2" in final
     notes = [m["content"] for m in loop.history if m.get("role") == "tool"]
     assert any("your code block left out `Character`" in n for n in notes)
+
+
+# -- the code sent back as it already is ---------------------------------------------------------
+
+def test_a_file_sent_back_unchanged_is_told_nothing_changed(tmp_path):
+    """A small model resends its failing code as it is ("now the test should pass"): the
+    loop says nothing changed and what is still missing, instead of taking it as done."""
+    _hamming(tmp_path, solved=False)
+    task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
+    steps = [{"content": WRONG}, {"content": "Here is the fix:\n" + WRONG},
+             {"content": GOOD}, {"content": "Done."}, {"content": "Verified."}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    told = client.requests[2][-1]
+    assert told["role"] == "user" and told["content"].startswith(
+        "Your code block for hamming.py is the same as the file already is, so nothing changed.")
+    assert "exited 1: it fails" in told["content"]
+    assert turn_completed(rec).verification.by == "evidence"
+
+
+def test_a_repair_round_that_sends_the_code_back_unchanged_is_asked_for_a_change(tmp_path):
+    task = _two_tests(tmp_path)
+    steps = [{"content": HALF}, {"content": WRONG},
+             {"content": "It fails because of the second case.\n" + HALF},  # as it was
+             {"content": GOOD}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 4
+    follow_up = client.requests[3]
+    assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
+    assert follow_up[3]["content"] == ("That is the code as it already is, so the test still "
+                                       "fails. Change the code so that it passes, and reply "
+                                       "with the whole new content of hamming.py.")
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert "the reply changed no file: asked for the changed file" in notices

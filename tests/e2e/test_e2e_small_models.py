@@ -157,28 +157,33 @@ def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, ho
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
                                                                       workspace, home):
     """Two probe messages, then repair rounds (the best attempt and its failing test), each
-    failing: after three rounds that pass no more tests the file is put back and the turn
-    is the agent's own."""
+    failing (the file sent back unchanged, then again when asked for a change): after three
+    rounds that pass no more tests the file is put back and the turn is the agent's own."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
     server = scripted_server(
-        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 5  # 2 probes, 3 repair rounds
+        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 8  # 2 probes, 3 rounds of 2
         + [{"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
            {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    probe, again, first = server.requests[0], server.requests[1], server.requests[5]
+    probe, again, first = server.requests[0], server.requests[1], server.requests[8]
     assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
     assert probe["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in probe["messages"][1]["content"]  # the file as it was
     assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests at first
     assert "tools" not in again and HAMMING_TEST in again["messages"][1]["content"]
-    for repair in server.requests[2:5]:
+    for repair in server.requests[2:8:2]:
         text = repair["messages"][1]["content"]
         assert "tools" not in repair and wrong in text and "This test fails (test_one)" in text
         assert "assert 0 == 1" in text and HAMMING_TEST not in text
+    for follow_up in server.requests[3:8:2]:  # the code came back as it was: a change asked
+        assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant",
+                                                              "user"]
+        assert follow_up["messages"][-1]["content"].startswith("That is the code as it "
+                                                               "already is")
     assert "tools" in first and not any("return 0" in str(m.get("content"))
                                         for m in first["messages"])  # as without the probe
     notices = [e["message"] for e in run.of_type("error")]

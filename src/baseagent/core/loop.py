@@ -48,7 +48,8 @@ from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelErro
 from baseagent.llm.types import CallProgress, ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import (EVIDENCE_PROMPT, PROBE_SYSTEM, PROBE_PASSED,
-                                      PROBE_FOLLOW_UP_NOTICE,
+                                      PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE,
+                                      PROBE_UNCHANGED,
                                       FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
                                       PROSE_CODE_MERGED,
                                       PROSE_CODE_TELL,
@@ -415,12 +416,13 @@ class Loop:
             self._put_back(message.start)
             exchange = [{"role": "user", "content": message.text}]
             final, attempt, reply = self._probe_once(exchange, message.notice, plan)
-            if final is None and attempt is None and message.follow_up and reply.strip() \
-                    and "```" not in reply and self._budget.left > 1:
-                # The reply said why the test fails but sent no code: asked for the file
-                # now, after what it said.
+            follow_up = self._follow_up(reply, plan) \
+                if final is None and attempt is None and message.follow_up else None
+            if follow_up is not None and self._budget.left > 1:
+                # The reply said why the test fails but sent no code, or sent the code as
+                # it was: asked for the changed file now, after what it said.
                 exchange += [{"role": "assistant", "content": reply},
-                             {"role": "user", "content": message.follow_up}]
+                             {"role": "user", "content": follow_up}]
                 final, attempt, _ = self._probe_once(exchange, PROBE_FOLLOW_UP_NOTICE, plan)
             if final is not None:
                 return final
@@ -428,6 +430,16 @@ class Loop:
         self._put_back(plan.files)  # the turn starts from the task's files
         state.evidence = Evidence.for_turn(state.input.text, self._repository_notes())
         state.repeats = RepeatedCalls()
+        return None
+
+    def _follow_up(self, reply: str, plan: ProbePlan) -> str | None:
+        """What a repair round's reply that wrote nothing is told: the file is asked for
+        when it sent no code, and a change when it sent the code unchanged."""
+        names = ", ".join(plan.files)
+        if reply.strip() and "```" not in reply:
+            return PROBE_FOLLOW_UP.format(names=names)
+        if self._unchanged_blocks(reply):
+            return PROBE_UNCHANGED.format(names=names)
         return None
 
     def _probe_once(self, exchange: list[dict[str, Any]], notice: str,
@@ -586,21 +598,34 @@ class Loop:
 
     def _nudge_echo(self, turn: ModelTurn) -> bool:
         """A reply that mostly repeats what the model was just shown (a test run's output,
-        a tool's note) while the turn still lacks its evidence: the model is told that
-        nothing changed and what is still missing (shares the nudges' limit a turn)."""
+        a tool's note), or sends a file's code exactly as the file already is, while the
+        turn still lacks its evidence: the model is told that nothing changed and what is
+        still missing (shares the nudges' limit a turn). A small model that resends its
+        code unchanged believes it fixed it ("now the test should pass")."""
         state = self._state
         assert state is not None
         missing = state.evidence.missing()
         if state.intent_nudges >= MAX_INTENT_NUDGES or missing is None:
             return False
+        unchanged = self._unchanged_blocks(turn.text)
         shown = [str(m.get("content") or "") for m in self.history[-ECHO_LOOKBACK - 1:-1]
                  if m.get("role") in ("tool", "user")]
-        if not echoes(turn.text, shown):
+        if not unchanged and not echoes(turn.text, shown):
             return False
         state.intent_nudges += 1
-        self._append({"role": "user",
-                      "content": STUMBLE_PROMPTS["echo"].format(details=missing)})
+        note = STUMBLE_PROMPTS["unchanged"].format(paths=", ".join(unchanged),
+                                                   details=missing) if unchanged \
+            else STUMBLE_PROMPTS["echo"].format(details=missing)
+        self._append({"role": "user", "content": note})
         return True
+
+    def _unchanged_blocks(self, text: str) -> list[str]:
+        """The files that `text` holds whole in a code block exactly as they already are."""
+        state = self._state
+        assert state is not None
+        cwd = self.tool_context.cwd
+        return list(dict.fromkeys(b.path for b in file_blocks(text, cwd, state.input.text)
+                                  if not _differs(cwd / b.path, b.content)))
 
     def _tell_fragment(self) -> bool:
         """The note about a reply's code blocks that were not written because they leave

@@ -14,8 +14,8 @@ and hands the attempt back here. The messages, in order:
    failures fixes none; shown one failing test with the values it expected and got, it can
    fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
    back unchanged; asked first why the test fails, it names a cause and changes the code
-   (and when it stops after that sentence, it is asked for the file, after it: one
-   more message of the same round). An attempt that passes more tests becomes
+   (and when it stops after that sentence, it is asked for the file, after it; when it
+   sends the code as it was, for a change: one more message of the same round). An attempt that passes more tests becomes
    the one the next round starts from; one that does not is dropped, and the next round
    shows another failing test of the best (a different prompt: at temperature 0 the same
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from baseagent.core.named_files import render_files
 from baseagent.core.test_report import TestReport
-from baseagent.prompts.system import (PROBE_FOLLOW_UP, PROBE_NOTICES, PROBE_REPAIR,
-                                      PROBE_REPAIR_NOTICE, PROBE_TESTS_SECTION)
+from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
+                                      PROBE_TESTS_SECTION)
 
 # The tests shown in the second message, in bytes.
 MAX_PROBE_TEST_BYTES = 16 * 1024
@@ -57,9 +57,10 @@ class ProbeMessage:
     text: str
     notice: str
     start: dict[str, str]
-    # Sent after the reply when it said something but sent no file (a repair round's
-    # reply often stops after its sentence on why the test fails).
-    follow_up: str | None = None
+    # Whether a reply that writes nothing gets one more message, asking for the file (it
+    # often stops after its sentence on why the test fails) or for a change (it sent the
+    # code as it was): a repair round's.
+    follow_up: bool = False
 
 
 @dataclass
@@ -104,7 +105,7 @@ class ProbePlan:
                     test=f" ({failure.name})" if failure.name else "",
                     failure=failure.text, names=", ".join(best.files)),
                 PROBE_REPAIR_NOTICE.format(n=self.rounds, summary=best.report.summary),
-                best.files, PROBE_FOLLOW_UP.format(names=", ".join(best.files)))
+                best.files, follow_up=True)
         self.sent += 1
         return message
 

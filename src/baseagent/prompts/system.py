@@ -204,6 +204,9 @@ STUMBLE_PROMPTS = {
         "Your reply repeats what you were shown (the tool output, or a note) instead of "
         "acting on it, so nothing changed. {details} Act now: change the code, then run "
         "the tests."),
+    "unchanged": (
+        "Your code block for {paths} is the same as the file already is, so nothing "
+        "changed. {details} Change the code, then run the tests."),
     "intent": (
         "You said what you would do next, but called no tool, so nothing happened. Do it "
         "now: call the tool."),
@@ -269,7 +272,9 @@ This test fails{test}:
 First say in one sentence what in the code makes this test fail. Then reply with the whole
 new content of {names}, fixed so that this test passes too."""
 PROBE_FOLLOW_UP = "Now reply with the whole new content of {names}, fixed."
-PROBE_FOLLOW_UP_NOTICE = "the reply sent no file: asked for it"
+PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. Change the "
+                   "code so that it passes, and reply with the whole new content of {names}.")
+PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
 # The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
