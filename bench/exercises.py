@@ -285,12 +285,24 @@ def _agent_result(ex: Exercise, row: dict[str, Any] | None) -> TaskResult:
 def _agent_transcript(row: dict[str, Any], ex: Exercise) -> tuple[int, bool, bool]:
     """(model calls, tests edited, solution edited) from the task's session record, its
     events and its workspace copy (where the check has put the pristine tests back)."""
-    calls = 0
-    session = Path(row.get("session") or "")
-    for record in _json_lines(session):
-        if record.get("kind") == "message" and \
-                (record.get("message") or {}).get("role") == "assistant":
-            calls += 1
+    return (model_calls(Path(row.get("session") or "")),
+            *_edits(row, ex))
+
+
+def model_calls(session: Path) -> int:
+    """The model calls a task's session record counts: its usage records' `calls` (every
+    call, the probe's too), else its assistant messages (records from before usage carried
+    them; the probe's calls never reach the history)."""
+    records = _json_lines(session)
+    usage = [r for r in records if r.get("kind") == "usage" and "calls" in r]
+    if usage:
+        return int(usage[-1]["calls"])
+    return sum(1 for r in records if r.get("kind") == "message"
+               and (r.get("message") or {}).get("role") == "assistant")
+
+
+def _edits(row: dict[str, Any], ex: Exercise) -> tuple[bool, bool]:
+    """(tests edited, solution edited)."""
     edited_tests = False
     for event in _json_lines(Path(row.get("task_dir") or "") / "events.jsonl"):
         item = event.get("item") or {}
@@ -302,7 +314,7 @@ def _agent_transcript(row: dict[str, Any], ex: Exercise) -> tuple[int, bool, boo
     edited_solution = any((workspace / s).is_file() and
                           (workspace / s).read_bytes() != (ex.root / s).read_bytes()
                           for s in ex.solution)
-    return calls, edited_tests, edited_solution
+    return edited_tests, edited_solution
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:

@@ -79,3 +79,19 @@ def test_the_peer_harness_fingerprint_follows_the_code_the_peer_rows_reach():
     assert peer_harness(source.replace("def render(", "def render_other(")) == same
     assert peer_harness(source.replace("TEST_OUTPUT_LINES = 50", "TEST_OUTPUT_LINES = 49")) != same
     assert peer_harness(source.replace("See the testing errors above.", "See above.")) != same
+
+
+def test_model_calls_count_the_probes_calls_too(tmp_path):
+    """The probe's calls never reach the history: the session's usage record counts every
+    call; a record without one counts its assistant messages."""
+    import json
+
+    from exercises import model_calls
+    session = tmp_path / "s.jsonl"
+    lines = [{"kind": "message", "message": {"role": "assistant", "content": "x"}},
+             {"kind": "usage", "input_tokens": 10, "calls": 7}]
+    session.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert model_calls(session) == 7
+    session.write_text(json.dumps(lines[0]) + "\n" + json.dumps(lines[0]) + "\n")
+    assert model_calls(session) == 2
+    assert model_calls(tmp_path / "missing.jsonl") == 0
