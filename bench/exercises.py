@@ -285,11 +285,11 @@ def _agent_result(ex: Exercise, row: dict[str, Any] | None) -> TaskResult:
 def _agent_transcript(row: dict[str, Any], ex: Exercise) -> tuple[int, bool, bool]:
     """(model calls, tests edited, solution edited) from the task's session record, its
     events and its workspace copy (where the check has put the pristine tests back)."""
-    return (model_calls(Path(row.get("session") or "")),
+    return (session_calls(Path(row.get("session") or "")),
             *_edits(row, ex))
 
 
-def model_calls(session: Path) -> int:
+def session_calls(session: Path) -> int:
     """The model calls a task's session record counts: its usage records' `calls` (every
     call, the probe's too), else its assistant messages (records from before usage carried
     them; the probe's calls never reach the history)."""

@@ -86,12 +86,12 @@ def test_model_calls_count_the_probes_calls_too(tmp_path):
     call; a record without one counts its assistant messages."""
     import json
 
-    from exercises import model_calls
+    from exercises import session_calls
     session = tmp_path / "s.jsonl"
     lines = [{"kind": "message", "message": {"role": "assistant", "content": "x"}},
              {"kind": "usage", "input_tokens": 10, "calls": 7}]
     session.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    assert model_calls(session) == 7
+    assert session_calls(session) == 7
     session.write_text(json.dumps(lines[0]) + "\n" + json.dumps(lines[0]) + "\n")
-    assert model_calls(session) == 2
-    assert model_calls(tmp_path / "missing.jsonl") == 0
+    assert session_calls(session) == 2
+    assert session_calls(tmp_path / "missing.jsonl") == 0
