@@ -1,0 +1,55 @@
+"""The whole-file probe's plan (core/probe.py): which message comes next, which attempt is
+the best, and when the repair rounds stop. No model, no files: the loop's tests
+(test_loop_recovery.py) run it end to end."""
+from __future__ import annotations
+
+from baseagent.core.probe import MAX_MISSES, Attempt, ProbePlan
+from baseagent.core.test_report import Failure
+from baseagent.core.test_report import TestReport as Report
+
+
+def attempt(passed: int, *failing: str) -> Attempt:
+    report = Report(passed, len(failing), tuple(Failure(n, f"E  {n} failed") for n in failing),
+                        f"{len(failing)} failed, {passed} passed")
+    return Attempt({"m.py": f"# passes {passed}\n"}, report)
+
+
+def plan(**kw) -> ProbePlan:
+    return ProbePlan("Implement m.py. Run: pytest -q m_test.py", {"m.py": "pass\n"},
+                     {"m_test.py": "def test_a(): ...\n"}, "pytest -q m_test.py", **kw)
+
+
+def test_the_openings_then_rounds_on_the_best_attempt():
+    p = plan()
+    first, second = p.next_message(), p.next_message()
+    assert "m_test.py\n```py" not in first.text and "m_test.py\n```py" in second.text
+    assert first.start == second.start == {"m.py": "pass\n"} and not first.follow_up
+    p.took(attempt(1, "test_b", "test_c"))
+    p.took(attempt(0, "test_a", "test_b", "test_c"))  # worse: the best stays
+    round_one = p.next_message()
+    assert round_one.follow_up and round_one.start == {"m.py": "# passes 1\n"}
+    assert "(test_b)" in round_one.text and "gives: 2 failed, 1 passed" in round_one.text
+    p.took(None)  # wrote nothing: a miss, and the next round shows the next failing test
+    assert "(test_c)" in p.next_message().text
+    p.took(attempt(2, "test_c"))  # better: the best, and its first failing test next
+    assert "(test_c)" in p.next_message().text and p.misses == 0
+
+
+def test_rounds_stop_after_misses_or_the_most_rounds():
+    p = plan()
+    p.next_message(), p.next_message()
+    p.took(attempt(1, "test_b"))
+    for _ in range(MAX_MISSES):
+        assert p.next_message() is not None
+        p.took(attempt(1, "test_b"))  # as good as the best is not better
+    assert p.next_message() is None
+    capped = plan(max_rounds=1)
+    capped.next_message(), capped.next_message()
+    capped.took(attempt(1, "test_b"))
+    assert capped.next_message() is not None
+    capped.took(attempt(2, "test_c"))
+    assert capped.next_message() is None
+    never = plan()
+    never.next_message(), never.next_message()
+    never.took(None), never.took(None)
+    assert never.next_message() is None  # nothing to repair
