@@ -5,6 +5,7 @@
     python bench/exercises.py run --model openai/x --api-base http://host:port/v1
     python bench/exercises.py convert --out DIR          # task lines for `baseagent batch`
     python bench/exercises.py report                     # rewrite EXERCISES_RESULTS.md
+    python bench/exercises.py peer                       # install the peer (mini-swe-agent)
     python bench/exercises.py record --work DIR          # keep the rows an interrupted run finished
     python bench/exercises.py record --work A --work B   # rows run apart (same commit, model,
                                                          # server, exercises) as one run
@@ -735,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="do not append the run to bench/exercises_runs.jsonl")
     run_p.add_argument("agent_flags", nargs="*",
                        help="extra baseagent flags, after `--` (e.g. -- --prompt-profile full)")
+    sub.add_parser("peer", help="install mini-swe-agent (the peer rows) into bench/.peer-venv")
     conv = sub.add_parser("convert", help="write workspaces and a batch task file")
     conv.add_argument("--out", type=Path, required=True)
     conv.add_argument("--exercises-dir", type=Path, default=EXERCISES)
@@ -748,6 +750,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "report":
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
+        return 0
+    if args.command == "peer":
+        from agents import ensure_peer
+
+        print(" ".join(ensure_peer(print)))
         return 0
     if args.command == "record":
         try:

@@ -1,0 +1,75 @@
+"""bench/exercises.py's peer rows against the scripted server: mini-swe-agent 2.4.6 (in
+bench/.peer-venv) in its tool-call mode and its text mode, each task checked with the
+exercise's own tests; and the model alone, Aider's way (two answers at most)."""
+from __future__ import annotations
+
+import sys
+
+from helpers import REPO, require
+
+sys.path.insert(0, str(REPO / "bench"))
+import exercises  # noqa: E402
+from agents import peer_versions  # noqa: E402
+
+SOLVED = ("def distance(strand_a, strand_b):\n    if len(strand_a) != len(strand_b):\n"
+          "        raise ValueError(\"Strands must be of equal length.\")\n"
+          "    return sum(a != b for a, b in zip(strand_a, strand_b))\n")
+WRITE = f"cat > hamming.py <<'EOF'\n{SOLVED}EOF"
+DONE = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def _hamming():
+    [hamming] = exercises.load_exercises(exercises.EXERCISES, ["hamming"])
+    return hamming
+
+
+def _peer() -> None:
+    require(peer_versions() is not None,
+            "mini-swe-agent is not in bench/.peer-venv: python bench/exercises.py peer")
+
+
+def test_mini_in_tool_call_mode_is_checked_with_the_exercise_tests(scripted_server, tmp_path):
+    _peer()
+    server = scripted_server([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": WRITE}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": DONE}}]},
+        # the second task: it submits without changing anything
+        {"tool_calls": [{"name": "bash", "arguments": {"command": DONE}}]}])
+    [solved] = exercises.run_mini("mini-tool", [_hamming()], "openai/scripted",
+                                  server.api_base, tmp_path / "a", lambda _m: None)
+    assert solved.solved and solved.tests == "9 passed" and solved.model_calls == 2
+    assert solved.input_tokens > 0
+    tools = server.requests[0].get("tools") or []
+    assert [t["function"]["name"] for t in tools] == ["bash"]  # its mini.yaml: tool calls
+    assert server.requests[0]["temperature"] == 0
+    [failed] = exercises.run_mini("mini-tool", [_hamming()], "openai/scripted",
+                                  server.api_base, tmp_path / "b", lambda _m: None)
+    assert not failed.solved and failed.why.startswith("tests fail (")
+
+
+def test_mini_in_text_mode_is_checked_with_the_exercise_tests(scripted_server, tmp_path):
+    _peer()
+    server = scripted_server([
+        {"content": f"THOUGHT: write it.\n\n```mswea_bash_command\n{WRITE}\n```"},
+        {"content": f"THOUGHT: done.\n\n```mswea_bash_command\n{DONE}\n```"}])
+    [result] = exercises.run_mini("mini-text", [_hamming()], "openai/scripted",
+                                  server.api_base, tmp_path, lambda _m: None)
+    assert result.solved and result.model_calls == 2
+    assert not server.requests[0].get("tools")  # mini_textbased.yaml: no tools offered
+
+
+def test_the_model_alone_gets_two_answers_at_most(scripted_server, tmp_path):
+    wrong = "def distance(strand_a, strand_b):\n    return 0\n"
+    server = scripted_server([{"content": f"hamming.py\n```python\n{wrong}```"},
+                              {"content": f"hamming.py\n```python\n{SOLVED}```"},
+                              {"content": f"hamming.py\n```python\n{wrong}```"},
+                              {"content": f"hamming.py\n```python\n{wrong}```"}])
+    [second] = exercises.run_alone([_hamming()], "openai/scripted", server.api_base,
+                                   tmp_path / "a", lambda _m: None)
+    assert second.solved and second.model_calls == 2
+    again = server.requests[1]["messages"]
+    assert "See the testing errors above" in again[-1]["content"]  # Aider's second message
+    assert "FAILED" in again[-1]["content"] or "failed" in again[-1]["content"]
+    [never] = exercises.run_alone([_hamming()], "openai/scripted", server.api_base,
+                                  tmp_path / "b", lambda _m: None)
+    assert not never.solved and never.model_calls == 2 and len(server.requests) == 4
