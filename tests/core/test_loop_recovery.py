@@ -854,3 +854,13 @@ def test_a_repair_round_that_sends_the_code_back_unchanged_is_asked_for_a_change
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
     assert "the reply changed no file: asked for the changed file" in notices
+
+
+def test_the_probe_spends_at_most_half_the_turns_model_calls(tmp_path):
+    task = _two_tests(tmp_path)
+    steps = [{"content": HALF}] * 3 + [{"content": GOOD}, {"content": "Done."},
+                                       {"content": "Verified."}]
+    loop, client, _ = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                max_iterations=6)
+    assert loop.run_turn(task).status == "completed"
+    assert client.tools_seen[:3] == [[], [], []] and client.tools_seen[3]  # 3 of 6: the probe's

@@ -412,13 +412,15 @@ class Loop:
         if not self.probe or plan is None or self.prose_code != "apply" \
                 or self.registry.get("write_file") is None or self.registry.get("shell") is None:
             return None
-        while self._budget.left > 1 and (message := plan.next_message()) is not None:
+        # The probe spends at most half the turn's model calls: the rest are the agent's.
+        keep = max(1, self._budget.left // 2)
+        while self._budget.left > keep and (message := plan.next_message()) is not None:
             self._put_back(message.start)
             exchange = [{"role": "user", "content": message.text}]
             final, attempt, reply = self._probe_once(exchange, message.notice, plan)
             follow_up = self._follow_up(reply, plan) \
                 if final is None and attempt is None and message.follow_up else None
-            if follow_up is not None and self._budget.left > 1:
+            if follow_up is not None and self._budget.left > keep:
                 # The reply said why the test fails but sent no code, or sent the code as
                 # it was: asked for the changed file now, after what it said.
                 exchange += [{"role": "assistant", "content": reply},
