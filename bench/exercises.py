@@ -9,6 +9,8 @@
     python bench/exercises.py record --work DIR          # keep the rows an interrupted run finished
     python bench/exercises.py record --work A --work B   # rows run apart (same commit, model,
                                                          # server, exercises) as one run
+    python bench/exercises.py run --rows mini-tool --work DIR --resume   # go on where a stopped
+                                                         # peer row left off
 
 The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
 see its README). Each task is Aider's benchmark task: implement the stub so that the
@@ -706,6 +708,64 @@ def _per_task(run: Run, names: list[str]) -> list[str]:
     return lines
 
 
+# -- peer rows task by task, so a stopped row can go on -----------------------------------------
+
+def _task_log(work: Path, row: str) -> Path:
+    return work / f"{row}.tasks.jsonl"
+
+
+def _task_stamp(run: Run, harness: str) -> dict[str, str]:
+    """What must match for a task measured in one invocation to count in another: the
+    peer rows' code (not the commit: they never run baseagent), the model, server and set."""
+    return {"harness": harness, "model": run.model, "server": run.server,
+            "exercises": run.exercises}
+
+
+def kept_tasks(path: Path, stamp: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The tasks an earlier invocation of the same row finished, by name. Refuses (ValueError)
+    when one was measured under anything that decides the outcome differently."""
+    kept: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return kept
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            result = entry["result"]
+            name = result["name"]
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path}:{number}: not a task record") from None
+        for key, want in stamp.items():
+            if entry.get(key) != want:
+                raise ValueError(f"{path}:{number}: {name} was measured with another {key} "
+                                 f"({entry.get(key)!r}, now {want!r}); run without --resume")
+        kept[name] = result
+    return kept
+
+
+def run_peer_row(row: str, exercises: list[Exercise], measure_one: Callable[[Exercise], TaskResult],
+                 log_path: Path, stamp: dict[str, str], resume: bool,
+                 log: Callable[[str], None]) -> tuple[list[dict[str, Any]], int]:
+    """A peer row one exercise at a time, each result appended to `log_path` as it ends, so
+    a row stopped part way (a row of mini-swe-agent can take longer than a working session)
+    goes on with --resume instead of starting again. Returns (results, how many were kept)."""
+    kept = kept_tasks(log_path, stamp) if resume else {}
+    if not resume:
+        log_path.write_text("", encoding="utf-8")
+    results = []
+    for ex in exercises:
+        if ex.name in kept:
+            log(f"{row}: {ex.name}: kept from an earlier invocation")
+            results.append(kept[ex.name])
+            continue
+        result = asdict(measure_one(ex))
+        with log_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({**stamp, "result": result}) + "\n")
+        results.append(result)
+    return results, sum(1 for ex in exercises if ex.name in kept)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 def _local_model_path(name: str) -> Path:
@@ -734,6 +794,9 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--note", default="", help="a note kept with the run")
     run_p.add_argument("--no-record", action="store_true",
                        help="do not append the run to bench/exercises_runs.jsonl")
+    run_p.add_argument("--resume", action="store_true",
+                       help="peer rows: keep the tasks an earlier run in the same --work "
+                            "finished (same peer code, model, server and set) and do the rest")
     run_p.add_argument("agent_flags", nargs="*",
                        help="extra baseagent flags, after `--` (e.g. -- --prompt-profile full)")
     sub.add_parser("peer", help="install mini-swe-agent (the peer rows) into bench/.peer-venv")
@@ -793,16 +856,35 @@ def main(argv: list[str] | None = None) -> int:
     if only:
         run.exercises += f" ({len(exercises)} of them)"
 
+    if args.resume and "agent" in rows:
+        parser.error("--resume goes on with peer rows only (the agent row is one batch)")
+    harness = peer_harness(Path(__file__).read_text(encoding="utf-8"))
+    resumed: list[str] = []
+
     def measure(api_base: str) -> None:
         for row in rows:
             started = time.monotonic()
             if row == "agent":
                 results = run_agent(exercises, args.model, api_base, work, run.extra, log)
-            elif row == "alone":
-                results = run_alone(exercises, args.model, api_base, work, log)
+                run.rows[row] = [asdict(r) for r in results]
             else:
-                results = run_mini(row, exercises, args.model, api_base, work, log)
-            run.rows[row] = [asdict(r) for r in results]
+                def one(ex: Exercise, row: str = row) -> TaskResult:
+                    # A task a stopped invocation left half done starts from a fresh workspace.
+                    shutil.rmtree(work / row / ex.name, ignore_errors=True)
+                    if row == "alone":
+                        return run_alone([ex], args.model, api_base, work, log)[0]
+                    return run_mini(row, [ex], args.model, api_base, work, log)[0]
+
+                try:
+                    run.rows[row], kept = run_peer_row(
+                        row, exercises, one, _task_log(work, row),
+                        _task_stamp(run, harness), args.resume, log)
+                except ValueError as exc:
+                    parser.error(str(exc))
+                if kept:
+                    resumed.append(f"{kept} of the {row} row's tasks from an earlier invocation")
+                    run.note = (args.note + " " if args.note else "") + \
+                        f"(resumed: {'; '.join(resumed)})"
             (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 
