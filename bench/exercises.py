@@ -498,6 +498,10 @@ def _mini_trajectory(path: Path) -> tuple[int, str, tuple[int, int]]:
         prompt += int(usage.get("prompt_tokens") or 0)
         completion += int(usage.get("completion_tokens") or 0)
     info = data.get("info") or {}
+    # A reply mini rejects for its format never reaches the messages (only the error sent
+    # back does); its own count of API calls has it. Those replies' tokens are not kept.
+    api_calls = (info.get("model_stats") or {}).get("api_calls")
+    calls = max(calls, api_calls if isinstance(api_calls, int) else 0)
     return calls, str(info.get("exit_status") or ""), (prompt, completion)
 
 

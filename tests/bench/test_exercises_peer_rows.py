@@ -3,6 +3,7 @@ bench/.peer-venv) in its tool-call mode and its text mode, each task checked wit
 exercise's own tests; and the model alone, Aider's way (two answers at most)."""
 from __future__ import annotations
 
+import json
 import sys
 
 from helpers import REPO, require
@@ -73,3 +74,15 @@ def test_the_model_alone_gets_two_answers_at_most(scripted_server, tmp_path):
     [never] = exercises.run_alone([_hamming()], "openai/scripted", server.api_base,
                                   tmp_path / "b", lambda _m: None)
     assert not never.solved and never.model_calls == 2 and len(server.requests) == 4
+
+
+def test_mini_replies_rejected_for_format_count_as_model_calls(tmp_path):
+    # mini 2.4.6 keeps the error it sent back, not the reply it rejected (RepeatedFormatError
+    # after three: the real model's usual end in tool-call mode).
+    error = {"role": "user", "content": "Tool call error: No tool calls found in the response."}
+    traj = tmp_path / "traj.json"
+    traj.write_text(json.dumps({
+        "info": {"exit_status": "RepeatedFormatError", "model_stats": {"api_calls": 3}},
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "t"},
+                     error, error, error, {"role": "exit", "content": ""}]}))
+    assert exercises._mini_trajectory(traj) == (3, "RepeatedFormatError", (0, 0))
