@@ -563,7 +563,7 @@ def _harness_at(commit: str) -> str:
 
 def combine_runs(runs: list[Run], harness_at: Callable[[str], str] = _harness_at) -> Run:
     """Rows measured in separate invocations (a whole run takes longer than a working
-    session: ~4 hours for the four rows on 2 cores) as one run, when nothing that decides
+    session: up to 8 hours for the four rows on 2 cores) as one run, when nothing that decides
     the outcome differs: the model, server, exercise set and agent flags, and the commit,
     except that peer rows (the model alone, mini-swe-agent) may come from another commit
     whose code for them is the same (peer_harness): they never run baseagent. The run's
@@ -652,7 +652,9 @@ def render(runs: list[Run]) -> str:
                   f"--model) plus `{shlex.join(run.extra) or '(no other flags)'}`. "
                   f"{run.note}", "",
                   "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
-                  "~3-4 hours on 2 cores for every row; `--rows agent,alone` ~1.5 hours).", "",
+                  "on 2 cores `--rows agent,alone` ~1.8 hours, `mini-tool` ~20 minutes, `mini-text` up "
+                  "to 5 hours, each task looping to 900 s; a stopped peer row goes on with "
+                  "`--resume`).", "",
                   "| row | solved | model calls | input tokens | output tokens | wall s |",
                   "|---|---:|---:|---:|---:|---:|"]
         for name in names:
