@@ -894,8 +894,18 @@ def main(argv: list[str] | None = None) -> int:
             (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 
+    def refuse_mismatched_resume() -> None:
+        # Before the server starts (seconds of loading a model): a row that cannot go on
+        # should say so at once.
+        for row in rows if args.resume else ():
+            try:
+                kept_tasks(_task_log(work, row), _task_stamp(run, harness))
+            except ValueError as exc:
+                parser.error(str(exc))
+
     if args.api_base:
         run.server = args.api_base
+        refuse_mismatched_resume()
         measure(args.api_base)
     else:
         from local_server import WHEEL, serve
@@ -903,6 +913,7 @@ def main(argv: list[str] | None = None) -> int:
         gguf = _local_model_path(args.local_model)
         run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {CONTEXT} -np 1) "
                       f"with {gguf.name}")
+        refuse_mismatched_resume()
         with serve(gguf, work / "server.log", CONTEXT) as api_base:
             measure(api_base)
     if not args.no_record:

@@ -94,3 +94,18 @@ def test_resume_is_refused_for_the_agent_row(tmp_path):
     with pytest.raises(SystemExit):
         exercises.main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
                         "--work", str(tmp_path)])
+
+
+def test_a_row_that_cannot_go_on_is_refused_before_any_row_runs(scripted_server, tmp_path,
+                                                                 capsys):
+    server = scripted_server([{"content": "nothing"}])
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "mini-text.tasks.jsonl").write_text(json.dumps(
+        {**STAMP, "result": {"name": "hamming"}}) + "\n")  # another harness, server, model
+    with pytest.raises(SystemExit):
+        exercises.main(["run", "--rows", "alone,mini-text", "--only", "hamming", "--model",
+                        "openai/scripted", "--api-base", server.api_base, "--work", str(work),
+                        "--no-record", "--resume"])
+    assert server.requests == []  # the alone row did not run first
+    assert "measured with another" in capsys.readouterr().err
