@@ -653,7 +653,7 @@ def render(runs: list[Run]) -> str:
                   f"{run.note}", "",
                   "Reproduce: `python bench/exercises.py run` (starts and stops the server; "
                   "on 2 cores `--rows agent,alone` ~1.8 hours, `mini-tool` ~20 minutes, `mini-text` "
-                  "2-3 hours, each task looping to its step limit or 900 s; a stopped peer row goes on with "
+                  "~2.5 hours, each task looping to its step limit or 900 s; a stopped peer row goes on with "
                   "`--resume`).", "",
                   "| row | solved | model calls | input tokens | output tokens | wall s |",
                   "|---|---:|---:|---:|---:|---:|"]
