@@ -751,13 +751,14 @@ def kept_tasks(path: Path, stamp: dict[str, str]) -> dict[str, dict[str, Any]]:
 
 
 def run_peer_row(row: str, exercises: list[Exercise], measure_one: Callable[[Exercise], TaskResult],
-                 log_path: Path, stamp: dict[str, str], resume: bool,
+                 log_path: Path, stamp: dict[str, str], kept: dict[str, dict[str, Any]] | None,
                  log: Callable[[str], None]) -> tuple[list[dict[str, Any]], int]:
     """A peer row one exercise at a time, each result appended to `log_path` as it ends, so
     a row stopped part way (a row of mini-swe-agent can take longer than a working session)
-    goes on with --resume instead of starting again. Returns (results, how many were kept)."""
-    kept = kept_tasks(log_path, stamp) if resume else {}
-    if not resume:
+    goes on with --resume instead of starting again: `kept` is what kept_tasks() read from
+    `log_path` then (None: start again). Returns (results, how many were kept)."""
+    if kept is None:
+        kept = {}
         log_path.write_text("", encoding="utf-8")
     results = []
     for ex in exercises:
@@ -866,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--resume goes on with peer rows only (the agent row is one batch)")
     harness = peer_harness(Path(__file__).read_text(encoding="utf-8"))
     resumed: list[str] = []
+    kept_by_row: dict[str, dict[str, dict[str, Any]]] = {}  # with --resume, read_kept_tasks()
 
     def measure(api_base: str) -> None:
         for row in rows:
@@ -881,12 +883,9 @@ def main(argv: list[str] | None = None) -> int:
                         return run_alone([ex], args.model, api_base, work, log)[0]
                     return run_mini(row, [ex], args.model, api_base, work, log)[0]
 
-                try:
-                    run.rows[row], kept = run_peer_row(
-                        row, exercises, one, _task_log(work, row),
-                        _task_stamp(run, harness), args.resume, log)
-                except ValueError as exc:
-                    parser.error(str(exc))
+                run.rows[row], kept = run_peer_row(
+                    row, exercises, one, _task_log(work, row), _task_stamp(run, harness),
+                    kept_by_row.get(row), log)
                 if kept:
                     resumed.append(f"{kept} of the {row} row's tasks from an earlier invocation")
                     run.note = (args.note + " " if args.note else "") + \
@@ -894,18 +893,18 @@ def main(argv: list[str] | None = None) -> int:
             (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 
-    def refuse_mismatched_resume() -> None:
-        # Before the server starts (seconds of loading a model): a row that cannot go on
-        # should say so at once.
+    def read_kept_tasks() -> None:
+        # Before the server starts (seconds of loading a model) and before any row runs: a
+        # row that cannot go on says so at once.
         for row in rows if args.resume else ():
             try:
-                kept_tasks(_task_log(work, row), _task_stamp(run, harness))
+                kept_by_row[row] = kept_tasks(_task_log(work, row), _task_stamp(run, harness))
             except ValueError as exc:
                 parser.error(str(exc))
 
     if args.api_base:
         run.server = args.api_base
-        refuse_mismatched_resume()
+        read_kept_tasks()
         measure(args.api_base)
     else:
         from local_server import WHEEL, serve
@@ -913,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
         gguf = _local_model_path(args.local_model)
         run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {CONTEXT} -np 1) "
                       f"with {gguf.name}")
-        refuse_mismatched_resume()
+        read_kept_tasks()
         with serve(gguf, work / "server.log", CONTEXT) as api_base:
             measure(api_base)
     if not args.no_record:

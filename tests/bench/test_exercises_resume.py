@@ -33,11 +33,11 @@ def test_a_stopped_row_goes_on_where_it_left_off(tmp_path):
     log, calls = tmp_path / "mini-tool.tasks.jsonl", []
     with pytest.raises(KeyboardInterrupt):
         exercises.run_peer_row("mini-tool", _three(), _measure(calls, stop_at="pangram"), log,
-                               STAMP, False, lambda _m: None)
+                               STAMP, None, lambda _m: None)
     assert calls == ["hamming"] and len(log.read_text().splitlines()) == 1
     calls.clear()
     results, kept = exercises.run_peer_row("mini-tool", _three(), _measure(calls), log, STAMP,
-                                           True, lambda _m: None)
+                                           exercises.kept_tasks(log, STAMP), lambda _m: None)
     assert calls == ["pangram", "series"] and kept == 1  # hamming is not measured again
     assert [r["name"] for r in results] == ["hamming", "pangram", "series"]
     assert [r["solved"] for r in results] == [True, True, False]
@@ -46,10 +46,10 @@ def test_a_stopped_row_goes_on_where_it_left_off(tmp_path):
 
 def test_without_resume_the_row_starts_again(tmp_path):
     log, calls = tmp_path / "alone.tasks.jsonl", []
-    exercises.run_peer_row("alone", _three(), _measure(calls), log, STAMP, False,
+    exercises.run_peer_row("alone", _three(), _measure(calls), log, STAMP, None,
                            lambda _m: None)
     calls.clear()
-    _, kept = exercises.run_peer_row("alone", _three(), _measure(calls), log, STAMP, False,
+    _, kept = exercises.run_peer_row("alone", _three(), _measure(calls), log, STAMP, None,
                                      lambda _m: None)
     assert kept == 0 and calls == ["hamming", "pangram", "series"]
     assert len(log.read_text().splitlines()) == 3
@@ -58,11 +58,10 @@ def test_without_resume_the_row_starts_again(tmp_path):
 @pytest.mark.parametrize("key", sorted(STAMP))
 def test_tasks_measured_differently_are_refused_not_kept(tmp_path, key):
     log = tmp_path / "mini-text.tasks.jsonl"
-    exercises.run_peer_row("mini-text", _three()[:1], _measure([]), log, STAMP, False,
+    exercises.run_peer_row("mini-text", _three()[:1], _measure([]), log, STAMP, None,
                            lambda _m: None)
     with pytest.raises(ValueError, match=f"another {key}"):
-        exercises.run_peer_row("mini-text", _three(), _measure([]), log,
-                               {**STAMP, key: "changed"}, True, lambda _m: None)
+        exercises.kept_tasks(log, {**STAMP, key: "changed"})
 
 
 def test_a_damaged_task_log_is_refused(tmp_path):
