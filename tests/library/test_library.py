@@ -220,7 +220,11 @@ def test_several_agents_in_threads_do_not_share_state(tmp_path):
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
     for t in threads:
         t.start()
-    time.sleep(0.2)
+    # Agent 0 is cancelled while its command runs: once it has written its file (a fixed
+    # sleep raced the first model call on a loaded machine and cancelled before the command).
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "ws0" / "mine.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     agents[0].cancel()  # only agent 0 is cancelled
     for t in threads:
         t.join(10)
