@@ -202,7 +202,7 @@ def test_a_whole_file_that_passes_the_tests_is_evidence(tmp_path):
     assert loop.run_turn(task).status == "completed"
     assert rec.completed("command_execution")[0].exit_code == 0
     assert turn_completed(rec).verification.by == "evidence"
-    assert client.calls == 3  # the answer, then the verification round: no evidence request
+    assert client.calls == 2  # the answer, then "Done.": the tests passed, no verification round
 
 
 def test_a_whole_file_beside_a_call_is_written_before_the_call_runs(tmp_path):
@@ -399,8 +399,9 @@ def test_tests_that_pass_after_the_last_edit_are_evidence(tmp_path):
              {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
              {"content": "Implemented."}, {"content": "Verified: 1 passed."}]
     loop, client, rec = make_loop(tmp_path, steps)
-    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
-    assert client.calls == 4
+    # the tests passed after the last edit: the answer stands, no verification round
+    assert loop.run_turn(TASK).final_message == "Implemented."
+    assert client.calls == 3
     verification = turn_completed(rec).verification
     assert verification.by == "evidence" and verification.exit_code == 0
     assert "pytest" in verification.command
@@ -441,14 +442,32 @@ def test_evidence_reads_the_task():
     assert evidence.missing() is None and evidence.summary()["command"] == "make test"
 
 
+def test_passing_tests_with_plan_steps_still_open_get_the_verification_round(tmp_path):
+    """Evidence skips the verification round only when the turn's plan is done too: an
+    open step is work the answer may have skipped."""
+    _hamming(tmp_path, solved=True)
+    plan = call("update_plan", plan=[{"step": "implement distance", "status": "completed"},
+                                     {"step": "document distance", "status": "pending"}])
+    steps = [{"tool_calls": [plan]},
+             {"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
+             {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
+             {"content": "Implemented."}, {"content": "Documented too."}]
+    loop, client, rec = make_loop(tmp_path, steps)
+    assert loop.run_turn(TASK).final_message == "Documented too."
+    reminder = client.requests[4][-1]["content"]
+    assert "still has steps that are not completed" in reminder
+    assert "document distance" in reminder
+    assert turn_completed(rec).verification.by == "evidence"
+
+
 def test_a_reply_that_only_announces_the_next_step_is_told_nothing_happened(tmp_path):
     _hamming(tmp_path, solved=True)
     steps = [{"tool_calls": [call("shell", command="cp fix.py hamming.py")]},
              {"content": "I will now run the tests to check it."},
              {"tool_calls": [call("shell", command=f"{PYTEST} hamming_test.py")]},
-             {"content": "Done: 1 passed."}, {"content": "Verified: 1 passed."}]
+             {"content": "Done: 1 passed."}]
     loop, client, _ = make_loop(tmp_path, steps)
-    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    assert loop.run_turn(TASK).final_message == "Done: 1 passed."
     assert client.requests[2][-1]["content"].startswith("You said what you would do next")
 
 
@@ -460,12 +479,11 @@ def test_a_reply_that_only_echoes_the_failing_tests_is_told_nothing_changed(tmp_
              # the echo: the test output it was shown, copied back with a line of its own
              lambda messages: {"content": "The tests failed:\n" + messages[-1]["content"]},
              {"tool_calls": [call("shell", command=f"cp {tmp_path / 'good.py'} hamming.py")]},
-             {"tool_calls": [run_tests]}, {"content": "Fixed: 1 passed."},
-             {"content": "Verified: 1 passed."}]
+             {"tool_calls": [run_tests]}, {"content": "Fixed: 1 passed."}]
     (tmp_path / "good.py").write_text(
         "def distance(a, b):\n    return sum(x != y for x, y in zip(a, b))\n")
     loop, client, rec = make_loop(tmp_path, steps)
-    assert loop.run_turn(TASK).final_message == "Verified: 1 passed."
+    assert loop.run_turn(TASK).final_message == "Fixed: 1 passed."
     nudge = client.requests[3][-1]["content"]
     assert nudge.startswith("Your reply repeats what you were shown") and "exited 1" in nudge
     assert turn_completed(rec).verification.by == "evidence"
@@ -578,10 +596,10 @@ def test_a_whole_file_probe_that_passes_the_tests_is_the_answer(tmp_path):
 def test_a_probe_that_fails_is_undone_and_the_turn_starts_as_without_it(tmp_path):
     steps = [{"content": WRONG},  # the probe: its file fails the tests
              {"content": WRONG.replace("2", "3")},  # again with the tests shown: fails too
-             {"content": GOOD}, {"content": "Fixed."}, {"content": "Verified."}]
+             {"content": GOOD}, {"content": "Fixed."}]
     loop, client, rec, task = _probe_loop(tmp_path, steps, probe=True, probe_rounds=0)
     outcome = loop.run_turn(task)
-    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    assert outcome.status == "completed" and outcome.final_message == "Fixed."
     again = client.requests[1]  # the second probe: the same, with the tests shown
     assert client.tools_seen[1] == [] and [m["role"] for m in again] == ["system", "user"]
     assert again[1]["content"].startswith(client.requests[0][1]["content"])
@@ -722,10 +740,10 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
     task = _two_tests(tmp_path, third=True)
     steps = [{"content": HALF}, {"content": HALF}, {"content": WRONG}, {"content": WRONG},
              {"content": "The test expects 1."}, {"content": WRONG},  # a sentence, no file
-             {"content": GOOD}, {"content": "Done."}, {"content": "Verified."}]
+             {"content": GOOD}, {"content": "Done."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
     outcome = loop.run_turn(task)
-    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    assert outcome.status == "completed" and outcome.final_message == "Done."
     assert client.tools_seen[:6] == [[]] * 6 and client.tools_seen[6]
     rounds = [client.requests[i][1]["content"] for i in (2, 3, 4)]
     assert all("return 0" in r for r in rounds)  # always the best, never a worse attempt
@@ -827,10 +845,10 @@ def test_a_file_sent_back_unchanged_is_told_nothing_changed(tmp_path):
     _hamming(tmp_path, solved=False)
     task = TASK.replace("python -m pytest", f"{sys.executable} -m pytest")
     steps = [{"content": WRONG}, {"content": "Here is the fix:\n" + WRONG},
-             {"content": GOOD}, {"content": "Done."}, {"content": "Verified."}]
+             {"content": GOOD}, {"content": "Done."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True)
     outcome = loop.run_turn(task)
-    assert outcome.status == "completed" and outcome.final_message == "Verified."
+    assert outcome.status == "completed" and outcome.final_message == "Done."
     told = client.requests[2][-1]
     assert told["role"] == "user" and told["content"].startswith(
         "Your code block for hamming.py is the same as the file already is, so nothing changed.")

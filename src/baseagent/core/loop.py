@@ -35,7 +35,7 @@ from baseagent.core.interrupt import RunInterrupted
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
                                   started_item, turn_item, updated_item)
 from baseagent.core.pending import Paused, PendingCall
-from baseagent.core.plan import latest_plan, verification_reminder
+from baseagent.core.plan import latest_plan, open_steps, verification_reminder
 from baseagent.core.named_files import named_file_texts, render_files
 from baseagent.core.probe import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
 from baseagent.core.prose_code import (file_blocks, fragments, merged_blocks,
@@ -559,10 +559,11 @@ class Loop:
                 # The plan is checked when it is this turn's: an older turn's plan may be
                 # about another task.
                 plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
-                reminder = verification_reminder(state.input.text, plan,
-                                                 state.evidence.missing())
-                self._append({"role": "user", "content": reminder})
-                continue
+                if not _proven(state.evidence, plan):
+                    reminder = verification_reminder(state.input.text, plan,
+                                                     state.evidence.missing())
+                    self._append({"role": "user", "content": reminder})
+                    continue
             missing = state.evidence.missing()
             if missing is not None and not state.evidence_asked:
                 state.evidence_asked = True
@@ -1149,6 +1150,16 @@ def _announces(text: str) -> bool:
     """Whether a reply's last paragraph announces a next step."""
     tail = text.strip().rsplit("\n\n", 1)[-1][-400:]
     return bool(_ANNOUNCES.search(tail))
+
+
+def _proven(evidence: Evidence, plan: Any) -> bool:
+    """Whether an answer already stands on evidence, so the verification round would only
+    cost a model call: the turn edited code or names a test command, the tests ran after
+    the last edit and exited 0, and the turn's plan (if any) has no open steps. Asked again
+    at that point, a small model restates its success at length (one such reply ran past a
+    task's time budget after the tests had passed); a turn with nothing run still gets the
+    round."""
+    return evidence.needed and evidence.proof() is not None and not open_steps(plan)
 
 
 def _stumble(turn: ModelTurn) -> str | None:
