@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -561,13 +561,17 @@ def _harness_at(commit: str) -> str:
     return peer_harness(proc.stdout)
 
 
-def combine_runs(runs: list[Run], harness_at: Callable[[str], str] = _harness_at) -> Run:
+def combine_runs(runs: list[Run], harness_at: Callable[[str], str] = _harness_at,
+                 note: str | None = None) -> Run:
     """Rows measured in separate invocations (a whole run takes longer than a working
     session: up to 8 hours for the four rows on 2 cores) as one run, when nothing that decides
     the outcome differs: the model, server, exercise set and agent flags, and the commit,
     except that peer rows (the model alone, mini-swe-agent) may come from another commit
     whose code for them is the same (peer_harness): they never run baseagent. The run's
-    commit is the agent row's. A row measured twice is refused rather than chosen."""
+    commit is the agent row's. A row measured twice is refused rather than chosen. `note`
+    replaces the runs' own notes, never the account of where the rows came from."""
+    if note is not None:
+        runs = [replace(r, note=note) for r in runs]
     first = next((r for r in runs if "agent" in r.rows), runs[0])
     for other in runs:
         for key in SAME_FOR_ONE_RUN:
@@ -828,12 +832,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "record":
         try:
-            run = combine_runs([Run(**json.loads((w / "run.json").read_text()))
-                                for w in args.work])
+            runs = [Run(**json.loads((w / "run.json").read_text())) for w in args.work]
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
-        if args.note is not None:
-            run.note = args.note
+        try:
+            run = combine_runs(runs, note=args.note)
+        except ValueError as exc:
+            parser.error(str(exc))
         append_run(run)
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
         print(json.dumps({row: _solved(results) for row, results in run.rows.items()}))

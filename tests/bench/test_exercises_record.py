@@ -73,6 +73,17 @@ def test_peer_rows_may_come_from_another_commit_with_the_same_code_for_them():
                      harness_at=harness)
 
 
+def test_a_note_given_at_record_keeps_where_the_rows_came_from():
+    harness = {"abc123": "h1", "def456": "h1"}.get
+    agent = [{"name": "x", "solved": True}]
+    alone = [{"name": "x", "solved": False}]
+    combined = combine_runs([run({"agent": agent}), run({"alone": alone}, commit="def456")],
+                            harness_at=harness, note="mine")
+    assert combined.note.startswith("mine (rows run in 2 invocations")
+    assert "alone at def456, the same code for those rows" in combined.note
+    assert combine_runs([run({"agent": agent})], note="mine").note == "mine"
+
+
 def test_the_peer_harness_fingerprint_follows_the_code_the_peer_rows_reach():
     source = (REPO / "bench" / "exercises.py").read_text()
     same = peer_harness(source)
