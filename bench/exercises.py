@@ -832,12 +832,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "record":
         try:
-            runs = [Run(**json.loads((w / "run.json").read_text())) for w in args.work]
+            run = combine_runs([Run(**json.loads((w / "run.json").read_text()))
+                                for w in args.work], note=args.note)
         except (OSError, ValueError) as exc:
-            parser.error(str(exc))
-        try:
-            run = combine_runs(runs, note=args.note)
-        except ValueError as exc:
             parser.error(str(exc))
         append_run(run)
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
