@@ -151,3 +151,38 @@ def ensure_peer(log: Callable[[str], None]) -> tuple[str, str]:
     if have != want:
         raise RuntimeError(f"peer venv has {have}, wanted {want}")
     return have
+
+
+# -- Aider, a peer row of bench/exercises.py ----------------------------------------------------
+
+AIDER_VENV = BENCH / ".aider-venv"
+# The release the issue names; it installs on Python 3.11 in a venv of its own (its pins
+# would fight ours: litellm, openai, numpy ...).
+AIDER_PACKAGE = "aider-chat==0.86.2"
+
+
+def aider_version() -> str | None:
+    """The aider-chat version installed in bench/.aider-venv, or None."""
+    python = AIDER_VENV / "bin" / "python"
+    if not python.exists():
+        return None
+    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                            "print(m.version('aider-chat'))"],
+                           capture_output=True, text=True, check=False)
+    return probe.stdout.strip() if probe.returncode == 0 and probe.stdout.strip() else None
+
+
+def ensure_aider(log: Callable[[str], None]) -> str:
+    """Create bench/.aider-venv with aider-chat, unless it is already there."""
+    want = AIDER_PACKAGE.split("==")[1]
+    if aider_version() == want:
+        return want
+    log(f"installing {AIDER_PACKAGE} into {AIDER_VENV} (one time, a few minutes)")
+    if not (AIDER_VENV / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(AIDER_VENV)], check=True)
+    subprocess.run([str(AIDER_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                    AIDER_PACKAGE], check=True)
+    have = aider_version()
+    if have != want:
+        raise RuntimeError(f"aider venv has {have}, wanted {want}")
+    return have

@@ -61,7 +61,7 @@ RUNS = BENCH / "exercises_runs.jsonl"
 RESULTS = BENCH / "EXERCISES_RESULTS.md"
 sys.path.insert(0, str(BENCH))
 
-ROWS = ("agent", "alone", "mini-tool", "mini-text")
+ROWS = ("agent", "alone", "aider", "codex", "mini-tool", "mini-text")
 DEFAULT_MODEL_FILE = "qwen2.5-coder-1.5b"
 CONTEXT = 32768
 # Model calls per task for the agents (baseagent's --max-iterations, mini's step_limit).
@@ -206,6 +206,7 @@ class TaskResult:
     wall_s: float = 0.0
     why: str = ""  # why it failed, one phrase ("" when solved)
     tests: str = ""  # pytest's summary line of the check
+    cached_tokens: int | None = None  # input tokens the server's prompt cache served
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -505,6 +506,184 @@ def _mini_trajectory(path: Path) -> tuple[int, str, tuple[int, int]]:
     return calls, str(info.get("exit_status") or ""), (prompt, completion)
 
 
+# -- row: Aider --------------------------------------------------------------------------------
+
+# What the aider row passes on every task, beside the model and server (the issue's method):
+# the whole-file edit format, no repository map, no git, no network (update checks,
+# analytics, URL fetching off), the tests read-only in the chat, and `--auto-test` with the
+# exercise's own test command (its reflections on failing tests are Aider's own loop).
+AIDER_FLAGS = ("--edit-format", "whole", "--map-tokens", "0", "--no-git", "--yes-always",
+               "--no-check-update", "--no-analytics", "--no-detect-urls",
+               "--no-show-model-warnings", "--no-pretty", "--no-stream", "--no-fancy-input",
+               "--no-restore-chat-history", "--auto-test")
+_AIDER_TOKENS = re.compile(r"Tokens: ([\d.]+)(k?) sent(?:, ([\d.]+)(k?) cache write)?"
+                           r"(?:, ([\d.]+)(k?) cache hit)?, ([\d.]+)(k?) received")
+
+
+def _aider_count(number: str, kilo: str) -> int:
+    return round(float(number) * (1000 if kilo else 1))
+
+
+def aider_tokens(output: str) -> tuple[int, int]:
+    """(sent, received) tokens from Aider's `Tokens: 2.3k sent, 512 received.` lines (its
+    own rounding: to 0.1k above a thousand)."""
+    sent = received = 0
+    for match in _AIDER_TOKENS.finditer(output):
+        sent += _aider_count(match.group(1), match.group(2))
+        received += _aider_count(match.group(7), match.group(8))
+    return sent, received
+
+
+def aider_calls(history: Path) -> int:
+    """Model calls in Aider's --llm-history-file: one `LLM RESPONSE <time>` header each."""
+    if not history.is_file():
+        return 0
+    return sum(1 for line in history.read_text(errors="replace").splitlines()
+               if line.startswith("LLM RESPONSE "))
+
+
+def run_aider(exercises: list[Exercise], model: str, api_base: str, work: Path,
+              log: Callable[[str], None]) -> list[TaskResult]:
+    """Aider 0.86.2 (bench/.aider-venv) on each exercise, once, with `--message`: it edits
+    the stub, runs the tests itself and reflects on their failures (at most three times,
+    Aider's limit), then exits; the exercise's check decides."""
+    from agents import AIDER_VENV, ensure_aider
+
+    ensure_aider(log)
+    results = []
+    for ex in exercises:
+        ws = make_workspace(ex, work / "aider" / ex.name / "ws")
+        home = work / "aider" / ex.name / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        meta = work / "aider" / ex.name / "model-metadata.json"
+        meta.write_text(json.dumps({model: {"max_input_tokens": CONTEXT,
+                                            "max_output_tokens": ALONE_MAX_TOKENS,
+                                            "input_cost_per_token": 0,
+                                            "output_cost_per_token": 0,
+                                            "litellm_provider": "openai", "mode": "chat"}}))
+        history = work / "aider" / ex.name / "llm-history.txt"
+        test_cmd = (f"timeout {CHECK_TIMEOUT_S} {shlex.quote(sys.executable)} -m pytest -q "
+                    f"-p no:cacheprovider {' '.join(shlex.quote(t) for t in ex.tests)}")
+        command = [str(AIDER_VENV / "bin" / "aider"), "--model", model,
+                   "--openai-api-base", api_base, "--openai-api-key", "local-no-key",
+                   "--model-metadata-file", str(meta), *AIDER_FLAGS,
+                   "--test-cmd", test_cmd, "--llm-history-file", str(history),
+                   "--chat-history-file", str(home / "chat.md"),
+                   "--input-history-file", str(home / "input.txt"),
+                   *[a for t in ex.tests for a in ("--read", t)],
+                   "--message", ex.instructions + ADDENDUM.format(files=" ".join(ex.solution)),
+                   *ex.solution]
+        env = {**_environment(home), "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS": "false"}
+        started = time.monotonic()
+        status, why, output = "failed", "", ""
+        try:
+            proc = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True,
+                                  timeout=TASK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            output = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            status, why = "timeout", f"timed out after {TASK_TIMEOUT_S}s"
+            output = (exc.stdout or b"").decode(errors="replace") if isinstance(
+                exc.stdout, bytes) else (exc.stdout or "")
+        (ws.parent / "aider.log").write_text(output[-200_000:])
+        wall = round(time.monotonic() - started, 1)
+        calls = aider_calls(history)
+        sent, received = aider_tokens(output)
+        passed, check = run_check(ex, ws)
+        result = TaskResult(ex.name, passed, "passed" if passed else status, calls, sent,
+                            received, wall, tests=pytest_summary(check))
+        if not passed:
+            result.why = why or f"tests fail ({result.tests}) after {calls} answer(s)"
+        log(f"aider: {ex.name}: {result.status} ({result.tests}) {wall}s")
+        results.append(result)
+    return results
+
+
+# -- row: Codex CLI ----------------------------------------------------------------------------
+
+# Codex CLI reaches a model only through the Responses API; llama-server serves it. The
+# model provider is the run's server; no sandbox (as the agent row's danger-full-access),
+# no plugins, no analytics. Codex sends no temperature: the server's default decides (the
+# exercises' llama-server is started with --temp 0 for that reason).
+CODEX_ROW_CONFIG = """model = "{model}"
+model_provider = "local"
+
+[model_providers.local]
+name = "local"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "LOCAL_MODEL_KEY"
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+"""
+
+
+def codex_usage(jsonl: str) -> tuple[int, int, int, str]:
+    """(input tokens, cached input tokens, output tokens, how it ended) from `codex exec
+    --json`: its last turn.completed usage (cumulative), or turn.failed's message."""
+    usage: dict[str, Any] = {}
+    ended = "no turn.completed"
+    for line in jsonl.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("type") == "turn.completed":
+            usage, ended = event.get("usage") or {}, "completed"
+        elif event.get("type") == "turn.failed":
+            ended = _short("turn.failed: " + str((event.get("error") or {}).get("message")))
+    return (int(usage.get("input_tokens") or 0), int(usage.get("cached_input_tokens") or 0),
+            int(usage.get("output_tokens") or 0), ended)
+
+
+def run_codex(exercises: list[Exercise], model: str, api_base: str, work: Path,
+              log: Callable[[str], None]) -> list[TaskResult]:
+    """Codex CLI (bench/codex_bench.py's pinned release, from npm) on each exercise with the
+    agent row's instruction, `codex exec --json`, then the exercise's check."""
+    from codex_bench import CODEX_NPM, install_codex
+
+    install_codex()
+    results = []
+    for ex in exercises:
+        ws = make_workspace(ex, work / "codex" / ex.name / "ws")
+        home = work / "codex" / ex.name / "home"
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(CODEX_ROW_CONFIG.format(
+            model=model.split("/", 1)[-1], base_url=api_base.rstrip("/")))
+        command = [str(CODEX_NPM), "exec", "--json", "--skip-git-repo-check",
+                   "--dangerously-bypass-approvals-and-sandbox", "-C", str(ws),
+                   task_instruction(ex)]
+        env = {**_environment(home), "CODEX_HOME": str(codex_home),
+               "LOCAL_MODEL_KEY": "local-no-key"}
+        env = {k: v for k, v in env.items() if not k.startswith("CODEX_") or k == "CODEX_HOME"}
+        started = time.monotonic()
+        status, why, out = "failed", "", ""
+        try:
+            proc = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True,
+                                  timeout=TASK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            out = proc.stdout
+            (ws.parent / "codex.log").write_text(proc.stdout[-200_000:] + proc.stderr[-50_000:])
+        except subprocess.TimeoutExpired as exc:
+            status, why = "timeout", f"timed out after {TASK_TIMEOUT_S}s"
+            out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) \
+                else (exc.stdout or "")
+        wall = round(time.monotonic() - started, 1)
+        prompt, cached, completion, ended = codex_usage(out)
+        passed, check = run_check(ex, ws)
+        result = TaskResult(ex.name, passed, "passed" if passed else status, 0, prompt,
+                            completion, wall, tests=pytest_summary(check))
+        result.cached_tokens = cached
+        if not passed:
+            result.why = why or f"tests fail ({result.tests}); codex: {ended}"
+        log(f"codex: {ex.name}: {result.status} ({result.tests}) {wall}s")
+        results.append(result)
+    return results
+
+
 # -- runs, kept as data, and the report ---------------------------------------------------------
 
 @dataclass
@@ -518,13 +697,16 @@ class Run:
     extra: list[str]
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     exercises: str = "dev"
+    # Per row, what the server answered it, counted by bench/usage_proxy.py: calls, input,
+    # cached input and output tokens (runs recorded before the proxy have none).
+    served: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 SAME_FOR_ONE_RUN = ("model", "server", "exercises", "extra")
 # The rows that do not run baseagent: their outcome depends on this harness's own code for
 # them, not on the agent's commit.
-PEER_ROWS = ("alone", "mini-tool", "mini-text")
-PEER_ENTRIES = ("run_alone", "run_mini")
+PEER_ROWS = ("alone", "aider", "codex", "mini-tool", "mini-text")
+PEER_ENTRIES = ("run_alone", "run_aider", "run_codex", "run_mini")
 
 
 def peer_harness(source: str) -> str:
@@ -604,7 +786,8 @@ def combine_runs(runs: list[Run], harness_at: Callable[[str], str] = _harness_at
                load=" + ".join(r.load for r in runs),
                note="; ".join(dict.fromkeys(notes))
                + f" (rows run in {len(runs)} invocations{peers})",
-               extra=first.extra, rows=rows, exercises=first.exercises)
+               extra=first.extra, rows=rows, exercises=first.exercises,
+               served={row: counts for run in runs for row, counts in run.served.items()})
 
 
 def _commit() -> str:
@@ -659,14 +842,21 @@ def render(runs: list[Run]) -> str:
                   "on 2 cores `--rows agent,alone` ~1.8 hours, `mini-tool` ~20 minutes, `mini-text` "
                   "~2.5 hours, each task looping to its step limit or 900 s; a stopped peer row goes on with "
                   "`--resume`).", "",
-                  "| row | solved | model calls | input tokens | output tokens | wall s |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "| row | solved | model calls | input tokens | output tokens | cached input "
+                  "| wall s | median s, solved |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name in names:
             rows = run.rows[name]
             lines.append(f"| {name} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} | "
                          f"{sum(r['input_tokens'] for r in rows)} | "
                          f"{sum(r['output_tokens'] for r in rows)} | "
-                         f"{sum(r['wall_s'] for r in rows):.0f} |")
+                         f"{cached_share(run.served.get(name))} | "
+                         f"{sum(r['wall_s'] for r in rows):.0f} | {median_solved(rows)} |")
+        lines += ["", "Cached input: the share of the input tokens the server's prompt cache "
+                  "served, as the server reported it to bench/usage_proxy.py (one slot, so "
+                  "a conversation that only grows is served from the cache); `-` for runs "
+                  "measured before the proxy. Median s, solved: the median wall time of a "
+                  "solved task."]
         if "agent" in run.rows:
             lines += ["", "### baseagent, per task", "",
                       "| exercise | status | model calls | tokens in / out | wall s | tests | "
@@ -689,6 +879,23 @@ def render(runs: list[Run]) -> str:
         lines.append(f"| {run.started} | {run.commit} | {run.exercises} | "
                      + " | ".join(cells) + f" | {run.note} |")
     return "\n".join(lines) + "\n"
+
+
+def cached_share(served: dict[str, int] | None) -> str:
+    """The share of a row's input tokens the server's prompt cache served, as a percent."""
+    if not served or not served.get("input_tokens"):
+        return "-"
+    return f"{100 * served['cached_tokens'] / served['input_tokens']:.1f}%"
+
+
+def median_solved(rows: list[dict[str, Any]]) -> str:
+    """The median wall time of a row's solved tasks, in seconds."""
+    times = sorted(r["wall_s"] for r in rows if r["solved"])
+    if not times:
+        return "-"
+    middle = len(times) // 2
+    value = times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
+    return f"{value:.0f}"
 
 
 def _held_out(run: Run) -> list[str]:
@@ -810,7 +1017,8 @@ def main(argv: list[str] | None = None) -> int:
                             "finished (same peer code, model, server and set) and do the rest")
     run_p.add_argument("agent_flags", nargs="*",
                        help="extra baseagent flags, after `--` (e.g. -- --prompt-profile full)")
-    sub.add_parser("peer", help="install mini-swe-agent (the peer rows) into bench/.peer-venv")
+    sub.add_parser("peer", help="install the peers: mini-swe-agent into bench/.peer-venv, "
+                                "aider-chat into bench/.aider-venv")
     conv = sub.add_parser("convert", help="write workspaces and a batch task file")
     conv.add_argument("--out", type=Path, required=True)
     conv.add_argument("--exercises-dir", type=Path, default=EXERCISES)
@@ -826,9 +1034,9 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.write_text(render(load_runs()), encoding="utf-8")
         return 0
     if args.command == "peer":
-        from agents import ensure_peer
+        from agents import ensure_aider, ensure_peer
 
-        print(" ".join(ensure_peer(print)))
+        print(" ".join(ensure_peer(print)), "aider-chat", ensure_aider(print))
         return 0
     if args.command == "record":
         try:
@@ -871,19 +1079,43 @@ def main(argv: list[str] | None = None) -> int:
     resumed: list[str] = []
     kept_by_row: dict[str, dict[str, dict[str, Any]]] = {}  # with --resume, read_kept_tasks()
 
-    def measure(api_base: str) -> None:
+    def measure(server_api_base: str) -> None:
+        from usage_proxy import UsageProxy
+
+        # Every row reaches the server through one proxy that counts what the server
+        # answered it (calls, tokens, the prompt cache's share), the same way for all.
+        proxy = UsageProxy(server_api_base).start()
+        api_base = proxy.api_base
+        try:
+            measure_rows(proxy, api_base)
+        finally:
+            proxy.stop()
+
+    def measure_rows(proxy: Any, api_base: str) -> None:
         for row in rows:
             started = time.monotonic()
             if row == "agent":
+                proxy.tag = "agent/"
                 results = run_agent(exercises, args.model, api_base, work, run.extra, log)
                 run.rows[row] = [asdict(r) for r in results]
             else:
                 def one(ex: Exercise, row: str = row) -> TaskResult:
                     # A task a stopped invocation left half done starts from a fresh workspace.
                     shutil.rmtree(work / row / ex.name, ignore_errors=True)
+                    proxy.tag = f"{row}/{ex.name}"
                     if row == "alone":
-                        return run_alone([ex], args.model, api_base, work, log)[0]
-                    return run_mini(row, [ex], args.model, api_base, work, log)[0]
+                        result = run_alone([ex], args.model, api_base, work, log)[0]
+                    elif row == "aider":
+                        result = run_aider([ex], args.model, api_base, work, log)[0]
+                    elif row == "codex":
+                        result = run_codex([ex], args.model, api_base, work, log)[0]
+                    else:
+                        result = run_mini(row, [ex], args.model, api_base, work, log)[0]
+                    served = proxy.totals(f"{row}/{ex.name}")
+                    result.cached_tokens = served["cached_tokens"]
+                    if row == "codex":  # its JSONL has usage but no count of calls
+                        result.model_calls = served["calls"]
+                    return result
 
                 run.rows[row], kept = run_peer_row(
                     row, exercises, one, _task_log(work, row), _task_stamp(run, harness),
@@ -892,6 +1124,7 @@ def main(argv: list[str] | None = None) -> int:
                     resumed.append(f"{kept} of the {row} row's tasks from an earlier invocation")
                     run.note = (args.note + " " if args.note else "") + \
                         f"(resumed: {'; '.join(resumed)})"
+            run.served[row] = proxy.totals(f"{row}/")
             (work / "run.json").write_text(json.dumps(asdict(run)))  # for `record`
             log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
 

@@ -86,3 +86,67 @@ def test_mini_replies_rejected_for_format_count_as_model_calls(tmp_path):
         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "t"},
                      error, error, error, {"role": "exit", "content": ""}]}))
     assert exercises._mini_trajectory(traj) == (3, "RepeatedFormatError", (0, 0))
+
+
+def _aider() -> None:
+    from agents import aider_version
+
+    require(aider_version() is not None,
+            "aider-chat is not in bench/.aider-venv: python bench/exercises.py peer")
+
+
+def test_aider_edits_whole_files_runs_the_tests_and_reflects_on_failures(scripted_server,
+                                                                        tmp_path):
+    """Aider's row: the whole edit format, the tests read-only in its chat, its own
+    auto-test with the exercise's test command; a failing first answer gets the test output
+    back (Aider's reflection) and the second, right one passes the exercise's check."""
+    _aider()
+    wrong = "def distance(strand_a, strand_b):\n    return 0\n"
+    server = scripted_server([{"content": f"hamming.py\n```python\n{wrong}```"},
+                              {"content": f"hamming.py\n```python\n{SOLVED}```"}])
+    [result] = exercises.run_aider([_hamming()], "openai/scripted", server.api_base,
+                                   tmp_path, lambda _m: None)
+    assert result.solved and result.tests == "9 passed", result
+    assert result.model_calls == 2 and result.input_tokens > 0
+    first = server.requests[0]
+    assert first["temperature"] == 0 and not first.get("tools")
+    shown = "\n".join(str(m.get("content")) for m in first["messages"])
+    assert "hamming_test.py" in shown and "def distance" in shown  # the tests, the stub
+    again = "\n".join(str(m.get("content")) for m in server.requests[1]["messages"])
+    assert "failed" in again  # the test run's output went back
+    assert (tmp_path / "aider" / "hamming" / "ws" / "hamming.py").read_text() == SOLVED
+
+
+def test_aider_tokens_are_read_from_its_own_report():
+    out = ("Tokens: 2.3k sent, 512 received.\nTokens: 900 sent, 1.1k cache hit, 40 received."
+           "\nTokens: 1.0k sent, 2.0k cache write, 7 received. Cost: $0.00 message")
+    assert exercises.aider_tokens(out) == (2300 + 900 + 1000, 512 + 40 + 7)
+
+
+def test_codex_usage_is_read_from_its_jsonl():
+    out = "\n".join([json.dumps({"type": "thread.started", "thread_id": "t"}),
+                     "not json",
+                     json.dumps({"type": "turn.completed",
+                                 "usage": {"input_tokens": 900, "cached_input_tokens": 800,
+                                           "output_tokens": 40}})])
+    assert exercises.codex_usage(out) == (900, 800, 40, "completed")
+    failed = json.dumps({"type": "turn.failed", "error": {"message": "stream disconnected"}})
+    assert exercises.codex_usage(failed)[3] == "turn.failed: stream disconnected"
+
+
+def test_codex_is_run_against_a_responses_server_and_checked(tmp_path):
+    """Codex CLI's row: its exec mode against a Responses API server (bench/fake_responses.py
+    playing one shell step that writes the solution), then the exercise's check."""
+    import shutil as _shutil
+
+    require(_shutil.which("npm") is not None, "npm is needed to install Codex CLI")
+    from fake_responses import FakeResponses
+
+    fake = FakeResponses(steps=1, command=WRITE, final="Done.").start()
+    try:
+        [result] = exercises.run_codex([_hamming()], "openai/local", fake.base_url, tmp_path,
+                                       lambda _m: None)
+    finally:
+        fake.stop()
+    assert result.solved and result.tests == "9 passed", result
+    assert result.input_tokens > 0 and len(fake.arrivals) == 2

@@ -1,0 +1,157 @@
+"""A pass-through HTTP proxy in front of the model server that counts, per tag, the model
+calls, the input tokens, the input tokens the server's prompt cache served, and the output
+tokens, read from each answer's usage as the server reports it.
+
+bench/exercises.py puts one in front of the server so that every row (baseagent, the model
+alone, Aider, Codex CLI, mini-swe-agent) is measured the same way, whatever each reports
+about itself: the cached share of input tokens per row comes from here.
+
+Usage is read from chat completions (`usage.prompt_tokens`, `completion_tokens`,
+`prompt_tokens_details.cached_tokens`; llama-server's `timings.cache_n` when the details
+are missing) and the Responses API (`response.usage.input_tokens`, `output_tokens`,
+`input_tokens_details.cached_tokens`), streamed (the last `data:` event that has usage) or
+not. Answers pass through byte for byte and unbuffered (a streamed answer reaches the
+client as the server writes it); the proxy keeps at most the last 1 MiB of each answer
+for reading usage.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+KEPT_BYTES = 1 << 20  # the tail of an answer kept to read its usage
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host",
+              "proxy-connection", "te", "trailer", "upgrade"}
+
+
+def usage_of(body: bytes) -> tuple[int, int, int] | None:
+    """(input, cached input, output) tokens of one answer (JSON or SSE), or None."""
+    text = body.decode("utf-8", errors="replace").strip()
+    candidates: list[Any] = []
+    if text.startswith("{"):
+        try:
+            candidates.append(json.loads(text))
+        except ValueError:
+            pass
+    else:
+        for line in text.splitlines():
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                try:
+                    candidates.append(json.loads(line[5:]))
+                except ValueError:
+                    continue
+    for data in reversed(candidates):
+        if not isinstance(data, dict):
+            continue
+        response = data.get("response") if isinstance(data.get("response"), dict) else data
+        usage = response.get("usage")
+        timings = response.get("timings")
+        if not isinstance(usage, dict) and isinstance(timings, dict):  # llama-server alone
+            cached = int(timings.get("cache_n") or 0)
+            return (int(timings.get("prompt_n") or 0) + cached, cached,
+                    int(timings.get("predicted_n") or 0))
+        if not isinstance(usage, dict):
+            continue
+        if "input_tokens" in usage:  # the Responses API
+            details = usage.get("input_tokens_details") or {}
+            return (int(usage.get("input_tokens") or 0), int(details.get("cached_tokens") or 0),
+                    int(usage.get("output_tokens") or 0))
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens")
+        if cached is None:
+            cached = (response.get("timings") or {}).get("cache_n") or 0
+        return (int(usage.get("prompt_tokens") or 0), int(cached),
+                int(usage.get("completion_tokens") or 0))
+    return None
+
+
+class UsageProxy:
+    """`UsageProxy(upstream_api_base).start()`; point clients at `.api_base`; set `.tag`
+    before each task; read `.totals(prefix)`."""
+
+    def __init__(self, upstream: str) -> None:
+        parts = urlsplit(upstream)
+        self.upstream_host = parts.hostname or "127.0.0.1"
+        self.upstream_port = parts.port or 80
+        self.upstream_path = parts.path.rstrip("/")
+        self.tag = ""
+        self._lock = threading.Lock()
+        self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.proxy = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.upstream_path}"
+
+    def start(self) -> "UsageProxy":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def record(self, tag: str, usage: tuple[int, int, int] | None) -> None:
+        with self._lock:
+            total = self._totals[tag]
+            total[0] += 1
+            if usage is not None:
+                total[1] += usage[0]
+                total[2] += usage[1]
+                total[3] += usage[2]
+
+    def totals(self, prefix: str = "") -> dict[str, int]:
+        """Calls and tokens of every tag that starts with `prefix`."""
+        with self._lock:
+            rows = [t for tag, t in self._totals.items() if tag.startswith(prefix)]
+        return {"calls": sum(r[0] for r in rows), "input_tokens": sum(r[1] for r in rows),
+                "cached_tokens": sum(r[2] for r in rows),
+                "output_tokens": sum(r[3] for r in rows)}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # the answer ends when the connection closes
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+    def _forward(self) -> None:
+        proxy: UsageProxy = self.server.proxy  # type: ignore[attr-defined]
+        tag = proxy.tag
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        upstream = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port,
+                                              timeout=3600)
+        try:
+            upstream.request(self.command, self.path, body=body, headers=headers)
+            answer = upstream.getresponse()
+            self.send_response(answer.status, answer.reason)
+            for key, value in answer.getheaders():
+                if key.lower() not in HOP_BY_HOP:
+                    self.send_header(key, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            kept = bytearray()
+            while chunk := answer.read1(65536):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                kept += chunk
+                if len(kept) > KEPT_BYTES:
+                    del kept[:len(kept) - KEPT_BYTES]
+        except OSError:
+            return  # the client or the server went away: nothing to count
+        finally:
+            upstream.close()
+        if self.command == "POST" and answer.status == 200:
+            proxy.record(tag, usage_of(bytes(kept)))
+
+    do_GET = do_POST = _forward

@@ -1,0 +1,61 @@
+"""bench/usage_proxy.py: every row of the exercises reaches the server through it, and it
+counts what the server answered each (calls, tokens, the prompt cache's share) without
+changing a byte of what passes."""
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+
+from helpers import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+from usage_proxy import UsageProxy, usage_of  # noqa: E402
+
+
+def _post(api_base: str, body: dict) -> bytes:
+    request = urllib.request.Request(f"{api_base}/chat/completions",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read()
+
+
+def test_answers_pass_through_and_usage_is_counted_per_tag(scripted_server):
+    server = scripted_server([{"content": "one", "usage": {"prompt_tokens": 100,
+                                                           "completion_tokens": 5,
+                                                           "cached_tokens": 60}},
+                              {"content": "two"}])
+    proxy = UsageProxy(server.api_base).start()
+    try:
+        proxy.tag = "alone/hamming"
+        plain = _post(proxy.api_base, {"model": "m", "messages": [{"role": "user",
+                                                                   "content": "hi"}]})
+        assert json.loads(plain)["choices"][0]["message"]["content"] == "one"
+        proxy.tag = "aider/hamming"
+        streamed = _post(proxy.api_base, {"model": "m", "stream": True,
+                                          "stream_options": {"include_usage": True},
+                                          "messages": [{"role": "user", "content": "hi"}]})
+        assert streamed.rstrip().endswith(b"data: [DONE]")
+    finally:
+        proxy.stop()
+    assert proxy.totals("alone/") == {"calls": 1, "input_tokens": 100, "cached_tokens": 60,
+                                      "output_tokens": 5}
+    assert proxy.totals("aider/")["calls"] == 1
+    assert proxy.totals()["calls"] == 2
+
+
+def test_usage_is_read_from_each_wire_and_from_llama_server_timings():
+    chat = {"usage": {"prompt_tokens": 10, "completion_tokens": 2,
+                      "prompt_tokens_details": {"cached_tokens": 7}}}
+    assert usage_of(json.dumps(chat).encode()) == (10, 7, 2)
+    llama = {"usage": {"prompt_tokens": 10, "completion_tokens": 2},
+             "timings": {"cache_n": 6, "prompt_n": 4, "predicted_n": 2}}
+    assert usage_of(json.dumps(llama).encode()) == (10, 6, 2)
+    timings_only = 'data: {"choices":[]}\n\ndata: {"timings":{"cache_n":6,"prompt_n":4,' \
+                   '"predicted_n":3}}\n\ndata: [DONE]\n\n'
+    assert usage_of(timings_only.encode()) == (10, 6, 3)
+    responses = 'data: {"type":"response.completed","response":{"usage":{"input_tokens":50,' \
+                '"input_tokens_details":{"cached_tokens":40},"output_tokens":9}}}\n\n'
+    assert usage_of(responses.encode()) == (50, 40, 9)
+    assert usage_of(b"not json") is None
