@@ -612,6 +612,9 @@ name = "local"
 base_url = "{base_url}"
 wire_api = "responses"
 env_key = "LOCAL_MODEL_KEY"
+# A CPU server reads Codex's ~6,600-token first prompt for minutes before its first byte:
+# Codex's default (5 minutes of silence, then resend) would start it over and over.
+stream_idle_timeout_ms = {idle_ms}
 
 [features]
 plugins = false
@@ -653,7 +656,8 @@ def run_codex(exercises: list[Exercise], model: str, api_base: str, work: Path,
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         (codex_home / "config.toml").write_text(CODEX_ROW_CONFIG.format(
-            model=model.split("/", 1)[-1], base_url=api_base.rstrip("/")))
+            model=model.split("/", 1)[-1], base_url=api_base.rstrip("/"),
+            idle_ms=TASK_TIMEOUT_S * 1000))
         command = [str(CODEX_NPM), "exec", "--json", "--skip-git-repo-check",
                    "--dangerously-bypass-approvals-and-sandbox", "-C", str(ws),
                    task_instruction(ex)]
@@ -1145,7 +1149,8 @@ def main(argv: list[str] | None = None) -> int:
         from local_server import WHEEL, serve
 
         gguf = _local_model_path(args.local_model)
-        run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {CONTEXT} -np 1) "
+        run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {CONTEXT} -np 1 "
+                      f"--temp 0) "
                       f"with {gguf.name}")
         read_kept_tasks()
         with serve(gguf, work / "server.log", CONTEXT) as api_base:

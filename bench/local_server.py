@@ -85,7 +85,10 @@ def serve(model: Path, log: Path, ctx: int = 32768, threads: int = 2,
            "OMP_WAIT_POLICY": "PASSIVE"}
     command = [str(server), "-m", str(model), "-dev", "none", "--jinja", "-t", str(threads),
                "-c", str(ctx), "-np", "1", "--host", "127.0.0.1", "--port", str(port),
-               "-a", ALIAS, "--no-webui"]
+               "-a", ALIAS, "--no-webui",
+               # sampling for a request that names no temperature (Codex CLI sends none):
+               # greedy, as every other row asks for explicitly
+               "--temp", "0"]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as log_file:
         proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT,
