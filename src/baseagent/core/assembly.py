@@ -143,6 +143,8 @@ class RunBuilder:
         # (the terminal asks the person; a library caller passes a function); None: nobody.
         self.approver = approver
         self.env: dict[str, str] = dict(os.environ if env is None else env)
+        if model_client is not None:
+            check_model_client(model_client)  # when the agent is built, not at its turn
         self.model_client = model_client
         self.counts: Counter[str] = Counter()
         self.prepared: Prepared | None = None
@@ -728,16 +730,12 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
-    from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import ToolContext
 
     settings = prepared.settings
     if model_client is not None:
-        if not isinstance(model_client, ModelClientProtocol):
-            raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
-                            "client (it needs totals, complete() and bind_cancel(); "
-                            "llm/types.py ModelClientProtocol)")
+        check_model_client(model_client)
         client = model_client
     else:
         client = _model_client(settings, prepared.thread_id, emitter.notice,
@@ -780,6 +778,16 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 all_tools_failed=settings.all_tools_failed)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
+
+
+def check_model_client(model_client: Any) -> None:
+    """TypeError unless `model_client` has the client protocol's members."""
+    from baseagent.llm.types import ModelClientProtocol
+
+    if not isinstance(model_client, ModelClientProtocol):
+        raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
+                        "client (it needs totals, complete() and bind_cancel(); "
+                        "llm/types.py ModelClientProtocol)")
 
 
 def disconnect(connected: Connected) -> None:

@@ -103,15 +103,64 @@ HOOKS = ("tool_name", "planned_changes", "named_changes")
 def adopt(obj: Any) -> Tool:
     """A caller's tool object held to the contract: a `Tool` (by subclass or by having every
     member) as it is; an object that leaves some hooks out, wrapped so that it gets their
-    defaults. TypeError when a required member is missing. This is the one place an
-    object's members are looked for; nothing calls a tool's hook on faith."""
+    defaults. This is the one place an object's members are looked for; nothing calls a
+    tool's hook on faith. Checked here, when the agent is built, not at the call: TypeError
+    naming the tool and what is wrong when a required member is missing (a `Tool` subclass
+    that leaves `parameters`, `parse` or `run` to the protocol has none), `name` or
+    `description` is not text, `item_type` is not one of ITEM_KINDS, or `parameters()` is
+    not a JSON schema object."""
+    missing = [member for member in REQUIRED_MEMBERS if not _provides(obj, member)]
+    label = _label(obj)
+    if missing:
+        raise TypeError(f"{label} is not a Tool: it has no {', '.join(missing)}")
+    problem = _malformed(obj)
+    if problem is not None:
+        raise TypeError(f"{label} is not a usable Tool: {problem}")
     if isinstance(obj, Tool):
         return obj
-    missing = [member for member in REQUIRED_MEMBERS if not hasattr(obj, member)]
-    if missing:
-        raise TypeError(f"{type(obj).__name__} is not a Tool: it has no "
-                        f"{', '.join(missing)}")
     return _Adopted(obj)
+
+
+def _provides(obj: Any, member: str) -> bool:
+    """Whether `obj` has `member` of its own: a method a `Tool` subclass inherits from the
+    protocol unchanged is only the protocol's stub (it would answer None)."""
+    try:
+        value = getattr(obj, member)
+    except Exception:  # noqa: BLE001 - a property that raises provides nothing
+        return False
+    if member in ("parameters", "parse", "run"):
+        own = getattr(type(obj), member, None)
+        return own is not getattr(Tool, member) or member in vars(obj)
+    return value is not None
+
+
+def _label(obj: Any) -> str:
+    try:
+        name = getattr(obj, "name", None)
+    except Exception:  # noqa: BLE001
+        name = None
+    return f"tool {name!r} ({type(obj).__name__})" if isinstance(name, str) and name \
+        else type(obj).__name__
+
+
+def _malformed(obj: Any) -> str | None:
+    if not isinstance(obj.name, str) or not obj.name.strip():
+        return f"its name must be non-empty text, not {obj.name!r}"
+    if not isinstance(obj.description, str):
+        return f"its description must be text, not {type(obj.description).__name__}"
+    if obj.item_type not in ITEM_KINDS:
+        return f"item_type {obj.item_type!r} is not one of {', '.join(ITEM_KINDS)}"
+    if not isinstance(obj.server, str):
+        return f"server must be text, not {type(obj.server).__name__}"
+    if not callable(obj.parse) or not callable(obj.run):
+        return "parse and run must be callable"
+    try:
+        schema = obj.parameters()
+    except Exception as exc:  # noqa: BLE001 - reported as the tool's fault
+        return f"parameters() raised {type(exc).__name__}: {exc}"
+    if not isinstance(schema, dict):
+        return f"parameters() must return a JSON schema object, not {type(schema).__name__}"
+    return None
 
 
 class _Adopted(Tool):
