@@ -135,3 +135,67 @@ def test_a_stale_cancel_does_not_interrupt_the_next_run(workspace):
     agent.cancel("meant for the first run")
     second = agent.run("second")
     assert second.status == "completed" and second.final_message == "two"
+
+
+# -- 4. tools that see their run ---------------------------------------------------------------
+
+
+class _Inspector(Tool):
+    """Reads what its context says of the run, runs a command through it, logs a line and
+    answers with metadata."""
+
+    name = "inspect_run"
+    description = "look at the run"
+    item_type = "mcp_tool_call"
+    server = "mine"
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Any] = {}
+
+    def parameters(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    def parse(self, data: dict[str, Any]) -> Any:
+        return data
+
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        self.seen = {"instruction": ctx.instruction, "step": ctx.step,
+                     "roles": [m["role"] for m in ctx.history],
+                     "max_iterations": ctx.settings.max_iterations,
+                     "api_key": ctx.settings.api_key}
+        try:
+            ctx.history[0]["content"] = "changed"  # type: ignore[index]
+        except TypeError:
+            self.seen["read_only"] = True
+        command = ctx.shell("echo from-the-tool > made.txt && echo done")
+        self.seen["shell"] = (command.success, command.item["exit_code"], command.output)
+        ctx.log("inspected")
+        return ctx.done("looked", metadata={"files": ["made.txt"], "score": 3})
+
+
+def test_a_tool_sees_its_run_and_its_metadata_reaches_agentb(workspace, caplog):
+    tool = _Inspector()
+    agent, _ = make(workspace, [
+        {"content": "first look", "tool_calls": [{"id": "c0", "name": "shell",
+                                                  "arguments": {"command": "true"}}]},
+        {"tool_calls": [{"id": "c1", "name": "inspect_run", "arguments": {}}]},
+        {"content": "done"}], tools=[tool], max_iterations=9, api_key="sk-secret-0000")
+    with caplog.at_level("INFO", logger="baseagent.tools"):
+        events = [json.loads(e.model_dump_json())
+                  for e in agent.stream("inspect it", format="agentb")]
+    assert tool.seen["instruction"] == "inspect it" and tool.seen["step"] == 2
+    assert tool.seen["roles"][-4:] == ["user", "assistant", "tool", "assistant"]
+    assert tool.seen["max_iterations"] == 9 and tool.seen["api_key"] is None
+    assert tool.seen["read_only"] is True
+    assert agent.history[0]["content"] != "changed"
+    assert tool.seen["shell"][:2] == (True, 0) and "done" in tool.seen["shell"][2]
+    assert (workspace / "made.txt").read_text() == "from-the-tool\n"
+    assert [r.getMessage() for r in caplog.records if r.name == "baseagent.tools"] == \
+        ["inspected"]
+    completed = [e for e in events if e["type"] == "agent.tool.execution.completed"
+                 and e["data"]["toolName"] == "inspect_run"]
+    assert len(completed) == 1
+    result = completed[0]["data"]["result"]
+    assert result["success"] is True and result["data"] == "looked"
+    assert result["metadata"]["files"] == ["made.txt"] and result["metadata"]["score"] == 3
+    assert result["metadata"]["itemId"].startswith("item_")

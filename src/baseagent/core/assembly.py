@@ -731,7 +731,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     """
     from baseagent.core.loop import Loop
     from baseagent.sandbox.policy import Policy
-    from baseagent.tools.tool import ToolContext
+    from baseagent.tools.tool import HistoryView, ToolContext
 
     settings = prepared.settings
     if model_client is not None:
@@ -760,7 +760,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         # The writable roots are opened now, once: what the workspace is for the whole run.
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
-        approvals=run_approvals(settings, approver, emitter))
+        approvals=run_approvals(settings, approver, emitter),
+        history=HistoryView(prepared.history), settings=tool_settings(settings))
     session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
@@ -778,6 +779,11 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 all_tools_failed=settings.all_tools_failed)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
+
+
+def tool_settings(settings: AgentConfig) -> AgentConfig:
+    """The settings a tool may read (ToolContext.settings): the run's, without the API key."""
+    return settings.model_copy(update={"api_key": None}) if settings.api_key else settings
 
 
 def check_model_client(model_client: Any) -> None:
@@ -900,9 +906,13 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
     from baseagent.core.loop import Loop
     from baseagent.tools.registry import ToolRegistry
 
+    from baseagent.tools.tool import HistoryView
+
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
+    history = opening_messages(tool_context.cwd, shell, system, env=tool_context.env)
+    tool_context = dataclasses.replace(tool_context, history=HistoryView(history))
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                history=opening_messages(tool_context.cwd, shell, system, env=tool_context.env),
+                history=history,
                 max_iterations=max_iterations, verify=False,
                 compactor=_compactor(settings, client, registry, emitter, None, litellm_limits,
                                      route),
