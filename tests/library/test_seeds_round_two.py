@@ -199,3 +199,77 @@ def test_a_tool_sees_its_run_and_its_metadata_reaches_agentb(workspace, caplog):
     assert result["success"] is True and result["data"] == "looked"
     assert result["metadata"]["files"] == ["made.txt"] and result["metadata"]["score"] == 3
     assert result["metadata"]["itemId"].startswith("item_")
+
+
+# -- 5. tool output caps as settings -----------------------------------------------------------
+
+
+def _big(n: int) -> str:
+    return "".join(f"line {i:05d}\n" for i in range(n))
+
+
+def test_tool_output_caps_are_settings(workspace):
+    """A function tool returning ~60K characters: 40,000 by default (~10K tokens); 2,500
+    tokens with tool_output_max_tokens; a tool's own entry wins; the shell follows too."""
+    def dump() -> str:
+        """Print a lot."""
+        return _big(6000)
+
+    steps = [{"tool_calls": [{"id": "c1", "name": "dump", "arguments": {}},
+                             {"id": "c2", "name": "shell",
+                              "arguments": {"command": "seq 1 40000"}}]},
+             {"content": "ok"}]
+
+    def tool_messages(**settings: Any) -> dict[str, str]:
+        agent, _ = make(workspace, list(steps), tools=[dump], **settings)
+        assert agent.run("go").ok
+        return {m["tool_call_id"]: m["content"] for m in agent.history if m["role"] == "tool"}
+
+    default = tool_messages()
+    # (the marker saying how much was cut comes on top of a cap: ~40 characters)
+    assert 39_000 < len(default["c1"]) <= 40_100 and 9_000 < len(default["c2"]) <= 10_200
+    capped = tool_messages(tool_output_max_tokens=2_500)
+    assert 9_000 < len(capped["c1"]) <= 10_100 and 9_000 < len(capped["c2"]) <= 10_100
+    assert "characters" in capped["c1"] and "line 00000" in capped["c1"]
+    assert "line 05999" in capped["c1"]  # cut in the middle: head and tail kept
+    own = tool_messages(tool_output_max_tokens=2_500,
+                        tool_output_limits={"dump": 500, "shell": 5_000})
+    assert len(own["c1"]) <= 2_100 and 15_000 < len(own["c2"]) <= 20_100
+
+
+def test_a_tool_output_limit_below_100_tokens_is_refused(workspace):
+    with pytest.raises(ConfigError, match="tool_output_limits.shell"):
+        make(workspace, [], tool_output_limits={"shell": 10})
+
+
+# -- 6. the retry schedule ---------------------------------------------------------------------
+
+
+def _rate_limited(server_steps: int) -> list[dict[str, Any]]:
+    return [{"fault": "status", "status": 429, "message": "slow down"}] * server_steps \
+        + [{"content": "through"}]
+
+
+def test_a_linear_retry_schedule_waits_step_times_attempt(scripted_server, workspace):
+    server = scripted_server(_rate_limited(3))
+    notices: list[str] = []
+    agent = Agent(model="openai/scripted", api_base=server.api_base, api_key="sk-test-0",
+                  cwd=workspace, env=ENV, session=False, verify=False,
+                  retry_schedule="linear", retry_linear_delay=0.2,
+                  on_event=lambda e: notices.append(e.message) if e.type == "error" else None)
+    result = agent.run("go")
+    assert result.final_message == "through"
+    waits = [n.rsplit("(waiting ", 1)[1] for n in notices if n.startswith("Reconnecting")]
+    assert waits == ["0.2s)", "0.4s)", "0.6s)"]
+    arrivals = server.request_times
+    assert arrivals[3] - arrivals[0] >= 1.1
+
+
+def test_the_total_wait_cap_ends_the_retries(scripted_server, workspace):
+    server = scripted_server(_rate_limited(5))
+    agent = Agent(model="openai/scripted", api_base=server.api_base, api_key="sk-test-0",
+                  cwd=workspace, env=ENV, session=False, verify=False,
+                  retry_schedule="linear", retry_linear_delay=0.2, retry_max_total_wait=0.5)
+    result = agent.run("go")
+    assert result.status == "failed" and len(server.requests) == 2
+    assert "would pass retry_max_total_wait (0.5s, 0.2s waited)" in result.error

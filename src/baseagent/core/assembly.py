@@ -1017,8 +1017,18 @@ def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str],
         on_notice=notice,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
-        route=route, request_log=request_log,
+        route=route, request_log=request_log, retry_schedule=retry_schedule(settings),
     )
+
+
+def retry_schedule(settings: AgentConfig) -> Any:
+    """The settings' retry schedule (llm/retry.py RetrySchedule)."""
+    from baseagent.llm.retry import RetrySchedule
+
+    return RetrySchedule(kind=settings.retry_schedule, base=settings.retry_base_delay,
+                         factor=settings.retry_backoff_factor, cap=settings.retry_max_delay,
+                         step=settings.retry_linear_delay,
+                         max_total_wait=settings.retry_max_total_wait)
 
 
 def _compactor(settings: AgentConfig, client: ModelClientProtocol, registry: ToolRegistry,

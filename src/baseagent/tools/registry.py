@@ -7,6 +7,7 @@ It holds Tool objects (tools/tool.py, the one tool contract) from any source in 
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 from collections.abc import Iterable
@@ -27,6 +28,9 @@ OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
+# How the output caps set in tokens (tool_output_max_tokens, tool_output_limits) become
+# characters: the usual ~4 characters per token of English and code, no tokenizer needed.
+CHARS_PER_TOKEN = 4
 # Largest arguments a call may carry (characters of JSON). A model's whole output is at most
 # ~128K tokens (~0.5 MB), so anything bigger is a runaway; parsing, validating and showing
 # it would cost tens of times its size in memory.
@@ -186,6 +190,9 @@ class ToolRegistry:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
             return ToolResult(output=f"Error: {call.error}", success=False)
+        limit = output_limit(call.tool.name, ctx.settings)
+        if limit is not None:
+            ctx = dataclasses.replace(ctx, output_max_chars=limit)
         try:
             result = call.tool.run(call.args, ctx)
         except ToolError as exc:
@@ -197,17 +204,26 @@ class ToolRegistry:
                                 success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
-        result.output = _cap(result.output)
+        result.output = _cap(result.output, limit or MAX_MODEL_OUTPUT_CHARS)
         return result
+
+
+def output_limit(name: str, settings: Any) -> int | None:
+    """The output cap of tool `name`, in characters, when the settings set one
+    (tool_output_limits[name], else tool_output_max_tokens); None: the tool's own."""
+    if settings is None:
+        return None
+    tokens = settings.tool_output_limits.get(name, settings.tool_output_max_tokens)
+    return None if tokens is None else tokens * CHARS_PER_TOKEN
 
 
 def _as_is(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _cap(text: str) -> str:
-    if len(text) <= MAX_MODEL_OUTPUT_CHARS:
+def _cap(text: str, max_chars: int = MAX_MODEL_OUTPUT_CHARS) -> str:
+    if len(text) <= max_chars:
         return text
     from baseagent.tools.output_buffer import truncate_middle
 
-    return truncate_middle(text, MAX_MODEL_OUTPUT_CHARS)
+    return truncate_middle(text, max_chars)
