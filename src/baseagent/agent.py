@@ -158,6 +158,9 @@ class Agent:
     storage: where the thread is recorded and resumed from: "jsonl" (default, files in
     session_dir), "sqlite" or {"kind": "sqlite", "path": ...} (the `[storage]` setting), or
     your own MessageStorage object (baseagent.storage; docs/STORAGE.md).
+    context_policy, tool_executor, loop: the engine's parts, replaced (core/parts.py:
+    ContextPolicy for compaction, ToolExecutor for how a tool call runs, and a factory
+    of LoopParts returning an AgentLoop); each checked when the agent is built.
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
@@ -166,14 +169,17 @@ class Agent:
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                 approver: Approver | str | None = None, **options: Any) -> None:
+                 approver: Approver | str | None = None, context_policy: Any = None,
+                 tool_executor: Any = None, loop: Any = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
         storage = _storage_object(options)
         settings = agent_config_from_options(_setting_options(options, session))
         settings, resume, notes = _resume(settings, thread_id, set(options), storage)
         self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                        approver=approver, storage=storage),
+                                        approver=approver, storage=storage,
+                                        context_policy=context_policy,
+                                        tool_executor=tool_executor, loop=loop),
                     resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
                     external_tools=external_tools, redact_results=redact_results,
                     on_event_format=on_event_format)
@@ -186,7 +192,9 @@ class Agent:
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                     external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                    approver: Approver | str | None = None, **options: Any) -> "Agent":
+                    approver: Approver | str | None = None, context_policy: Any = None,
+                    tool_executor: Any = None, loop: Any = None,
+                    **options: Any) -> "Agent":
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
@@ -205,7 +213,9 @@ class Agent:
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
                                  redact_results=redact_results, approver=approver,
-                                 on_event_format=on_event_format, storage=storage)
+                                 on_event_format=on_event_format, storage=storage,
+                                 context_policy=context_policy, tool_executor=tool_executor,
+                                 loop=loop)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -220,7 +230,8 @@ class Agent:
                       builder: assembly.RunBuilder | None = None,
                       approver: Approver | str | None = None,
                       on_event_format: EventFormat = "codex",
-                      storage: MessageStorage | None = None) -> "Agent":
+                      storage: MessageStorage | None = None, context_policy: Any = None,
+                      tool_executor: Any = None, loop: Any = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -230,7 +241,9 @@ class Agent:
         through its redactor); it carries the settings, `env` and `model_client` then."""
         if builder is None:
             builder = assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                          approver=approver, storage=storage)
+                                          approver=approver, storage=storage,
+                                          context_policy=context_policy,
+                                          tool_executor=tool_executor, loop=loop)
         elif builder.settings is not settings:
             raise ValueError("from_settings: the builder was made for other settings")
         agent = cls.__new__(cls)
@@ -315,33 +328,60 @@ class Agent:
 
     # -- turns -------------------------------------------------------------------------------
 
-    def run(self, instruction: str, *, images: Sequence[str | Path] = (),
-            output_schema: dict[str, Any] | None = None) -> RunResult:
+    def run(self, instruction: str | None = None, *, images: Sequence[str | Path] = (),
+            output_schema: dict[str, Any] | None = None,
+            messages: Sequence[Mapping[str, Any]] = ()) -> RunResult:
         """Work on `instruction` until done (or failed, interrupted, out of limits).
 
         images: image files sent with the instruction. output_schema: a JSON schema the
         final answer must match (one correction round, then the turn fails).
+        messages: a conversation to start from (AgentB's initialMessages, hermes'
+        conversation_history): OpenAI-style user, assistant and tool messages added to the
+        thread before the turn. Without `instruction`, the last of them (a user message
+        with text) is the instruction.
         """
-        turn = self._turn_input(instruction, images, output_schema)
+        work = self._turn_work(instruction, images, output_schema, messages)
         self._acquire()
         try:
-            return self._run_turn(lambda loop: loop.run_turn(turn), None)
+            return self._run_turn(work, None)
         finally:
             self._busy.release()
 
-    def stream(self, instruction: str, *, images: Sequence[str | Path] = (),
+    def stream(self, instruction: str | None = None, *, images: Sequence[str | Path] = (),
                output_schema: dict[str, Any] | None = None,
+               messages: Sequence[Mapping[str, Any]] = (),
                format: EventFormat = "codex") -> "TurnStream":  # noqa: A002 - the API's word
         """The same turn as run(), as an iterator over its events. format="codex": the CLI's
         event objects (`event.model_dump_json()` is the JSONL line), ending with
         turn.completed, turn.failed or turn.requires_action. format="agentb": AgentB's
         events (baseagent.agentb, docs/AGENTB.md). `.result` then holds the RunResult.
-        Closing the stream early cancels the turn.
+        Closing the stream early cancels the turn. Whatever is raised inside the run ends
+        it with its final event: the iteration finishes, and `.result` says why.
         """
-        turn = self._turn_input(instruction, images, output_schema)
+        work = self._turn_work(instruction, images, output_schema, messages)
         _check_format(format)
         self._acquire()
-        return TurnStream(self, lambda loop: loop.run_turn(turn), format)
+        return TurnStream(self, work, format)
+
+    def _turn_work(self, instruction: str | None, images: Sequence[str | Path],
+                   output_schema: dict[str, Any] | None,
+                   messages: Sequence[Mapping[str, Any]]) -> Callable[[Loop], TurnOutcome]:
+        """The turn to run: `messages` checked (InputError), then added to the thread
+        before the instruction."""
+        from baseagent.core.initial import initial_messages
+
+        earlier, instruction = initial_messages(messages, instruction)
+        turn = self._turn_input(instruction, images, output_schema)
+
+        def work(loop: Loop) -> TurnOutcome:
+            connected = self._connected
+            for message in earlier:
+                loop.history.append(message)
+                if connected is not None and connected.session is not None:
+                    connected.session.message(message)
+            return loop.run_turn(turn)
+
+        return work
 
     def submit_tool_outputs(self, outputs: Mapping[str, Any]) -> RunResult:
         """Continue the turn that paused for tools the caller runs: `outputs` maps each

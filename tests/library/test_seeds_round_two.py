@@ -273,3 +273,170 @@ def test_the_total_wait_cap_ends_the_retries(scripted_server, workspace):
     result = agent.run("go")
     assert result.status == "failed" and len(server.requests) == 2
     assert "would pass retry_max_total_wait (0.5s, 0.2s waited)" in result.error
+
+
+# -- 3. the engine's parts, replaced ----------------------------------------------------------
+
+
+class _KeepLast:
+    """A context policy of the caller's: sends the system prompt and the last 3 messages."""
+
+    def __init__(self) -> None:
+        self.prepared = 0
+
+    def prepare(self, history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+        self.prepared += 1
+        return [history[0], *history[-3:]], 0
+
+    def on_overflow(self, history: list[dict[str, Any]], attempt: int) -> None:
+        del history[1:-1]
+
+
+def test_a_context_policy_of_the_callers_decides_what_the_model_is_sent(workspace):
+    policy = _KeepLast()
+    agent, model = make(workspace, [shell("echo one"), {"content": "done"}],
+                        context_policy=policy)
+    assert agent.run("go").ok
+    assert policy.prepared == 2
+    assert [m["role"] for m in model.requests[1]] == \
+        ["system", "user", "assistant", "tool"]
+
+
+class _Recording:
+    """A tool executor that records each call and runs it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def execute(self, tool: Any, args: Any, ctx: ToolContext) -> ToolResult:
+        self.calls.append((tool.name, ctx.step))
+        if tool.name == "read_file":
+            raise RuntimeError("not here")  # a failing executor is the call's error result
+        return tool.run(args, ctx)
+
+
+def test_a_tool_executor_of_the_callers_runs_every_call(workspace):
+    executor = _Recording()
+    agent, _ = make(workspace, [
+        shell("echo hi"),
+        {"tool_calls": [{"id": "r", "name": "read_file", "arguments": {"file_path": "x"}}]},
+        {"content": "done"}], tool_executor=executor)
+    result = agent.run("go")
+    assert result.ok and executor.calls == [("shell", 1), ("read_file", 2)]
+    tool_messages = [m["content"] for m in agent.history if m["role"] == "tool"]
+    assert tool_messages[1] == "Error: read_file failed: RuntimeError: not here"
+
+
+def test_parts_are_held_to_their_protocols_when_the_agent_is_built(workspace):
+    with pytest.raises(ConfigError, match="context_policy: a object has no prepare"):
+        make(workspace, [], context_policy=object())
+    with pytest.raises(ConfigError, match="tool_executor: a int has no execute"):
+        make(workspace, [], tool_executor=3)
+    with pytest.raises(ConfigError, match="loop: a str is not a factory"):
+        make(workspace, [], loop="mine")
+
+
+class _EchoLoop:
+    """An agent loop of the caller's: answers each instruction with one model call, no
+    tools, emitting the engine's events."""
+
+    def __init__(self, parts: Any) -> None:
+        self.parts = parts
+        self.history = parts.history
+        self.paused = None
+
+    def run_turn(self, turn: Any) -> Any:
+        from baseagent.core import events as engine
+        from baseagent.core.parts import TurnOutcome
+
+        parts = self.parts
+        parts.emitter.send(engine.TurnStarted(turn_id="t1", thread_id=parts.thread_id,
+                                              instruction=turn.text))
+        self.history.append({"role": "user", "content": turn.text})
+        reply = parts.client.complete(self.history, [], lambda *a: None)
+        self.history.append({"role": "assistant", "content": reply.text})
+        item_id = parts.emitter.new_item_id()
+        parts.emitter.send(engine.ItemCompleted(engine.TextItem(item_id, "message",
+                                                                reply.text.upper())))
+        parts.emitter.send(engine.TurnEnded("completed", usage=parts.client.totals.tokens()))
+        return TurnOutcome("completed", final_message=reply.text.upper())
+
+    def continue_turn(self, outputs: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_an_agent_loop_of_the_callers_runs_the_turns(workspace):
+    agent, model = make(workspace, [{"content": "hello"}], loop=_EchoLoop)
+    events = list(agent.stream("say hi"))
+    assert [e.type for e in events] == ["thread.started", "turn.started", "item.completed",
+                                        "turn.completed"]
+    assert stream_text(events) == "HELLO" and model.calls == 1
+
+
+def test_an_agent_loop_can_wrap_the_default_one(workspace):
+    seen: list[str] = []
+
+    def factory(parts: Any) -> Any:
+        inner = parts.default()
+        original = inner.run_turn
+
+        def run_turn(turn: Any) -> Any:
+            seen.append(turn.text)
+            return original(turn)
+
+        inner.run_turn = run_turn
+        return inner
+
+    agent, _ = make(workspace, [{"content": "fine"}], loop=factory)
+    assert agent.run("wrapped").final_message == "fine" and seen == ["wrapped"]
+
+
+def stream_text(events: list[Any]) -> str:
+    return "".join(e.item.text for e in events
+                   if e.type == "item.completed" and e.item.type == "agent_message")
+
+
+def test_run_takes_a_conversation_to_start_from(workspace, tmp_path):
+    agent, model = make(workspace, [{"content": "42, as before"}], session=True,
+                        session_dir=str(tmp_path / "s"))
+    conversation = [
+        {"role": "user", "content": "what is six times seven?"},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "c9", "type": "function",
+                         "function": {"name": "shell", "arguments": {"command": "echo 42"}}}]},
+        {"role": "tool", "tool_call_id": "c9", "content": "42"},
+        {"role": "assistant", "content": "42"},
+        {"role": "user", "content": "and again?"},
+    ]
+    result = agent.run(messages=conversation)
+    assert result.final_message == "42, as before"
+    sent = model.requests[0]
+    assert [m["role"] for m in sent][2:] == ["user", "assistant", "tool", "assistant", "user"]
+    assert sent[3]["tool_calls"][0]["function"]["arguments"] == '{"command": "echo 42"}'
+    assert sent[-1]["content"] == "and again?"
+    thread = agent.thread_id
+    agent.close()
+    resumed = Agent(model_client=DeterministicClient([{"content": "x"}]), thread_id=thread,
+                    env=ENV, session_dir=str(tmp_path / "s"))
+    assert [m["role"] for m in resumed.history][2:] == \
+        ["user", "assistant", "tool", "assistant", "user", "assistant"]
+    resumed.close()
+
+
+@pytest.mark.parametrize("messages, match", [
+    ([{"role": "system", "content": "x"}, {"role": "user", "content": "y"}], "system message"),
+    ([{"role": "assistant", "content": "x"}], "last message must be the user's"),
+    ([{"role": "assistant", "content": "",
+       "tool_calls": [{"id": "a", "function": {"name": "shell", "arguments": "{}"}}]},
+      {"role": "user", "content": "y"}], "the tool calls a have no tool message"),
+    ([{"role": "tool", "tool_call_id": "zz", "content": "x"},
+      {"role": "user", "content": "y"}], "no assistant message before it called"),
+    ([{"role": "robot", "content": "x"}], "role must be one of"),
+])
+def test_a_bad_conversation_is_refused_before_anything_runs(workspace, messages, match):
+    from baseagent import InputError
+
+    agent, model = make(workspace, [])
+    with pytest.raises(InputError, match=match):
+        agent.run(messages=messages)
+    assert model.calls == 0

@@ -133,9 +133,12 @@ class RunBuilder:
     def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
                  approver: Approver | str | None = None, person_present: bool = False,
-                 storage: MessageStorage | None = None) -> None:
+                 storage: MessageStorage | None = None, context_policy: Any = None,
+                 tool_executor: Any = None, loop: Any = None) -> None:
         self.settings = settings
         self.storage = storage
+        # The engine's parts a library caller replaces (core/parts.py), checked now.
+        self.parts = check_parts(context_policy, tool_executor, loop)
         # A person reads the answers and can be asked (the interactive session): the
         # system prompt says so instead of "nobody will answer".
         self.person_present = person_present
@@ -233,7 +236,7 @@ class RunBuilder:
             return None
         return connect(prepared, emitter=emitter, processes=processes, cancelled=cancelled,
                        model_client=self.model_client, notices=notices,
-                       approver=self.approver, storage=self.storage)
+                       approver=self.approver, storage=self.storage, parts=self.parts)
 
 
 def prepare(settings: AgentConfig, *, env: Mapping[str, str],
@@ -722,7 +725,8 @@ def run_approvals(settings: AgentConfig, approver: Approver | str | None,
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
             notices: Sequence[str] = (), approver: Approver | str | None = None,
-            storage: MessageStorage | None = None) -> Connected:
+            storage: MessageStorage | None = None,
+            parts: Mapping[str, Any] | None = None) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -765,20 +769,65 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
-    compactor = _compactor(settings, client, prepared.registry, emitter, session,
-                           litellm_limits=litellm_limits, route=route)
-    loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
-                tool_context=tool_context, history=prepared.history,
-                max_iterations=settings.max_iterations, verify=settings.verify,
-                session=session, compactor=compactor, cancelled=cancelled,
-                thread_id=prepared.thread_id,
-                paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
-                show_named_files=prepared.profile.show_named_files,
-                probe=prepared.profile.probe,
-                all_tools_failed=settings.all_tools_failed)
+    parts = parts or {}
+    if parts.get("tool_executor") is not None:
+        prepared.registry.executor = parts["tool_executor"]
+    compactor = parts.get("context_policy") or _compactor(
+        settings, client, prepared.registry, emitter, session, litellm_limits=litellm_limits,
+        route=route)
+    paused = prepared.resumed.paused if prepared.resumed is not None else None
+    default = functools.partial(
+        Loop, client=client, registry=prepared.registry, emitter=emitter,
+        tool_context=tool_context, history=prepared.history,
+        max_iterations=settings.max_iterations, verify=settings.verify,
+        session=session, compactor=compactor, cancelled=cancelled,
+        thread_id=prepared.thread_id, paused=paused,
+        tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
+        show_named_files=prepared.profile.show_named_files,
+        probe=prepared.profile.probe,
+        all_tools_failed=settings.all_tools_failed)
+    factory = parts.get("loop")
+    if factory is None:
+        loop = default()
+    else:
+        from baseagent.core.parts import AgentLoop, LoopParts
+
+        loop = factory(LoopParts(
+            settings=settings, client=client, registry=prepared.registry, emitter=emitter,
+            tool_context=tool_context, history=prepared.history, context_policy=compactor,
+            session=session, cancelled=cancelled, thread_id=prepared.thread_id,
+            paused=paused, default=default))
+        if not isinstance(loop, AgentLoop):
+            raise TypeError(f"loop: the factory returned a {type(loop).__name__}, not an "
+                            "AgentLoop (history, paused, run_turn(), continue_turn(); "
+                            "core/parts.py)")
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
+
+
+def check_parts(context_policy: Any, tool_executor: Any, loop: Any) -> dict[str, Any]:
+    """The replaced engine parts (core/parts.py), each held to its protocol when the agent
+    is built: ConfigError naming what is missing."""
+    parts: dict[str, Any] = {}
+    if context_policy is not None:
+        missing = [m for m in ("prepare", "on_overflow")
+                   if not callable(getattr(context_policy, m, None))]
+        if missing:
+            raise ConfigError(f"context_policy: a {type(context_policy).__name__} has no "
+                              f"{', '.join(missing)}() (core/parts.py ContextPolicy)")
+        parts["context_policy"] = context_policy
+    if tool_executor is not None:
+        if not callable(getattr(tool_executor, "execute", None)):
+            raise ConfigError(f"tool_executor: a {type(tool_executor).__name__} has no "
+                              "execute(tool, args, ctx) (core/parts.py ToolExecutor)")
+        parts["tool_executor"] = tool_executor
+    if loop is not None:
+        if not callable(loop):
+            raise ConfigError(f"loop: a {type(loop).__name__} is not a factory: pass a "
+                              "function of LoopParts that returns an AgentLoop "
+                              "(core/parts.py)")
+        parts["loop"] = loop
+    return parts
 
 
 def tool_settings(settings: AgentConfig) -> AgentConfig:

@@ -12,7 +12,7 @@ import importlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -100,13 +100,35 @@ class PreparedCall:
 SpecShape = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+@runtime_checkable
+class ToolExecutor(Protocol):
+    """How a validated call runs (`Agent(tool_executor=...)`; core/parts.py). The registry
+    calls it inside its own guard: whatever it raises becomes the call's error result, and
+    what it returns is capped like any tool's output."""
+
+    def execute(self, tool: Tool, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+class DirectExecutor:
+    """The default: the tool's own run()."""
+
+    def execute(self, tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
+        return tool.run(args, ctx)
+
+
+DIRECT = DirectExecutor()
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] | None = None,
-                 shape: SpecShape | None = None) -> None:
+                 shape: SpecShape | None = None,
+                 executor: ToolExecutor | None = None) -> None:
         """`shape` rewrites each spec as the prompt profile sends it (prompts/profiles.py:
-        compact descriptions); the tools themselves are the same."""
+        compact descriptions); the tools themselves are the same. `executor` runs each
+        validated call (default: the tool's own run())."""
         self._tools: dict[str, Tool] = {}
         self.shape = shape
+        self.executor: ToolExecutor = executor or DIRECT
         for given in builtin_tools() if tools is None else tools:
             tool = adopt(given)
             if tool.name in self._tools:
@@ -194,13 +216,17 @@ class ToolRegistry:
         if limit is not None:
             ctx = dataclasses.replace(ctx, output_max_chars=limit)
         try:
-            result = call.tool.run(call.args, ctx)
+            result = self.executor.execute(call.tool, call.args, ctx)
         except ToolError as exc:
             result = ToolResult(output=f"Error: {exc}", success=False)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run
             result = ToolResult(output=f"Error: {call.name} failed: {type(exc).__name__}: {exc}",
+                                success=False)
+        if not isinstance(result, ToolResult):
+            result = ToolResult(output=f"Error: {call.name} returned "
+                                       f"{type(result).__name__}, not a ToolResult",
                                 success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
