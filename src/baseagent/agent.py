@@ -519,9 +519,10 @@ class Agent:
         except RecordWriteError as exc:  # before the turn began (the loop handles the rest)
             outcome = TurnOutcome("failed", error=str(exc))
             self._emitter.run_failed(str(exc))
-        except (ConfigError, InputError, AgentBusyError):
-            raise  # the caller's configuration or input, found at the first turn
         except Exception as exc:  # noqa: BLE001 - any other error ends the run with an event
+            if isinstance(exc, (ConfigError, InputError, AgentBusyError)) \
+                    and not self._turn_open:
+                raise  # the caller's configuration or input, found before the turn began
             raised = exc
             outcome = self._fail_unexpectedly(exc)
         finally:

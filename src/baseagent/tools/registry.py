@@ -212,7 +212,7 @@ class ToolRegistry:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
             return ToolResult(output=f"Error: {call.error}", success=False)
-        limit = output_limit(call.tool.name, ctx.settings)
+        limit = output_limit(call.tool.name, ctx.settings if ctx is not None else None)
         if limit is not None:
             ctx = dataclasses.replace(ctx, output_max_chars=limit)
         try:
