@@ -38,6 +38,14 @@ _EXPORTS = {
     "ToolsetOrchestrator": "baseagent.core.orchestrator",
     "ApprovalRequest": "baseagent.tools.approval",
     "ApprovalAnswer": "baseagent.tools.approval",
+    "AgentLoop": "baseagent.core.parts",
+    "LoopParts": "baseagent.core.parts",
+    "ContextPolicy": "baseagent.core.parts",
+    "ToolExecutor": "baseagent.core.parts",
+    "DirectExecutor": "baseagent.core.parts",
+    "TurnInput": "baseagent.core.parts",
+    "TurnOutcome": "baseagent.core.parts",
+    "HistoryView": "baseagent.tools.tool",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

@@ -26,6 +26,7 @@ made, `connect()` with the model at the first turn); the Agent keeps the thread'
 """
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
@@ -43,17 +44,20 @@ from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
 from baseagent.core.recorder import RecordWriteError
 from baseagent.storage import MessageStorage
-from baseagent.errors import AgentBusyError, InputError, TurnError
+from baseagent.errors import AgentBusyError, ConfigError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
 from baseagent.output.codex import pending_call
 from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baseagent.output.emitter import Emitter, EventListener
-from baseagent.core.events import RunEvent
+from baseagent.core.events import RunEvent, TurnEnded as TurnEndedEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
 EventFormat = Literal["codex", "agentb"]
+# The `code` of the final event of a turn that ended on an unexpected exception.
+UNEXPECTED_ERROR_CODE = "internal_error"
+_LOG = logging.getLogger("baseagent")
 EventCallback = Callable[[Any], None]  # a Codex event (ev.ThreadEvent), or an AgentB one
 ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
 
@@ -99,6 +103,10 @@ class RunResult:
     total_usage: Usage = field(default_factory=Usage)
     error: str | None = None
     pending_tool_calls: list[ev.PendingToolCall] = field(default_factory=list)
+    # What was raised inside the run when it failed unexpectedly (a bug in an injected
+    # model client, loop or executor): the turn ended `failed` with a final event naming
+    # it (`error`), and the exception is kept here for the caller to re-raise or log.
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -150,6 +158,9 @@ class Agent:
     storage: where the thread is recorded and resumed from: "jsonl" (default, files in
     session_dir), "sqlite" or {"kind": "sqlite", "path": ...} (the `[storage]` setting), or
     your own MessageStorage object (baseagent.storage; docs/STORAGE.md).
+    context_policy, tool_executor, loop: the engine's parts, replaced (core/parts.py:
+    ContextPolicy for compaction, ToolExecutor for how a tool call runs, and a factory
+    of LoopParts returning an AgentLoop); each checked when the agent is built.
     """
 
     def __init__(self, *, session: bool = True, thread_id: str | None = None,
@@ -158,14 +169,17 @@ class Agent:
                  model_client: ModelClientProtocol | None = None,
                  sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                  external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                 approver: Approver | str | None = None, **options: Any) -> None:
+                 approver: Approver | str | None = None, context_policy: Any = None,
+                 tool_executor: Any = None, loop: Any = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
         storage = _storage_object(options)
         settings = agent_config_from_options(_setting_options(options, session))
         settings, resume, notes = _resume(settings, thread_id, set(options), storage)
         self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                        approver=approver, storage=storage),
+                                        approver=approver, storage=storage,
+                                        context_policy=context_policy,
+                                        tool_executor=tool_executor, loop=loop),
                     resume=resume, notes=notes, on_event=on_event, sinks=sinks, tools=tools,
                     external_tools=external_tools, redact_results=redact_results,
                     on_event_format=on_event_format)
@@ -178,7 +192,9 @@ class Agent:
                     model_client: ModelClientProtocol | None = None,
                     sinks: Sequence[EventListener] = (), tools: Sequence[Any] = (),
                     external_tools: Sequence[ToolSpec] = (), redact_results: bool = True,
-                    approver: Approver | str | None = None, **options: Any) -> "Agent":
+                    approver: Approver | str | None = None, context_policy: Any = None,
+                    tool_executor: Any = None, loop: Any = None,
+                    **options: Any) -> "Agent":
         """The configuration resolved as the CLI does: these options > BASEAGENT_* variables
         in `env` > the TOML file (default ~/.baseagent/config.toml) > defaults. The CLI's own
         options are refused here, and left unread in the file and the variables (which the
@@ -197,7 +213,9 @@ class Agent:
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
                                  redact_results=redact_results, approver=approver,
-                                 on_event_format=on_event_format, storage=storage)
+                                 on_event_format=on_event_format, storage=storage,
+                                 context_policy=context_policy, tool_executor=tool_executor,
+                                 loop=loop)
 
     @classmethod
     def from_settings(cls, settings: AgentConfig, *, resume: LoadedSession | None = None,
@@ -212,7 +230,8 @@ class Agent:
                       builder: assembly.RunBuilder | None = None,
                       approver: Approver | str | None = None,
                       on_event_format: EventFormat = "codex",
-                      storage: MessageStorage | None = None) -> "Agent":
+                      storage: MessageStorage | None = None, context_policy: Any = None,
+                      tool_executor: Any = None, loop: Any = None) -> "Agent":
         """From a resolved AgentConfig, or the CLI's Settings (what the CLI and batch workers
         do: the CLI's own options are theirs to honour, an Agent reads none). A caller resuming
         applies `core.records.settings_for_resume` first and passes its notes. `thread_id`
@@ -222,7 +241,9 @@ class Agent:
         through its redactor); it carries the settings, `env` and `model_client` then."""
         if builder is None:
             builder = assembly.RunBuilder(settings, env=env, model_client=model_client,
-                                          approver=approver, storage=storage)
+                                          approver=approver, storage=storage,
+                                          context_policy=context_policy,
+                                          tool_executor=tool_executor, loop=loop)
         elif builder.settings is not settings:
             raise ValueError("from_settings: the builder was made for other settings")
         agent = cls.__new__(cls)
@@ -266,6 +287,8 @@ class Agent:
         self._busy = threading.Lock()
         self._connected: assembly.Connected | None = None
         self._announced = False
+        self._turn_open = False  # between turn.started and its final event
+        self._cancel_next = False  # a cancel() while idle that is meant for the next run
         self._closed = False
 
     # -- what the caller sees ----------------------------------------------------------------
@@ -305,33 +328,60 @@ class Agent:
 
     # -- turns -------------------------------------------------------------------------------
 
-    def run(self, instruction: str, *, images: Sequence[str | Path] = (),
-            output_schema: dict[str, Any] | None = None) -> RunResult:
+    def run(self, instruction: str | None = None, *, images: Sequence[str | Path] = (),
+            output_schema: dict[str, Any] | None = None,
+            messages: Sequence[Mapping[str, Any]] = ()) -> RunResult:
         """Work on `instruction` until done (or failed, interrupted, out of limits).
 
         images: image files sent with the instruction. output_schema: a JSON schema the
         final answer must match (one correction round, then the turn fails).
+        messages: a conversation to start from (AgentB's initialMessages, hermes'
+        conversation_history): OpenAI-style user, assistant and tool messages added to the
+        thread before the turn. Without `instruction`, the last of them (a user message
+        with text) is the instruction.
         """
-        turn = self._turn_input(instruction, images, output_schema)
+        work = self._turn_work(instruction, images, output_schema, messages)
         self._acquire()
         try:
-            return self._run_turn(lambda loop: loop.run_turn(turn), None)
+            return self._run_turn(work, None)
         finally:
             self._busy.release()
 
-    def stream(self, instruction: str, *, images: Sequence[str | Path] = (),
+    def stream(self, instruction: str | None = None, *, images: Sequence[str | Path] = (),
                output_schema: dict[str, Any] | None = None,
+               messages: Sequence[Mapping[str, Any]] = (),
                format: EventFormat = "codex") -> "TurnStream":  # noqa: A002 - the API's word
         """The same turn as run(), as an iterator over its events. format="codex": the CLI's
         event objects (`event.model_dump_json()` is the JSONL line), ending with
         turn.completed, turn.failed or turn.requires_action. format="agentb": AgentB's
         events (baseagent.agentb, docs/AGENTB.md). `.result` then holds the RunResult.
-        Closing the stream early cancels the turn.
+        Closing the stream early cancels the turn. Whatever is raised inside the run ends
+        it with its final event: the iteration finishes, and `.result` says why.
         """
-        turn = self._turn_input(instruction, images, output_schema)
+        work = self._turn_work(instruction, images, output_schema, messages)
         _check_format(format)
         self._acquire()
-        return TurnStream(self, lambda loop: loop.run_turn(turn), format)
+        return TurnStream(self, work, format)
+
+    def _turn_work(self, instruction: str | None, images: Sequence[str | Path],
+                   output_schema: dict[str, Any] | None,
+                   messages: Sequence[Mapping[str, Any]]) -> Callable[[Loop], TurnOutcome]:
+        """The turn to run: `messages` checked (InputError), then added to the thread
+        before the instruction."""
+        from baseagent.core.initial import initial_messages
+
+        earlier, instruction = initial_messages(messages, instruction)
+        turn = self._turn_input(instruction, images, output_schema)
+
+        def work(loop: Loop) -> TurnOutcome:
+            connected = self._connected
+            for message in earlier:
+                loop.history.append(message)
+                if connected is not None and connected.session is not None:
+                    connected.session.message(message)
+            return loop.run_turn(turn)
+
+        return work
 
     def submit_tool_outputs(self, outputs: Mapping[str, Any]) -> RunResult:
         """Continue the turn that paused for tools the caller runs: `outputs` maps each
@@ -357,13 +407,19 @@ class Agent:
         RunResult) when the turn does not complete."""
         result = self.run(message)
         if not result.ok:
-            raise TurnError(result)
+            raise TurnError(result) from result.exception
         return result.final_message or ""
 
-    def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
-        """Stop the running turn (or the next one to start, if none is running yet), from any
-        thread: the model call is abandoned, the running command's process group is killed,
-        and the turn ends `interrupted`. Safe to call from a signal handler."""
+    def cancel(self, reason: str = "cancelled", signal_number: int | None = None, *,
+               next_run: bool = False) -> None:
+        """Stop the running turn from any thread: the model call is abandoned, the running
+        command's process group is killed, and the turn ends `interrupted`. Safe to call
+        from a signal handler. Called while no turn runs, it stops nothing: the next run()
+        starts afresh (as AgentB resets its flag at each run), unless `next_run=True` (a
+        task cancelled before it starts) or it came with a `signal_number` (a signal
+        handler's: the process is stopping, so the run about to start stops too)."""
+        if (next_run or signal_number is not None) and not self.running:
+            self._cancel_next = True
         self._cancellation.cancel(reason, signal_number)
 
     def kill_processes(self, grace: float = KILL_GRACE_SECONDS) -> list[int]:
@@ -404,6 +460,12 @@ class Agent:
             raise AgentBusyError("this agent is closed")
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError("a turn of this agent is already running")
+        if self._cancellation.is_set() and not self._cancel_next:
+            # A cancel() made while no turn ran was meant for a turn that has ended (AgentB
+            # resets the flag as each run starts); one for the next run (a signal's, a
+            # batch worker's) stands.
+            self._cancellation.reset()
+        self._cancel_next = False
 
     def _paused(self) -> Paused | None:
         if self._connected is not None:
@@ -440,7 +502,9 @@ class Agent:
         items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
         self._callback_error = None
+        self._turn_open = False
         before = self.usage
+        raised: BaseException | None = None
         try:
             connected = self._connect()
             if connected is None:  # cancelled before the model was reachable
@@ -455,6 +519,12 @@ class Agent:
         except RecordWriteError as exc:  # before the turn began (the loop handles the rest)
             outcome = TurnOutcome("failed", error=str(exc))
             self._emitter.run_failed(str(exc))
+        except Exception as exc:  # noqa: BLE001 - any other error ends the run with an event
+            if isinstance(exc, (ConfigError, InputError, AgentBusyError)) \
+                    and not self._turn_open:
+                raise  # the caller's configuration or input, found before the turn began
+            raised = exc
+            outcome = self._fail_unexpectedly(exc)
         finally:
             self._end_turn()
         if self._callback_error is not None:
@@ -464,7 +534,53 @@ class Agent:
         # (a model that repeats a key, a provider's 401 that quotes it).
         return RunResult(outcome.status, self.thread_id, self._clean(outcome.final_message),
                          items, total.minus(before), total, self._clean(outcome.error),
-                         self._pending(outcome.pending))
+                         self._pending(outcome.pending), exception=raised)
+
+    def _fail_unexpectedly(self, exc: Exception) -> TurnOutcome:
+        """Something raised that the loop does not expect (a bug in an injected model
+        client, loop, context policy or executor; an error of baseagent's own): the turn
+        ends `failed` with its final event (Codex turn.failed, AgentB thread.run.failed)
+        naming the error, the traceback goes to the `baseagent` logger, and calls the
+        model made that have no result get one, so the thread (and its record) can go on
+        or be resumed."""
+        message = f"unexpected error: {type(exc).__name__}: {exc}"
+        _LOG.error("%s (thread %s)", message, self.thread_id, exc_info=exc)
+        connected = self._connected
+        if connected is not None:
+            try:
+                self._close_open_calls(connected, message)
+            except Exception:  # noqa: BLE001 - the record may be what failed
+                pass
+        try:
+            if self._turn_open:
+                self._emitter.send(TurnEndedEvent("failed", error=message,
+                                                  code=UNEXPECTED_ERROR_CODE))
+            else:
+                self._emitter.run_failed(message)
+        except Exception:  # noqa: BLE001 - a sink that fails too: the result still says it
+            _LOG.exception("the failure event could not be sent")
+        return TurnOutcome("failed", error=message)
+
+    def _close_open_calls(self, connected: assembly.Connected, why: str) -> None:
+        """Give the last assistant message's tool calls that have no result one saying
+        they did not run (a history providers accept, in memory and in the record)."""
+        history = connected.loop.history
+        answered: set[str] = set()
+        for message in reversed(history):
+            if message.get("role") == "tool":
+                answered.add(str(message.get("tool_call_id")))
+                continue
+            if message.get("role") != "assistant":
+                return
+            for call in message.get("tool_calls") or []:
+                call_id = call.get("id") if isinstance(call, Mapping) else None
+                if call_id and call_id not in answered:
+                    missing = {"role": "tool", "tool_call_id": call_id,
+                               "content": f"Error: not run: the turn failed ({why})"}
+                    history.append(missing)
+                    if connected.session is not None:
+                        connected.session.message(missing)
+            return
 
     def _clean(self, value: Any) -> Any:
         """`value` (text, or JSON-like data) with the run's secrets redacted, unless the
@@ -515,6 +631,10 @@ class Agent:
     def _deliver(self, event: ev.ThreadEvent) -> None:
         """Hand an event to the turn's listeners and the user's callback (the Codex events,
         unless it takes AgentB's)."""
+        if isinstance(event, ev.TurnStarted):
+            self._turn_open = True
+        elif isinstance(event, (ev.TurnCompleted, ev.TurnFailed, ev.TurnRequiresAction)):
+            self._turn_open = False
         for listener in self._turn_listeners:
             listener.emit(event)
         if self._agentb_callback is None:

@@ -737,7 +737,7 @@ def batch_command(
     json_summary: bool = typer.Option(False, "--json", help="Print the summary as one JSON line on stdout."),
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
-    max_iterations: Optional[int] = _MAX_ITERATIONS,
+    max_iterations: Optional[int] = typer.Option(None, "--max-iterations", "--max_turns", help="Model calls per task [200]; --max_turns is hermes' batch_runner name."),
     cost_limit: Optional[float] = _COST_LIMIT,
     temperature: Optional[float] = _TEMPERATURE,
     max_tokens: Optional[int] = _MAX_TOKENS,

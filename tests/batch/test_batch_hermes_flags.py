@@ -57,3 +57,16 @@ def test_misused_flags_are_one_line_errors(tmp_path: Path, home: Path) -> None:
         assert (proc.returncode, proc.stdout) == (2, ""), flags
         assert proc.stderr.strip() == f"baseagent: error: {message}", flags
     assert not (tmp_path / "o").exists() and not (tmp_path / "data").exists()
+
+
+def test_hermes_max_turns_flag_limits_each_task(tmp_path: Path, scripted_server,
+                                               home: Path) -> None:
+    call = {"tool_calls": [{"name": "shell", "arguments": {"command": "true"}}]}
+    server = scripted_server(responder({"p0": [call, call, {"content": "late"}]}))
+    write_tasks(tmp_path / "prompts.jsonl", [{"prompt": "p0"}])
+    proc = hermes_batch(tmp_path, home, server.api_base, "--dataset_file", "prompts.jsonl",
+                        "--run_name", "turns", "--max_turns", "1")
+    assert proc.returncode in (0, 1), proc.stderr
+    (result,) = results(tmp_path / "data" / "turns")
+    assert result["agent_status"] == "limit"
+    assert len(server.requests) == 1

@@ -296,6 +296,12 @@ def test_the_library_resumes_with_the_recorded_settings(tmp_path):
         def __init__(self, _steps: list) -> None:
             self.totals = UsageTotals()
 
+        def complete(self, *_args: object, **_kw: object) -> None:
+            raise AssertionError("never called")
+
+        def bind_cancel(self, _token: object) -> None:
+            pass
+
     ws = tmp_path / "ws"
     ws.mkdir()
     rec = SessionRecorder(tmp_path / f"{TID}.jsonl")

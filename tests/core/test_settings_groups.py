@@ -75,6 +75,9 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
                "specialists": {}, "planner": False, "all_tools_failed": "continue",
                "toolsets": {},
+               "retry_schedule": "exponential", "retry_linear_delay": 10.0,
+               "retry_max_total_wait": 600.0, "tool_output_max_tokens": None,
+               "tool_output_limits": {},
                "storage": {"kind": "jsonl",
                            "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.

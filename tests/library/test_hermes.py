@@ -140,9 +140,8 @@ def test_run_conversation_dict_and_what_it_refuses(scripted_server, tmp_path):
         assert (result["final_response"], result["completed"], result["api_calls"]) == \
             ("All done.", True, 2)
         assert result["messages"][-1] == {"role": "assistant", "content": "All done."}
-        with pytest.raises(InputError, match="conversation_history"):
-            agent.run_conversation("again", conversation_history=[{"role": "user",
-                                                                   "content": "x"}])
+        with pytest.raises(InputError, match="system_message"):
+            agent.run_conversation("again", system_message="be brief")
 
 
 def test_a_failed_turn_raises_rather_than_answering_none(scripted_server, tmp_path):

@@ -104,11 +104,24 @@ def test_cancel_from_another_thread_kills_the_command(workspace):
     assert agent.run("again").final_message == "never"
 
 
-def test_cancel_before_a_turn_stops_that_turn_then_clears(workspace):
-    agent, model = agent_for(workspace, [{"content": "answered"}])
+def test_a_cancel_while_no_turn_runs_does_not_stop_the_next_run(workspace):
+    """AgentB resets the flag as each run starts: a stale cancel() is not the next run's."""
+    agent, model = agent_for(workspace, [{"content": "first"}, {"content": "answered"}])
     agent.cancel()
     first = agent.run("x")
+    assert first.status == "completed" and first.final_message == "first"
+    assert not agent.cancel_requested
+    agent.run("y")
+    agent.cancel("late")  # after the turn ended: stale too
+    assert model.calls == 2
+
+
+def test_a_cancel_meant_for_the_next_run_stops_it_then_clears(workspace):
+    agent, model = agent_for(workspace, [{"content": "answered"}])
+    agent.cancel("the task was cancelled", next_run=True)
+    first = agent.run("x")
     assert first.status == "interrupted" and model.calls == 0 and first.items == []
+    assert "the task was cancelled" in first.error
     assert agent.run("y").final_message == "answered"
 
 

@@ -90,7 +90,7 @@ class TaskRunner:
             self._cancels[token] = reason
             agent = self._agent if token == self._current else None
         if agent is not None:
-            agent.cancel(reason)
+            agent.cancel(reason, next_run=True)  # this task's run, running or about to
 
     def kill_processes(self) -> None:
         """Last resort before the worker exits: end what the running task's commands left."""
@@ -190,7 +190,7 @@ class TaskRunner:
                 self._agent = agent
                 reason = self._cancel_reason
             if reason is not None:  # cancelled while the workspace was being made
-                agent.cancel(reason)
+                agent.cancel(reason, next_run=True)
             try:
                 run = agent.run(task.instruction)
             finally:

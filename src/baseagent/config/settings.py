@@ -115,12 +115,22 @@ class ModelOptions(_Options):
 
 class RetryOptions(_Options):
     """How a model call survives a bad network or a busy provider (llm/retry.py,
-    docs/RELIABILITY.md): retry n waits base * factor^(n-1), capped, ±10%."""
+    docs/RELIABILITY.md): with retry_schedule `exponential` (Codex's), retry n waits
+    base * factor^(n-1), capped, ±10%; with `linear` (BaseAgent's), retry_linear_delay * n.
+    A server's Retry-After wins when longer; all the waits of one call stop at
+    retry_max_total_wait."""
 
     max_retries: int = Field(5, ge=0, le=50, description="Retries per model call")
+    retry_schedule: Literal["exponential", "linear"] = Field(
+        "exponential", description="exponential (Codex) | linear (BaseAgent: 10 s x attempt)")
     retry_base_delay: float = Field(0.2, ge=0, description="First retry delay, seconds")
     retry_backoff_factor: float = Field(2.0, ge=1, description="Delay multiplier per retry")
     retry_max_delay: float = Field(30.0, ge=0, description="Cap on one retry delay, seconds")
+    retry_linear_delay: float = Field(
+        10.0, ge=0, description="linear: retry n waits this many seconds x n")
+    retry_max_total_wait: float = Field(
+        600.0, gt=0, description="Cap on all the waits of one model call, seconds: a retry "
+        "that would pass it is not made")
     request_timeout: float = Field(600.0, gt=0, description="Whole-request timeout, seconds")
     # 300 s like Codex: reasoning models can think for minutes before their first token.
     stream_idle_timeout: float = Field(300.0, gt=0, description="Max silence mid-stream, s")
@@ -190,6 +200,24 @@ class ToolOptions(_Options):
     toolset_max_tools: int = Field(
         30, ge=2, description="A toolset with more tools is split into groups by the model "
         "once (core/orchestrator.py), cached by the source's hash")
+    # BaseAgent cuts every tool's output at 2,500 tokens; here the shell and OpenAPI tools
+    # keep that cap by default (their 10,000 characters) and the others 10,000 tokens, so
+    # a file read whole is not cut (tools/registry.py output_limit).
+    tool_output_max_tokens: int | None = Field(
+        None, ge=100, description="Cap on what every tool returns to the model, tokens "
+        "(x4 characters, cut in the middle); None: shell and OpenAPI 2,500, others 10,000")
+    tool_output_limits: dict[str, int] = Field(
+        default_factory=dict, description="Per tool name: its output cap in tokens (wins "
+        "over tool_output_max_tokens)")
+
+    @field_validator("tool_output_limits", mode="after")
+    @classmethod
+    def _positive_limits(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, tokens in value.items():
+            if tokens < 100:
+                raise ValueError(f"tool_output_limits.{name}: at least 100 tokens, "
+                                 f"not {tokens}")
+        return value
 
     @field_validator("enabled_toolsets", "disabled_toolsets", mode="after")
     @classmethod

@@ -133,9 +133,12 @@ class RunBuilder:
     def __init__(self, settings: AgentConfig, *, env: Mapping[str, str] | None = None,
                  model_client: ModelClientProtocol | None = None,
                  approver: Approver | str | None = None, person_present: bool = False,
-                 storage: MessageStorage | None = None) -> None:
+                 storage: MessageStorage | None = None, context_policy: Any = None,
+                 tool_executor: Any = None, loop: Any = None) -> None:
         self.settings = settings
         self.storage = storage
+        # The engine's parts a library caller replaces (core/parts.py), checked now.
+        self.parts = check_parts(context_policy, tool_executor, loop)
         # A person reads the answers and can be asked (the interactive session): the
         # system prompt says so instead of "nobody will answer".
         self.person_present = person_present
@@ -143,6 +146,8 @@ class RunBuilder:
         # (the terminal asks the person; a library caller passes a function); None: nobody.
         self.approver = approver
         self.env: dict[str, str] = dict(os.environ if env is None else env)
+        if model_client is not None:
+            check_model_client(model_client)  # when the agent is built, not at its turn
         self.model_client = model_client
         self.counts: Counter[str] = Counter()
         self.prepared: Prepared | None = None
@@ -231,7 +236,7 @@ class RunBuilder:
             return None
         return connect(prepared, emitter=emitter, processes=processes, cancelled=cancelled,
                        model_client=self.model_client, notices=notices,
-                       approver=self.approver, storage=self.storage)
+                       approver=self.approver, storage=self.storage, parts=self.parts)
 
 
 def prepare(settings: AgentConfig, *, env: Mapping[str, str],
@@ -720,7 +725,8 @@ def run_approvals(settings: AgentConfig, approver: Approver | str | None,
 def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             cancelled: CancelToken, model_client: ModelClientProtocol | None = None,
             notices: Sequence[str] = (), approver: Approver | str | None = None,
-            storage: MessageStorage | None = None) -> Connected:
+            storage: MessageStorage | None = None,
+            parts: Mapping[str, Any] | None = None) -> Connected:
     """Build the client, tools, compaction, session record and loop of the thread.
 
     `model_client` replaces the litellm client (an in-process deterministic model in
@@ -728,16 +734,12 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
-    from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
-    from baseagent.tools.tool import ToolContext
+    from baseagent.tools.tool import HistoryView, ToolContext
 
     settings = prepared.settings
     if model_client is not None:
-        if not isinstance(model_client, ModelClientProtocol):
-            raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
-                            "client (it needs totals, complete() and bind_cancel(); "
-                            "llm/types.py ModelClientProtocol)")
+        check_model_client(model_client)
         client = model_client
     else:
         client = _model_client(settings, prepared.thread_id, emitter.notice,
@@ -762,24 +764,85 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         # The writable roots are opened now, once: what the workspace is for the whole run.
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
-        approvals=run_approvals(settings, approver, emitter))
+        approvals=run_approvals(settings, approver, emitter),
+        history=HistoryView(prepared.history), settings=tool_settings(settings))
     session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)
-    compactor = _compactor(settings, client, prepared.registry, emitter, session,
-                           litellm_limits=litellm_limits, route=route)
-    loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
-                tool_context=tool_context, history=prepared.history,
-                max_iterations=settings.max_iterations, verify=settings.verify,
-                session=session, compactor=compactor, cancelled=cancelled,
-                thread_id=prepared.thread_id,
-                paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
-                show_named_files=prepared.profile.show_named_files,
-                probe=prepared.profile.probe,
-                all_tools_failed=settings.all_tools_failed)
+    parts = parts or {}
+    if parts.get("tool_executor") is not None:
+        prepared.registry.executor = parts["tool_executor"]
+    compactor = parts.get("context_policy") or _compactor(
+        settings, client, prepared.registry, emitter, session, litellm_limits=litellm_limits,
+        route=route)
+    paused = prepared.resumed.paused if prepared.resumed is not None else None
+    default = functools.partial(
+        Loop, client=client, registry=prepared.registry, emitter=emitter,
+        tool_context=tool_context, history=prepared.history,
+        max_iterations=settings.max_iterations, verify=settings.verify,
+        session=session, compactor=compactor, cancelled=cancelled,
+        thread_id=prepared.thread_id, paused=paused,
+        tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
+        show_named_files=prepared.profile.show_named_files,
+        probe=prepared.profile.probe,
+        all_tools_failed=settings.all_tools_failed)
+    factory = parts.get("loop")
+    if factory is None:
+        loop = default()
+    else:
+        from baseagent.core.parts import AgentLoop, LoopParts
+
+        loop = factory(LoopParts(
+            settings=settings, client=client, registry=prepared.registry, emitter=emitter,
+            tool_context=tool_context, history=prepared.history, context_policy=compactor,
+            session=session, cancelled=cancelled, thread_id=prepared.thread_id,
+            paused=paused, default=default))
+        if not isinstance(loop, AgentLoop):
+            raise TypeError(f"loop: the factory returned a {type(loop).__name__}, not an "
+                            "AgentLoop (history, paused, run_turn(), continue_turn(); "
+                            "core/parts.py)")
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
+
+
+def check_parts(context_policy: Any, tool_executor: Any, loop: Any) -> dict[str, Any]:
+    """The replaced engine parts (core/parts.py), each held to its protocol when the agent
+    is built: ConfigError naming what is missing."""
+    parts: dict[str, Any] = {}
+    if context_policy is not None:
+        missing = [m for m in ("prepare", "on_overflow")
+                   if not callable(getattr(context_policy, m, None))]
+        if missing:
+            raise ConfigError(f"context_policy: a {type(context_policy).__name__} has no "
+                              f"{', '.join(missing)}() (core/parts.py ContextPolicy)")
+        parts["context_policy"] = context_policy
+    if tool_executor is not None:
+        if not callable(getattr(tool_executor, "execute", None)):
+            raise ConfigError(f"tool_executor: a {type(tool_executor).__name__} has no "
+                              "execute(tool, args, ctx) (core/parts.py ToolExecutor)")
+        parts["tool_executor"] = tool_executor
+    if loop is not None:
+        if not callable(loop):
+            raise ConfigError(f"loop: a {type(loop).__name__} is not a factory: pass a "
+                              "function of LoopParts that returns an AgentLoop "
+                              "(core/parts.py)")
+        parts["loop"] = loop
+    return parts
+
+
+def tool_settings(settings: AgentConfig) -> AgentConfig:
+    """The settings a tool may read (ToolContext.settings): the run's, without the API key."""
+    return settings.model_copy(update={"api_key": None}) if settings.api_key else settings
+
+
+def check_model_client(model_client: Any) -> None:
+    """TypeError unless `model_client` has the client protocol's members."""
+    from baseagent.llm.types import ModelClientProtocol
+
+    if not isinstance(model_client, ModelClientProtocol):
+        raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
+                        "client (it needs totals, complete() and bind_cancel(); "
+                        "llm/types.py ModelClientProtocol)")
 
 
 def disconnect(connected: Connected) -> None:
@@ -892,9 +955,13 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
     from baseagent.core.loop import Loop
     from baseagent.tools.registry import ToolRegistry
 
+    from baseagent.tools.tool import HistoryView
+
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
+    history = opening_messages(tool_context.cwd, shell, system, env=tool_context.env)
+    tool_context = dataclasses.replace(tool_context, history=HistoryView(history))
     return Loop(client=client, registry=registry, emitter=emitter, tool_context=tool_context,
-                history=opening_messages(tool_context.cwd, shell, system, env=tool_context.env),
+                history=history,
                 max_iterations=max_iterations, verify=False,
                 compactor=_compactor(settings, client, registry, emitter, None, litellm_limits,
                                      route),
@@ -999,8 +1066,18 @@ def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str],
         on_notice=notice,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
-        route=route, request_log=request_log,
+        route=route, request_log=request_log, retry_schedule=retry_schedule(settings),
     )
+
+
+def retry_schedule(settings: AgentConfig) -> Any:
+    """The settings' retry schedule (llm/retry.py RetrySchedule)."""
+    from baseagent.llm.retry import RetrySchedule
+
+    return RetrySchedule(kind=settings.retry_schedule, base=settings.retry_base_delay,
+                         factor=settings.retry_backoff_factor, cap=settings.retry_max_delay,
+                         step=settings.retry_linear_delay,
+                         max_total_wait=settings.retry_max_total_wait)
 
 
 def _compactor(settings: AgentConfig, client: ModelClientProtocol, registry: ToolRegistry,

@@ -212,13 +212,15 @@ class ToolStarted:
 
 @dataclass(frozen=True)
 class ToolFinished:
-    """A tool call the agent ran has finished (after its item completed)."""
+    """A tool call the agent ran has finished (after its item completed). `metadata`: the
+    tool's own data about the call (ToolResult.metadata)."""
 
     call_id: str
     name: str
     item_id: str
     success: bool
     output: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

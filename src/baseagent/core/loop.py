@@ -929,14 +929,18 @@ class Loop:
         def progress(payload: dict[str, Any]) -> None:
             self.emitter.send(engine.ItemUpdated(updated_item(started, payload)))
 
+        state = self._state
         ctx = dataclasses.replace(self.tool_context, progress=progress, cancelled=self.cancelled,
-                                  item_id=item_id, model_calls=self._budget)
+                                  item_id=item_id, model_calls=self._budget,
+                                  instruction=state.input.text if state else "",
+                                  step=state.steps if state else 0)
         result = self.registry.execute(prepared, ctx)
         self.emitter.send(engine.ItemCompleted(completed_item(
             started, result, interrupted=self.cancelled(),
             named=lambda: prepared.named_changes(ctx))))
         self.emitter.send(engine.ToolFinished(call_id=call.id, name=call.name, item_id=item_id,
-                                              success=result.success, output=result.output))
+                                              success=result.success, output=result.output,
+                                              metadata=result.metadata))
         if result.item.get("diff"):
             self.emitter.detail(item_id, result.item["diff"])
         return result

@@ -21,7 +21,7 @@ from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelErr
                                   ModelInterrupted)
 from baseagent.llm.repetition import RepetitionGuard
 from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
-                                 backoff_delay, classify, connection_problem, describe,
+                                 RetrySchedule, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
 from baseagent.llm.per_message import PerMessage
@@ -219,7 +219,8 @@ class ModelClient:
                  on_notice: NoticeFn = lambda _m: None,
                  cancelled: CancelToken = NEVER,
                  sleep: Callable[[float], None] = time.sleep,
-                 route: Any = None, request_log: Any = None) -> None:
+                 route: Any = None, request_log: Any = None,
+                 retry_schedule: RetrySchedule | None = None) -> None:
         """`route` (llm/route.Route): serve the calls over the direct path instead of
         litellm (None: litellm, as the model string says). `request_log`
         (llm/request_log.RequestLog): the verbose log of every request and response."""
@@ -232,6 +233,10 @@ class ModelClient:
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
         self.retry_backoff_factor = retry_backoff_factor
+        # How long each retry waits (llm/retry.py): given, or Codex's exponential backoff
+        # from the delays above.
+        self.retry_schedule = retry_schedule or RetrySchedule(
+            base=retry_base_delay, factor=retry_backoff_factor, cap=retry_max_delay)
         self.request_timeout = request_timeout
         self.stream_idle_timeout = stream_idle_timeout
         self.cost_limit = cost_limit
@@ -284,6 +289,7 @@ class ModelClient:
                         messages=self._wire_history(messages), tools=tools,
                         params=self._wire_params(tools, tool_choice))
         attempt = 0
+        waited = 0.0  # seconds this call has spent waiting to retry
         while True:
             if self.cancelled():
                 raise ModelInterrupted("interrupted")
@@ -310,8 +316,15 @@ class ModelClient:
                 if attempt > self.max_retries:
                     raise ModelError(f"model call failed after {self.max_retries} retries: "
                                      f"{_last_error(exc)}") from None
-                delay = backoff_delay(attempt, self.retry_base_delay, self.retry_max_delay,
-                                      retry_hint(exc), self.retry_backoff_factor)
+                schedule = self.retry_schedule
+                delay = schedule.delay(attempt, retry_hint(exc))
+                if not schedule.allows(waited, delay):
+                    raise ModelError(
+                        f"model call failed after {attempt - 1} retries: waiting "
+                        f"{delay:.1f}s more would pass retry_max_total_wait "
+                        f"({schedule.max_total_wait:g}s, {waited:.1f}s waited): "
+                        f"{_last_error(exc)}") from None
+                waited += delay
                 self.on_notice(f"Reconnecting... {attempt}/{self.max_retries} after "
                                f"{describe(exc)} (waiting {delay:.1f}s)")
                 self._wait(delay)

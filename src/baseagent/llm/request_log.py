@@ -27,6 +27,11 @@ class RequestLog:
         self._redact = redact
         self._thread_id = thread_id
         self._logger = logger or logging.getLogger(LOGGER_NAME)
+        if self._logger.level == logging.NOTSET:
+            # A verbose agent logs at DEBUG: a handler of the caller's alone receives the
+            # records (a logger left unset would drop them at the root's WARNING). A level
+            # the caller set is theirs.
+            self._logger.setLevel(logging.DEBUG)
         self._started = 0.0
         self._calls = 0
 

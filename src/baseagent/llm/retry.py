@@ -345,6 +345,36 @@ def backoff_delay(attempt: int, base: float, cap: float, hint: float | None = No
     return max(0.0, delay)
 
 
+@dataclass(frozen=True)
+class RetrySchedule:
+    """How long retry n of a model call waits (the settings' RetryOptions).
+
+    `exponential` (Codex): base * factor^(n-1), capped at `cap`, ±10% jitter (backoff_delay).
+    `linear` (BaseAgent): `step` * n seconds, no jitter (10 s, 20 s, 30 s, ...). Either
+    way a server's hint (Retry-After, "try again in N s") wins when it is longer, and
+    `max_total_wait` bounds all the waits of one call: a retry that would pass it is not
+    made (the call fails, saying so)."""
+
+    kind: str = "exponential"
+    base: float = 0.2
+    factor: float = 2.0
+    cap: float = 30.0
+    step: float = 10.0
+    max_total_wait: float | None = None
+
+    def delay(self, attempt: int, hint: float | None = None, rng: Any = random) -> float:
+        if self.kind == "linear":
+            delay = self.step * max(1, attempt)
+            if hint is not None:
+                delay = max(delay, min(hint, MAX_HINT_SECONDS))
+            return max(0.0, delay)
+        return backoff_delay(attempt, self.base, self.cap, hint, self.factor, rng)
+
+    def allows(self, waited: float, delay: float) -> bool:
+        """Whether one more wait of `delay` keeps the call's waits within the total cap."""
+        return self.max_total_wait is None or waited + delay <= self.max_total_wait
+
+
 def root_cause(exc: BaseException) -> BaseException:
     """MidStreamFallbackError wraps the real failure; report that one."""
     return getattr(exc, "original_exception", None) or exc

@@ -201,7 +201,7 @@ class OpenApiSource:
         except (httpx.HTTPError, RuntimeError) as exc:
             return ToolResult(output=self._clean(f"Error: cannot reach {shown}: "
                                                  f"{type(exc).__name__}: {exc}"), success=False)
-        return self._result(response)
+        return self._result(response, ctx.output_max_chars or MODEL_OUTPUT_MAX_CHARS)
 
     def _http(self) -> Any:
         import httpx
@@ -214,17 +214,17 @@ class OpenApiSource:
                                             follow_redirects=True)
             return self._client
 
-    def _result(self, response: "_Response") -> ToolResult:
+    def _result(self, response: "_Response", max_chars: int = MODEL_OUTPUT_MAX_CHARS) -> ToolResult:
         lines = [f"HTTP {response.status_code} {response.reason_phrase}".rstrip()]
         lines += [f"{h}: {response.headers[h]}" for h in SHOWN_HEADERS if h in response.headers]
         body = _body_text(response)
         if response.cut:
             body += f"\n[... the response was cut after {MAX_RESPONSE_BYTES:,} bytes ...]"
         text = self._clean("\n".join(lines) + "\n\n" + body)
-        if len(text) > MODEL_OUTPUT_MAX_CHARS:
+        if len(text) > max_chars:
             from baseagent.tools.output_buffer import truncate_middle
 
-            text = truncate_middle(text, MODEL_OUTPUT_MAX_CHARS)
+            text = truncate_middle(text, max_chars)
         return ToolResult(output=text, success=response.status_code < 400,
                           item={"content": [{"type": "text", "text": text}]})
 

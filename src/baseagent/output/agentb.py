@@ -246,7 +246,7 @@ class AgentBMapper(EventListener):
             result=ab.ToolResult(success=note.success,
                                  data=note.output if note.success else None,
                                  error=None if note.success else note.output,
-                                 metadata={"itemId": note.item_id})))
+                                 metadata={**note.metadata, "itemId": note.item_id})))
 
     def _sub_agent(self, item: ev.CollabToolCallItem, done: bool, specialist: str) -> None:
         """agent.sub_agent.invocation.started once the child exists, .completed with the

@@ -86,10 +86,23 @@ def as_tool(obj: Any) -> Tool:
     try:
         return adopt(obj)
     except TypeError:
+        if _meant_as_tool(obj):
+            raise  # what the tool object lacks, named
         if callable(obj):
             return PythonTool(obj)
     raise TypeError(f"tools= takes functions, Tool objects, toolsets or tool providers, "
                     f"got {type(obj).__name__}")
+
+
+def _meant_as_tool(obj: Any) -> bool:
+    """A Tool subclass, or an object with most of a tool's members: one to hold to the
+    contract (a plain function is wrapped instead)."""
+    if isinstance(obj, type):
+        return False
+    if Tool in type(obj).__mro__:
+        return True
+    return sum(hasattr(obj, m) for m in ("name", "description", "item_type", "server",
+                                         "parameters", "parse")) >= 3
 
 
 def as_result(value: Any) -> ToolResult:

@@ -7,11 +7,12 @@ It holds Tool objects (tools/tool.py, the one tool contract) from any source in 
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -27,6 +28,9 @@ OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
+# How the output caps set in tokens (tool_output_max_tokens, tool_output_limits) become
+# characters: the usual ~4 characters per token of English and code, no tokenizer needed.
+CHARS_PER_TOKEN = 4
 # Largest arguments a call may carry (characters of JSON). A model's whole output is at most
 # ~128K tokens (~0.5 MB), so anything bigger is a runaway; parsing, validating and showing
 # it would cost tens of times its size in memory.
@@ -96,13 +100,35 @@ class PreparedCall:
 SpecShape = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+@runtime_checkable
+class ToolExecutor(Protocol):
+    """How a validated call runs (`Agent(tool_executor=...)`; core/parts.py). The registry
+    calls it inside its own guard: whatever it raises becomes the call's error result, and
+    what it returns is capped like any tool's output."""
+
+    def execute(self, tool: Tool, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+class DirectExecutor:
+    """The default: the tool's own run()."""
+
+    def execute(self, tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
+        return tool.run(args, ctx)
+
+
+DIRECT = DirectExecutor()
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] | None = None,
-                 shape: SpecShape | None = None) -> None:
+                 shape: SpecShape | None = None,
+                 executor: ToolExecutor | None = None) -> None:
         """`shape` rewrites each spec as the prompt profile sends it (prompts/profiles.py:
-        compact descriptions); the tools themselves are the same."""
+        compact descriptions); the tools themselves are the same. `executor` runs each
+        validated call (default: the tool's own run())."""
         self._tools: dict[str, Tool] = {}
         self.shape = shape
+        self.executor: ToolExecutor = executor or DIRECT
         for given in builtin_tools() if tools is None else tools:
             tool = adopt(given)
             if tool.name in self._tools:
@@ -186,8 +212,11 @@ class ToolRegistry:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
             return ToolResult(output=f"Error: {call.error}", success=False)
+        limit = output_limit(call.tool.name, ctx.settings if ctx is not None else None)
+        if limit is not None:
+            ctx = dataclasses.replace(ctx, output_max_chars=limit)
         try:
-            result = call.tool.run(call.args, ctx)
+            result = self.executor.execute(call.tool, call.args, ctx)
         except ToolError as exc:
             result = ToolResult(output=f"Error: {exc}", success=False)
         except (KeyboardInterrupt, SystemExit):
@@ -195,19 +224,32 @@ class ToolRegistry:
         except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run
             result = ToolResult(output=f"Error: {call.name} failed: {type(exc).__name__}: {exc}",
                                 success=False)
+        if not isinstance(result, ToolResult):
+            result = ToolResult(output=f"Error: {call.name} returned "
+                                       f"{type(result).__name__}, not a ToolResult",
+                                success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
-        result.output = _cap(result.output)
+        result.output = _cap(result.output, limit or MAX_MODEL_OUTPUT_CHARS)
         return result
+
+
+def output_limit(name: str, settings: Any) -> int | None:
+    """The output cap of tool `name`, in characters, when the settings set one
+    (tool_output_limits[name], else tool_output_max_tokens); None: the tool's own."""
+    if settings is None:
+        return None
+    tokens = settings.tool_output_limits.get(name, settings.tool_output_max_tokens)
+    return None if tokens is None else tokens * CHARS_PER_TOKEN
 
 
 def _as_is(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _cap(text: str) -> str:
-    if len(text) <= MAX_MODEL_OUTPUT_CHARS:
+def _cap(text: str, max_chars: int = MAX_MODEL_OUTPUT_CHARS) -> str:
+    if len(text) <= max_chars:
         return text
     from baseagent.tools.output_buffer import truncate_middle
 
-    return truncate_middle(text, MAX_MODEL_OUTPUT_CHARS)
+    return truncate_middle(text, max_chars)

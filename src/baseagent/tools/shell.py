@@ -65,6 +65,8 @@ class EscalatableArgs(Args):
 # What the model sees of the output: ~10k characters keeps a failing build's head and its
 # final errors while costing only a few thousand tokens per call.
 MODEL_OUTPUT_MAX_CHARS = 10_000
+# The lines around the output in a result (exit code, wall time, a timeout's note).
+FRAMING_CHARS = 160
 # Bytes per read: one pipe buffer's worth, so a busy writer is drained in a single call.
 READ_CHUNK = 64 * 1024
 # How often the loop wakes to check the deadline and the interrupt flag.
@@ -165,7 +167,11 @@ def _run(args: Args, ctx: ToolContext, workdir: Path, policy: Policy) -> ToolRes
     else:
         exit_code = _exit_code(command.returncode)
         note = ""
-    aggregated, model_output = _render(buffer, note)
+    # A cap set for the run holds for the whole result: the exit code, wall time and note
+    # lines are taken out of it.
+    cap = MODEL_OUTPUT_MAX_CHARS if ctx.output_max_chars is None \
+        else max(ctx.output_max_chars - FRAMING_CHARS, FRAMING_CHARS)
+    aggregated, model_output = _render(buffer, note, cap)
     return ToolResult(
         output=f"Exit code: {exit_code}\nWall time: {wall:.1f} seconds\nOutput:\n{model_output}",
         success=exit_code == 0,
@@ -387,15 +393,17 @@ def _exit_code(returncode: int | None) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _render(buffer: HeadTailBuffer, note: str) -> tuple[str, str]:
-    """(bounded text for the event item, middle-truncated text for the model)."""
+def _render(buffer: HeadTailBuffer, note: str,
+            max_chars: int = MODEL_OUTPUT_MAX_CHARS) -> tuple[str, str]:
+    """(bounded text for the event item, middle-truncated text for the model: at most
+    `max_chars`, the run's cap for the shell's output)."""
     head, tail = buffer.texts()
     head, tail = clean_terminal_text(head), clean_terminal_text(tail)
     aggregated = head + (omission_marker(buffer.dropped, "bytes") if buffer.dropped else "") + tail
     if buffer.dropped:
-        model = join_truncated(head, tail, MODEL_OUTPUT_MAX_CHARS, buffer.dropped)
+        model = join_truncated(head, tail, max_chars, buffer.dropped)
     else:
-        model = truncate_middle(head + tail, MODEL_OUTPUT_MAX_CHARS)
+        model = truncate_middle(head + tail, max_chars)
     if note:
         aggregated = _append_line(aggregated, note)
         model = _append_line(model, note)

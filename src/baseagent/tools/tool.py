@@ -20,9 +20,14 @@ events: they report through the returned ToolResult and, while they run, through
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Callable, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,6 +45,8 @@ BUILTIN_SERVER = "baseagent"
 DEFAULT_SHELL_TIMEOUT_MS = 120_000
 # A search that takes longer than this is too broad to be useful to the model anyway.
 DEFAULT_GREP_TIMEOUT_S = 30.0
+# Where `ToolContext.log()` writes (the caller attaches a handler to see it).
+TOOL_LOG = logging.getLogger("baseagent.tools")
 
 
 class ToolError(Exception):
@@ -103,15 +110,64 @@ HOOKS = ("tool_name", "planned_changes", "named_changes")
 def adopt(obj: Any) -> Tool:
     """A caller's tool object held to the contract: a `Tool` (by subclass or by having every
     member) as it is; an object that leaves some hooks out, wrapped so that it gets their
-    defaults. TypeError when a required member is missing. This is the one place an
-    object's members are looked for; nothing calls a tool's hook on faith."""
+    defaults. This is the one place an object's members are looked for; nothing calls a
+    tool's hook on faith. Checked here, when the agent is built, not at the call: TypeError
+    naming the tool and what is wrong when a required member is missing (a `Tool` subclass
+    that leaves `parameters`, `parse` or `run` to the protocol has none), `name` or
+    `description` is not text, `item_type` is not one of ITEM_KINDS, or `parameters()` is
+    not a JSON schema object."""
+    missing = [member for member in REQUIRED_MEMBERS if not _provides(obj, member)]
+    label = _label(obj)
+    if missing:
+        raise TypeError(f"{label} is not a Tool: it has no {', '.join(missing)}")
+    problem = _malformed(obj)
+    if problem is not None:
+        raise TypeError(f"{label} is not a usable Tool: {problem}")
     if isinstance(obj, Tool):
         return obj
-    missing = [member for member in REQUIRED_MEMBERS if not hasattr(obj, member)]
-    if missing:
-        raise TypeError(f"{type(obj).__name__} is not a Tool: it has no "
-                        f"{', '.join(missing)}")
     return _Adopted(obj)
+
+
+def _provides(obj: Any, member: str) -> bool:
+    """Whether `obj` has `member` of its own: a method a `Tool` subclass inherits from the
+    protocol unchanged is only the protocol's stub (it would answer None)."""
+    try:
+        value = getattr(obj, member)
+    except Exception:  # noqa: BLE001 - a property that raises provides nothing
+        return False
+    if member in ("parameters", "parse", "run"):
+        own = getattr(type(obj), member, None)
+        return own is not getattr(Tool, member) or member in vars(obj)
+    return value is not None
+
+
+def _label(obj: Any) -> str:
+    try:
+        name = getattr(obj, "name", None)
+    except Exception:  # noqa: BLE001
+        name = None
+    return f"tool {name!r} ({type(obj).__name__})" if isinstance(name, str) and name \
+        else type(obj).__name__
+
+
+def _malformed(obj: Any) -> str | None:
+    if not isinstance(obj.name, str) or not obj.name.strip():
+        return f"its name must be non-empty text, not {obj.name!r}"
+    if not isinstance(obj.description, str):
+        return f"its description must be text, not {type(obj.description).__name__}"
+    if obj.item_type not in ITEM_KINDS:
+        return f"item_type {obj.item_type!r} is not one of {', '.join(ITEM_KINDS)}"
+    if not isinstance(obj.server, str):
+        return f"server must be text, not {type(obj.server).__name__}"
+    if not callable(obj.parse) or not callable(obj.run):
+        return "parse and run must be callable"
+    try:
+        schema = obj.parameters()
+    except Exception as exc:  # noqa: BLE001 - reported as the tool's fault
+        return f"parameters() raised {type(exc).__name__}: {exc}"
+    if not isinstance(schema, dict):
+        return f"parameters() must return a JSON schema object, not {type(schema).__name__}"
+    return None
 
 
 class _Adopted(Tool):
@@ -151,6 +207,10 @@ class ToolResult:
     success: bool = True
     item: dict[str, Any] = field(default_factory=dict)
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    # The tool's own data about the call (AgentB's IToolResult.metadata): it reaches
+    # `agent.tool.execution.completed` (`result.metadata`, beside `itemId`), never the model
+    # nor the Codex JSONL. JSON-like values.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class CallBudget:
@@ -170,6 +230,31 @@ class Delegator(Protocol):
 
     def run(self, task: str, tools: list[str] | None, max_iterations: int | None,
             ctx: "ToolContext") -> ToolResult: ...
+
+
+class HistoryView(Sequence[Mapping[str, Any]]):
+    """A thread's messages as a tool may read them: live (what the model has been sent so
+    far, compaction included) and read-only (each message handed out is a copy)."""
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [MappingProxyType(copy.deepcopy(dict(m))) for m in self._messages[index]]
+        return MappingProxyType(copy.deepcopy(dict(self._messages[index])))
+
+    def __repr__(self) -> str:
+        return f"HistoryView({len(self)} messages)"
 
 
 @dataclass
@@ -212,6 +297,52 @@ class ToolContext:
     # Who is asked before a command runs, and when (tools/approval.py); None: nobody, as
     # with approval policy `never`.
     approvals: Approvals | None = None
+    # What the run is doing when the call runs (set by the loop for each call): the
+    # running turn's instruction and the number of its model call (step) that made the call.
+    instruction: str = ""
+    step: int = 0
+    # The thread's messages so far, read-only (a live view: each message a copy; set when
+    # the run is built). A sub-agent's tools see the sub-agent's.
+    history: Sequence[Mapping[str, Any]] = ()
+    # The run's settings (config/settings.py AgentConfig; the API key left out). Read them;
+    # changing them changes nothing.
+    settings: Any = None
+    # The longest output the model gets back from this tool, in characters (the settings'
+    # tool_output_max_tokens, or the tool's own entry in tool_output_limits, x4; set by the
+    # registry for each call). None: the tool's own cap.
+    output_max_chars: int | None = None
+
+    # -- helpers for tools -------------------------------------------------------------------
+
+    def shell(self, command: str, *, workdir: str | None = None,
+              timeout_ms: int | None = None) -> ToolResult:
+        """Run `command` as the shell tool runs the model's (bash -c, in the workspace, under
+        the run's sandbox, approvals, environment and cancellation; tracked so an interrupt
+        ends it). The result's `item` holds `exit_code` and `aggregated_output`; `success`
+        is exit code 0. Its output is not shown as an item of its own."""
+        from baseagent.tools import shell as shell_tool
+
+        args = shell_tool.Args(command=command, workdir=workdir, timeout_ms=timeout_ms)
+        quiet = dataclasses.replace(self, progress=lambda _payload: None)
+        return shell_tool.run(args, quiet)
+
+    def log(self, message: str, level: int = logging.INFO) -> None:
+        """A line for whoever watches the run (the `baseagent.tools` logger, with the thread
+        and item ids), never for the model: what the tool returns is what the model reads."""
+        TOOL_LOG.log(level, "%s", message, extra={"thread_id": self.thread_id,
+                                                    "item_id": self.item_id,
+                                                    "step": self.step})
+
+    def done(self, output: str = "", *, metadata: Mapping[str, Any] | None = None,
+             **item: Any) -> ToolResult:
+        """The call succeeded: `output` for the model, `metadata` for the AgentB event
+        (ToolResult.metadata), `item` fields for its event item."""
+        return ToolResult(output=output, success=True, item=dict(item),
+                          metadata=dict(metadata or {}))
+
+    def fail(self, output: str, *, metadata: Mapping[str, Any] | None = None) -> ToolResult:
+        """The call failed: `output` tells the model why (as raising ToolError does)."""
+        return ToolResult(output=output, success=False, metadata=dict(metadata or {}))
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
