@@ -122,3 +122,15 @@ def test_the_header_draws_what_it_was_given_inert():
                          sandbox="read-only", notes=["note\x1b]0;title\x07"], color=False)
     assert _controls("\n".join(lines)) == []
     assert "/w/\\x1b[2K" in lines[1] and "m\\x1b[8m" in lines[1]
+
+
+def test_sessions_show_and_search_draw_model_text_inert():
+    from baseagent.sessions import SessionSummary, render_hits, render_show
+    from baseagent.storage import SearchHit
+
+    shown = render_show(SessionSummary(thread_id="t", path="p", updated="", size_bytes=1,
+                                       instructions=[HOSTILE]),
+                        [{"role": "assistant", "content": f"ok {HOSTILE}"}])
+    hits = render_hits([SearchHit("t", "2026-01-01T00:00:00", "assistant", HOSTILE)])
+    assert _controls(shown) == [] and _controls(hits) == []
+    assert "assistant ok \\x1b[2K" in shown and "\\u202e" in hits
