@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from baseagent.tools.safe_commands import Word, commands, is_known_safe, sed_script_only_prints
+from baseagent.tools.safe_commands import (MAX_COMMAND_CHARS, Word, commands, is_known_safe,
+                                           sed_script_only_prints)
 
 SAFE = [
     # the ordinary ones
@@ -105,6 +106,8 @@ UNSAFE = [
     # an unknown or abbreviated option is unsafe, even for a harmless program
     "ls --exec=x", "cat --evil", "head --line=3 f", "sort -Z f", "uniq --output=x",
     "wc --files0-from", "sort -k", "grep -e",
+    # longer than anyone reads as known safe (and the check stays bounded)
+    "ls " + "a " * 9000,
 ]
 
 
@@ -148,3 +151,11 @@ def test_globs_are_marked_where_bash_expands_them():
 ])
 def test_sed_scripts_that_only_print(script, prints):
     assert sed_script_only_prints(script) is prints
+
+
+def test_the_length_bound_is_where_it_says():
+    assert is_known_safe("ls " + "a" * (MAX_COMMAND_CHARS - 3))
+    assert not is_known_safe("ls " + "a" * (MAX_COMMAND_CHARS - 2))
+    # whitespace runs are read once, not backtracked over (was quadratic in the run)
+    assert sed_script_only_prints("1p" + "  \n\t 2p" * 20_000)
+    assert not sed_script_only_prints(" " * 200_000 + "X")

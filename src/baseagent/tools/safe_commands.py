@@ -39,6 +39,10 @@ from dataclasses import dataclass, field
 
 # -- reading the command line as bash would --------------------------------------------------
 
+# Longer commands are asked: the check stays a few milliseconds whatever the model sends
+# (tool arguments reach 1 MiB), and no one reads a 16 KiB command as "known safe" anyway.
+MAX_COMMAND_CHARS = 16_384
+
 _GLOB = frozenset("*?[")
 _SEPARATORS = ("&&", "||", ";", "|")
 # Unquoted characters that make bash do more than run the words: redirections, background
@@ -277,13 +281,17 @@ _SED_ADDR = rf"(?:\d+(?:~\d+)?|\$|/{_RE_BODY}/[IM]*)"
 _SED_RANGE = rf"(?:{_SED_ADDR}(?:\s*,\s*(?:{_SED_ADDR}|[+~]\d+))?\s*!?)?"
 _SED_CMD = (rf"(?:[pdnNgGhHxlPDFz=]|[qQ]\d*|s/{_RE_BODY}/{_RE_BODY}/[gpiImM0-9]*"
             rf"|y/{_RE_BODY}/{_RE_BODY}/)")
+_WHITESPACE = re.compile(r"\s+")
 _SED_SCRIPT = re.compile(rf"\s*{_SED_RANGE}\s*{_SED_CMD}\s*(?:[;\n]\s*{_SED_RANGE}\s*"
                          rf"{_SED_CMD}\s*)*;?\s*", re.DOTALL)
 
 
 def sed_script_only_prints(script: str) -> bool:
     """A sed script of addresses and the commands that print, delete from the output or
-    substitute in it (no `w`/`W`/`r`/`R`/`e`, no `s///w` or `s///e`, no blocks)."""
+    substitute in it (no `w`/`W`/`r`/`R`/`e`, no `s///w` or `s///e`, no blocks). Runs of
+    whitespace are one space first, so the pattern's optional spaces never backtrack over
+    a long run (a newline separates commands as `;` does)."""
+    script = _WHITESPACE.sub(" ", script.replace("\n", ";"))
     return _SED_SCRIPT.fullmatch(script) is not None
 
 
@@ -617,7 +625,10 @@ SHAPES: dict[str, Shape] = {
 
 def is_known_safe(command: str) -> bool:
     """Whether every simple command of `command` is a known read-only program given only
-    arguments it reads (the module docstring)."""
+    arguments it reads (the module docstring). A command longer than MAX_COMMAND_CHARS is
+    asked, whatever it holds."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return False
     parts = commands(command)
     return parts is not None and all(_simple_safe(words) for words in parts)
 
