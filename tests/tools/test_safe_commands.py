@@ -91,7 +91,7 @@ UNSAFE = [
     "git tag -d v1", "git remote add o url", "git remote -v add o url", "git stash",
     "git config user.name x", "git status --help", "git", "git --no-pager", "git st",
     "git grep --textconv foo", "git log --abbrev-commit --output=x", "git log *",
-    "git diff *", "git l*g",
+    "git diff *", "git l*g", "git diff ''*", "sort \"\"* f", "sort ''?* f",
     # shell syntax
     "rm -rf x", "echo hi > a.py", "echo hi >> a.py", "cat < /etc/passwd",
     "cat a.py | tee b.py", "ls $(rm x)", "ls `rm x`", "ls \"$(rm x)\"", "ls \"`rm x`\"",
@@ -106,6 +106,8 @@ UNSAFE = [
     # an unknown or abbreviated option is unsafe, even for a harmless program
     "ls --exec=x", "cat --evil", "head --line=3 f", "sort -Z f", "uniq --output=x",
     "wc --files0-from", "sort -k", "grep -e",
+    # a value that looks like an option is read as one where a program takes none
+    "sort -k --compress-program=bash f", "git log --glob --output=x", "grep -e -x f",
     # longer than anyone reads as known safe (and the check stays bounded)
     "ls " + "a " * 9000,
 ]

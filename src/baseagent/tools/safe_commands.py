@@ -142,7 +142,7 @@ def commands(line: str) -> list[list[Word]] | None:
             continue
         if c in _GLOB:
             glob = True
-            lead = lead or not started
+            lead = lead or not any(text)  # `''*` globs from its first character too
         if c == "{":
             brace = True
         text.append(c)
@@ -223,7 +223,7 @@ def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
                 parsed.options.append((name, None))
             elif name in spec.valued:
                 if not eq:
-                    if i >= len(args):
+                    if i >= len(args) or _option_like(args[i].text):
                         return None
                     parsed.globbed_option_position |= args[i].lead
                     value = args[i].text
@@ -247,7 +247,7 @@ def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
                 parsed.options.append((name, rest or None))
             elif name in spec.valued:
                 if not rest:
-                    if i >= len(args):
+                    if i >= len(args) or _option_like(args[i].text):
                         return None
                     parsed.globbed_option_position |= args[i].lead
                     rest = args[i].text
@@ -257,6 +257,13 @@ def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
                 return None
             break
     return parsed
+
+
+def _option_like(text: str) -> bool:
+    """A value in the next word that looks like an option is asked: where a program takes
+    that option without a value (or only as `--opt=value`), the word is an option of its
+    own, unread here (`grep -e -x` is asked; `grep -e x` and `grep --regexp=-x` are not)."""
+    return text.startswith("-") and text != "-"
 
 
 def fits(spec: Shape, args: list[Word]) -> bool:
