@@ -134,3 +134,15 @@ def test_sessions_show_and_search_draw_model_text_inert():
     hits = render_hits([SearchHit("t", "2026-01-01T00:00:00", "assistant", HOSTILE)])
     assert _controls(shown) == [] and _controls(hits) == []
     assert "assistant ok \\x1b[2K" in shown and "\\u202e" in hits
+
+
+def test_the_error_line_on_stderr_shows_a_servers_escapes(scripted_server, workspace, home):
+    from helpers import run_agent
+
+    server = scripted_server([{"fault": "status", "status": 401,
+                               "message": "bad key\x1b[2J\x1b]0;owned\x07"}])
+    run = run_agent(["-i", "hi"], cwd=workspace, home=home, api_base=server.api_base)
+    assert run.returncode != 0
+    line = next(line for line in run.stderr.splitlines()
+                if line.startswith("baseagent: error:"))
+    assert "bad key\\x1b[2J\\x1b]0;owned\\x07" in line and "\x1b" not in run.stderr
