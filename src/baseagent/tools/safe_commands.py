@@ -141,8 +141,9 @@ def commands(line: str) -> list[list[Word]] | None:
             i += 2
             continue
         if c in _GLOB:
+            if not glob:  # only the first can have nothing before it (`''*` counts)
+                lead = not any(text)
             glob = True
-            lead = lead or not any(text)  # `''*` globs from its first character too
         if c == "{":
             brace = True
         text.append(c)
