@@ -31,9 +31,11 @@ import unicodedata
 # Categories never drawn as themselves: controls, format characters, line and paragraph
 # separators, surrogates, private use.
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
-# A quick test for plain text (printable ASCII, tab, newline): most text is, and is
-# returned as it is.
-_PLAIN = re.compile(r"[\t\n\x20-\x7e]*")
+# What may need spelling out: anything but printable ASCII, tab and (drawn as lines)
+# newline. Plain text passes through the regex engine alone, so streamed text redrawn at
+# every delta stays cheap.
+_SUSPECT = re.compile(r"[^\t\n\x20-\x7e]")
+_SUSPECT_IN_A_ROW = re.compile(r"[^\t\x20-\x7e]")
 # Controls with a name every reader knows.
 _NAMED = {"\r": "\\r", "\n": "\\n"}
 
@@ -41,26 +43,25 @@ _NAMED = {"\r": "\\r", "\n": "\\n"}
 def inert(text: str, *, multiline: bool = True) -> str:
     """`text` with every character a terminal would act on (or that would not show)
     spelled out visibly. `multiline`: newlines kept (False: shown as `\\n`)."""
-    if _PLAIN.fullmatch(text) and (multiline or "\n" not in text):
-        return text
-    return "".join(_visible(char, multiline) for char in text)
-
-
-def _visible(char: str, multiline: bool) -> str:
-    code = ord(char)
-    if char == "\t" or (char == "\n" and multiline):
-        return char
-    if 0x20 <= code < 0x7F:
-        return char
-    if char in _NAMED:
-        return _NAMED[char]
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return f"\\x{code:02x}"
-    if unicodedata.category(char) not in _HIDDEN_CATEGORIES:
-        return char
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return (_SUSPECT if multiline else _SUSPECT_IN_A_ROW).sub(_spelled, text)
 
 
 def inert_line(text: str) -> str:
     """`text` made inert for one row: newlines shown as `\\n` as well."""
     return inert(text, multiline=False)
+
+
+def _spelled(match: re.Match[str]) -> str:
+    return _visible(match.group())
+
+
+def _visible(char: str) -> str:
+    """One character that is not printable ASCII, as it is drawn."""
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    if unicodedata.category(char) not in _HIDDEN_CATEGORIES:
+        return char
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -291,13 +291,13 @@ class PrettySink(EventListener):
             if done:
                 self._writing = None
                 self._release_held(final=False)
-                self._held = inert(item.text) if item.text.strip() else None
+                self._held = item.text if item.text.strip() else None
                 self._status("thinking")
             else:
                 if started:
                     self._release_held(final=False)  # another message follows: interim
                     self._status("writing")
-                self._writing = inert(item.text)
+                self._writing = item.text
             return
         if isinstance(item, engine.TextItem):
             self._reasoning(item, done)
@@ -458,7 +458,7 @@ class PrettySink(EventListener):
         if message:  # its last rows: lines wrapped from the end until there are enough
             text_rows: list[str] = []
             for line in reversed(message.strip("\n").split("\n")):
-                text_rows[:0] = live.wrap(line, width)
+                text_rows[:0] = live.wrap(inert_line(line), width)
                 if len(text_rows) >= MESSAGE_ROWS:
                     break
             rows.extend(Text(row) for row in text_rows[-MESSAGE_ROWS:])
@@ -541,6 +541,7 @@ class PrettySink(EventListener):
         text, self._held = self._held, None
         if text is None:
             return
+        text = inert(text)
         self._end_line()
         if final:
             self._console.print()
