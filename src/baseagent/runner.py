@@ -186,7 +186,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     if apart and result.status in ("failed", "limit"):
         # The reason is in the JSONL, but stdout is often a file nobody is reading yet: one
         # line where the person (or the harness log) looks first.
-        print(f"baseagent: error: {result.error or 'the run ' + result.status}",
+        from baseagent.textsafe import inert  # a server's or the model's words: shown inert
+
+        print(f"baseagent: error: {inert(result.error or 'the run ' + result.status)}",
               file=sys.stderr)
     return exit_code_for_status(result.status, guard.signal_number)
 

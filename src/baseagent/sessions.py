@@ -20,6 +20,7 @@ from baseagent.core.records import SessionLoadError, session_from_records, usage
 from baseagent.core.recorder import read_records
 from baseagent.storage import MessageStorage, SearchHit, ThreadInfo, location_of
 from baseagent.storage.jsonl import JsonlStorage
+from baseagent.textsafe import inert_line
 
 # Instruction previews in listings: one terminal line's worth.
 PREVIEW_CHARS = 60
@@ -188,7 +189,8 @@ def _created_ms(summary: SessionSummary) -> tuple[float, str]:
 
 
 def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    line = " ".join(text.split())
+    """One line of `text` for a person (made inert: a model's escape codes show, never act)."""
+    line = inert_line(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -273,7 +275,7 @@ def render_hits(hits: list[SearchHit]) -> str:
     """One line per matching message: thread id, when, who, and the text around the match."""
     if not hits:
         return "no matches\n"
-    return "".join(f"{hit.thread_id}  {hit.ts[:19]}  {hit.role:9} {hit.snippet}\n"
+    return "".join(f"{hit.thread_id}  {hit.ts[:19]}  {hit.role:9} {inert_line(hit.snippet)}\n"
                    for hit in hits)
 
 

@@ -138,3 +138,25 @@ def test_exec_is_read_only_unless_told(scripted_server, workspace, home):
     server = scripted_server(steps())
     run = run_agent(exec_args(server, "--full-auto"), cwd=workspace, home=home)
     assert run.returncode == 0 and (workspace / "made.txt").read_text() == "hi\n"
+
+
+def test_an_approval_question_shows_escapes(scripted_server, workspace, home):
+    """A command that would redraw the question's line to read `$ git status` (erase the
+    line, back to column 1) shows its escapes spelled out on the screen a person reads."""
+    pyte = pytest.importorskip("pyte")
+    spoof = "touch pwned # \x1b[2K\x1b[1G  $ git status"
+    server = scripted_server([
+        {"tool_calls": [shell_call(spoof)]}, {"content": "Stopped."},
+        {"content": "Checked."}])
+    child = spawn(one_shot(server, "check the status", "-a", "untrusted"), workspace, home)
+    wait(child, "answer [y/p/n]")
+    term = pyte.Screen(120, 40)
+    pyte.Stream(term).feed("".join(child.logfile_read.parts))
+    rows = [row.rstrip() for row in term.display]
+    assert "  $ touch pwned # \\x1b[2K\\x1b[1G  $ git status" in rows, "\n".join(rows)
+    assert "  $ git status" not in rows
+    child.send("n\r")
+    wait(child, "✗ declined")
+    child.expect(pytest.importorskip("pexpect").EOF)
+    child.close()
+    assert not (workspace / "pwned").exists()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Sequence, TextIO
 
+from baseagent.textsafe import inert_line
+
 BOLD, DIM, CYAN, YELLOW, RESET = "\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -21,7 +23,12 @@ def header_lines(*, version: str, thread_id: str, model: str, cwd: str, sandbox:
                  notes: Sequence[str] = (), color: bool = True,
                  width: int | None = None) -> list[str]:
     """The header as lines (no trailing newlines), ANSI-coloured when `color`, each line
-    broken between its fields to fit `width` columns (None: never broken)."""
+    broken between its fields to fit `width` columns (None: never broken). What the run
+    was given (model, address, workspace path, notes) is drawn inert (textsafe.py): a
+    directory name holding an escape shows it, never acts on the terminal."""
+    thread_id, model, cwd = inert_line(thread_id), inert_line(model), inert_line(cwd)
+    api_base = inert_line(api_base) if api_base else api_base
+    notes = [inert_line(note) for note in notes]
     if resumed_turns is None:
         state = "new thread"
     else:

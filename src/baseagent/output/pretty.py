@@ -62,6 +62,7 @@ from baseagent.output.codex import command_status, failure_reason
 from baseagent.output.emitter import EventListener
 from baseagent.output.live import UP_AND_CLEAR, Frame, Spinner
 from baseagent.output.term import TerminalCaps
+from baseagent.textsafe import inert, inert_line
 
 _STATUS_STYLE = {"completed": "green", "failed": "red", "declined": "yellow",
                  "in_progress": "cyan"}
@@ -194,7 +195,7 @@ class PrettySink(EventListener):
 
     def message(self, text: str, style: str = "dim") -> None:
         """A line from the entry point (interactive commands' answers)."""
-        self._safely(lambda: self._print(Text(text, style=style)))
+        self._safely(lambda: self._print(Text(inert(text), style=style)))
 
     # -- events ------------------------------------------------------------------------------
 
@@ -261,7 +262,8 @@ class PrettySink(EventListener):
         elif isinstance(event, engine.TurnEnded) and event.status == "requires_action":
             self._status(None)
             self._release_held(final=False)
-            calls = ", ".join(f"{c.name} ({c.id})" for c in event.pending)
+            calls = ", ".join(f"{inert_line(c.name)} ({inert_line(c.id)})"
+                              for c in event.pending)
             self._print(Text.assemble(("waiting for your tools: ", "bold yellow"), calls))
         elif isinstance(event, (engine.TurnEnded, engine.RunFailed)):
             error = event.message if isinstance(event, engine.RunFailed) else event.error
@@ -272,6 +274,7 @@ class PrettySink(EventListener):
     def _notice(self, message: str) -> None:
         """A notice; on a live terminal one that counts (`Reconnecting... 3/5`) stays in
         the live block, replaced by its next count, until something else is printed."""
+        message = inert(message)
         identity = live.counted(message) if self._live else None
         if identity is None:
             self._print(Text(f"! {message}", style="yellow"))
@@ -316,13 +319,15 @@ class PrettySink(EventListener):
             self._status("thinking")
         elif item.kind == "collab_tool_call":
             if started:
-                who = f"» sub-agent {item.specialist}: " if item.specialist else "» sub-agent: "
-                self._print(Text.assemble((who, "bold magenta"), item.task or ""))
+                who = (f"» sub-agent {inert_line(item.specialist)}: " if item.specialist
+                       else "» sub-agent: ")
+                self._print(Text.assemble((who, "bold magenta"), inert(item.task or "")))
                 self._status("sub-agent working")
             elif done:
                 status = _ended(outcome)
                 nested = outcome.data.get("items", ()) if outcome is not None else ()
-                who = f"sub-agent {item.specialist}" if item.specialist else "sub-agent"
+                who = f"sub-agent {inert_line(item.specialist)}" if item.specialist \
+                    else "sub-agent"
                 self._print(Text(f"« {who} {status} after {len(nested)} items",
                                  style=_STATUS_STYLE.get(status, "")))
                 self._status("thinking")
@@ -331,7 +336,7 @@ class PrettySink(EventListener):
             args = item.arguments if isinstance(item.arguments, Mapping) else {}
             target = next((str(v) for v in args.values() if v), "")
             label = item.tool if item.server == "baseagent" else f"{item.server}.{item.tool}"
-            self._print(Text(f"• {label} {target}".rstrip(),
+            self._print(Text(inert_line(f"• {label} {target}".rstrip()),
                              style=_STATUS_STYLE.get(status, "")))
             if outcome is not None and not outcome.success:
                 self._reason(outcome.output)
@@ -346,17 +351,19 @@ class PrettySink(EventListener):
             self._end_line()
             self._print(Text.assemble(("? approval needed: ", "bold yellow"),
                                       _APPROVAL_WHY.get(item.kind, item.kind)))
-            self._print(Text(f"  $ {item.command}", style="bold"))
+            for line in _command_lines(item.command, "  $ ", "    "):
+                self._print(Text(line, style="bold"))
             if item.reason:
-                self._print(Text(f"  why: {item.reason}", style="dim"))
-            prefix = f"[p] allow `{item.prefix}` for this session · " if item.prefix else ""
+                self._print(Text(f"  why: {inert(item.reason)}", style="dim"))
+            prefix = (f"[p] allow `{inert_line(item.prefix)}` for this session · "
+                      if item.prefix else "")
             self._print(Text(f"  [y] run it once · {prefix}[n] decline (`n NOTE` tells "
                              "the model why)", style="yellow"))
         elif done:
             words = {"approved": ("✓ approved once", "green"),
-                     "approved_for_session": (f"✓ approved `{item.prefix}` for this session",
-                                              "green"),
-                     "denied": ("✗ declined" + (f": {item.note}" if item.note else ""),
+                     "approved_for_session": (f"✓ approved `{inert_line(item.prefix)}` for "
+                                              "this session", "green"),
+                     "denied": ("✗ declined" + (f": {inert(item.note)}" if item.note else ""),
                                 "red")}
             text, style = words.get(item.decision or "", (str(item.decision), ""))
             self._print(Text(f"  {text}", style=style))
@@ -368,7 +375,7 @@ class PrettySink(EventListener):
             self._end_line()
             shown = 0
         if len(item.text) > shown:
-            self._stream_text(item.text[shown:], "dim italic")
+            self._stream_text(inert(item.text[shown:]), "dim italic")
             self._streamed[item.id] = len(item.text)
         if done:
             self._streamed.pop(item.id, None)
@@ -451,14 +458,14 @@ class PrettySink(EventListener):
         if message:  # its last rows: lines wrapped from the end until there are enough
             text_rows: list[str] = []
             for line in reversed(message.strip("\n").split("\n")):
-                text_rows[:0] = live.wrap(line, width)
+                text_rows[:0] = live.wrap(inert_line(line), width)
                 if len(text_rows) >= MESSAGE_ROWS:
                     break
             rows.extend(Text(row) for row in text_rows[-MESSAGE_ROWS:])
         for command, output in self._running.values():
             if len(self._running) > 1:
-                rows.append(Text(f"$ {command}", style="dim"))
-            rows.extend(Text(f"  {line}", style="dim")
+                rows.append(Text(f"$ {inert_line(command)}", style="dim"))
+            rows.extend(Text(f"  {inert_line(line)}", style="dim")
                         for line in live.tail_lines(output, COMMAND_TAIL_LINES))
         if self._pinned:
             rows.extend(self._plan)
@@ -471,7 +478,10 @@ class PrettySink(EventListener):
 
     def _command(self, item: engine.ToolCallItem, started: bool, done: bool) -> None:
         if started:
-            self._print(Text.assemble(("$ ", "bold cyan"), item.command))
+            first, *rest = _command_lines(item.command, "", "  ")
+            self._print(Text.assemble(("$ ", "bold cyan"), first))
+            for line in rest:
+                self._print(Text(line))
             self._status("running")
             if self._live:
                 self._running[item.id] = (item.command, "")
@@ -485,7 +495,7 @@ class PrettySink(EventListener):
             outcome = item.outcome
             data = outcome.data if outcome is not None else {}
             output = data.get("aggregated_output", outcome.output if outcome else "")
-            out = output.rstrip("\n")
+            out = inert(output.rstrip("\n"))
             if out:
                 lines = out.splitlines()
                 if len(lines) > OUTPUT_TAIL_LINES:
@@ -513,7 +523,7 @@ class PrettySink(EventListener):
         for change in changes:
             verb = "not written: " if failed else ""
             self._print(Text(f"{_KIND_MARK[change['kind']]} {verb}"
-                             f"{_short_path(change['path'])}", style=style))
+                             f"{inert_line(_short_path(change['path']))}", style=style))
         if failed:
             if not changes:
                 self._print(Text("file change failed", style="red"))
@@ -521,7 +531,7 @@ class PrettySink(EventListener):
                          else "no reason given")
 
     def _reason(self, message: str) -> None:
-        lines = message.strip().splitlines() or [""]
+        lines = inert(message.strip()).splitlines() or [""]
         for line in lines[:REASON_LINES]:
             self._print(Text(f"  {line}", style="red"))
         if len(lines) > REASON_LINES:
@@ -531,6 +541,7 @@ class PrettySink(EventListener):
         text, self._held = self._held, None
         if text is None:
             return
+        text = inert(text)
         self._end_line()
         if final:
             self._console.print()
@@ -600,7 +611,7 @@ class PrettySink(EventListener):
     def detail(self, _item_id: str, text: str) -> None:
         """A unified diff from a file tool: colour the lines a reader scans for."""
         def draw() -> None:
-            for line in text.splitlines():
+            for line in inert(text).splitlines():
                 if line.startswith(("+++", "---")):
                     style = "bold"
                 elif line.startswith("+"):
@@ -639,9 +650,17 @@ def _checklist(item: engine.TurnScopedItem) -> list[Text]:
     done = sum(1 for entry in entries if entry.get("completed"))
     lines = [Text(f"Plan ({done}/{len(entries)} done)", style="bold")]
     for entry in entries:
-        lines.append(Text(f"  [x] {entry['text']}", style="green") if entry.get("completed")
-                     else Text(f"  [ ] {entry['text']}"))
+        step = inert_line(str(entry['text']))
+        lines.append(Text(f"  [x] {step}", style="green") if entry.get("completed")
+                     else Text(f"  [ ] {step}"))
     return lines
+
+
+def _command_lines(command: str, first: str, rest: str) -> list[str]:
+    """A command as a person reads it: made inert (textsafe.py), its first line after
+    `first`, each further line of a multi-line command after `rest`."""
+    head, *tail = inert(command).split("\n")
+    return [first + head, *(rest + line for line in tail)]
 
 
 def _isatty(stream: TextIO) -> bool:

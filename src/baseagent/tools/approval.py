@@ -2,7 +2,8 @@
 
 Four policies, with Codex's meaning:
 
-- `untrusted`: commands on a short known-safe, read-only list run; any other asks first.
+- `untrusted`: commands on a known-safe allow-list of read-only programs and argument
+  shapes (tools/safe_commands.py) run; any other asks first.
 - `on-failure`: every command runs in the sandbox; one that fails the way a sandbox denial
   looks (a write refused, the network unreachable) is offered again, unconfined, to the
   person.
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from baseagent.core import events as engine  # a leaf: it imports nothing of baseagent
+# The known-safe allow-list (programs and argument shapes) lives beside, and is asked here.
+from baseagent.tools.safe_commands import is_known_safe  # noqa: F401 (re-exported)
 
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
 APPROVAL_POLICIES: tuple[str, ...] = ("untrusted", "on-failure", "on-request", "never")
@@ -36,26 +39,8 @@ APPROVAL_POLICIES: tuple[str, ...] = ("untrusted", "on-failure", "on-request", "
 AskKind = Literal["escalation", "unsafe", "retry"]
 Decision = Literal["approved", "approved_for_session", "denied"]
 
-# Read-only commands that run under `untrusted` without asking (Codex keeps a list of the
-# same kind). A command is safe only when every part of it is: no redirection, no
-# substitution, and for the few commands with dangerous options, none of those.
-SAFE_COMMANDS = frozenset({
-    "cat", "cd", "echo", "false", "grep", "head", "ls", "nl", "pwd", "tail", "true", "wc",
-    "which", "file", "stat", "du", "df", "tree", "rg", "sort", "uniq", "cut", "tr", "diff",
-    "basename", "dirname", "realpath", "readlink", "date", "whoami", "env", "printenv",
-})
-SAFE_GIT = frozenset({"status", "log", "diff", "show", "branch", "rev-parse", "ls-files",
-                      "blame", "grep", "describe", "shortlog"})
-# Options that make an otherwise read-only command write or run something.
-_UNSAFE_OPTIONS = {
-    "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-             "-fprintf", "-fls"},
-    "rg": {"--pre", "--hostname-bin", "--search-zip", "-z"},
-    "sort": {"-o", "--output"},
-    "git": {"--output", "-o", "--ext-diff", "-c", "--exec-path"},
-    "env": set(),  # `env CMD` runs CMD: safe only alone (handled below)
-}
-# Shell syntax that writes, substitutes or backgrounds: never safe without asking.
+# Shell syntax that writes, substitutes or backgrounds: a command holding it gets no
+# session prefix (which commands are known safe is tools/safe_commands.py).
 _UNSAFE_SYNTAX = re.compile(r"[><`\n]|\$\(|(?<!&)&(?!&)|\bexec\b")
 _SEPARATORS = re.compile(r"&&|\|\||;|\|")
 
@@ -244,34 +229,6 @@ def parse_decision(text: str) -> ApprovalAnswer | None:
             or not isinstance(note, str):
         return None
     return ApprovalAnswer(decision, note.strip())  # type: ignore[arg-type]
-
-
-def is_known_safe(command: str) -> bool:
-    """Whether every part of `command` is a known read-only command with safe options."""
-    if _UNSAFE_SYNTAX.search(command):
-        return False
-    parts = [p.strip() for p in _SEPARATORS.split(command)]
-    return bool(parts) and all(_safe_part(p) for p in parts)
-
-
-def _safe_part(part: str) -> bool:
-    words = _words(part)
-    if not words:
-        return False
-    name, args = words[0], words[1:]
-    if name == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
-        return sub in SAFE_GIT and not _UNSAFE_OPTIONS["git"] & set(args)
-    if name == "sed":  # `sed -n 10,20p file`: printing only
-        return len(args) >= 2 and args[0] == "-n" and bool(re.fullmatch(r"\d+(,\d+)?p", args[1]))
-    if name == "find":
-        return not _UNSAFE_OPTIONS["find"] & set(args)
-    if name == "env":
-        return not args
-    if name not in SAFE_COMMANDS:
-        return False
-    unsafe = _UNSAFE_OPTIONS.get(name, set())
-    return not any(a in unsafe or a.split("=", 1)[0] in unsafe for a in args)
 
 
 def session_prefix(command: str) -> str:
