@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import Cancellation
+from baseagent.checkpoints import Checkpoints, Diff, Undone
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
@@ -267,6 +268,7 @@ class Agent:
         self._connected: assembly.Connected | None = None
         self._announced = False
         self._closed = False
+        self._checkpoints = _checkpoints(self.settings, self._prepared)
 
     # -- what the caller sees ----------------------------------------------------------------
 
@@ -315,7 +317,7 @@ class Agent:
         turn = self._turn_input(instruction, images, output_schema)
         self._acquire()
         try:
-            return self._run_turn(lambda loop: loop.run_turn(turn), None)
+            return self._run_turn(lambda loop: loop.run_turn(turn), None, turn.text)
         finally:
             self._busy.release()
 
@@ -331,7 +333,7 @@ class Agent:
         turn = self._turn_input(instruction, images, output_schema)
         _check_format(format)
         self._acquire()
-        return TurnStream(self, lambda loop: loop.run_turn(turn), format)
+        return TurnStream(self, lambda loop: loop.run_turn(turn), format, turn.text)
 
     def submit_tool_outputs(self, outputs: Mapping[str, Any]) -> RunResult:
         """Continue the turn that paused for tools the caller runs: `outputs` maps each
@@ -359,6 +361,34 @@ class Agent:
         if not result.ok:
             raise TurnError(result)
         return result.final_message or ""
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def diff(self, session: bool = False) -> "Diff":
+        """What the last turn that changed the workspace changed (session=True: every turn
+        of this thread, not undone): a `baseagent.checkpoints.Diff` (`str()` is the summary
+        and the unified diff, `.files`, `.text`). docs/CHECKPOINTS.md."""
+        self._acquire()
+        try:
+            return self._checkpoints.diff(session)
+        finally:
+            self._busy.release()
+
+    def undo(self) -> "Undone":
+        """Put the workspace back as it was before the last turn that changed it (again: the
+        one before); returns what was put back (`str()` says it). Raises UndoRefused, having
+        changed nothing, when a file changed since that turn ended (work done outside the
+        agent would be lost), CheckpointError when there is nothing to undo."""
+        self._acquire()
+        try:
+            return self._checkpoints.undo()
+        finally:
+            self._busy.release()
+
+    @property
+    def checkpoint_note(self) -> str | None:
+        """Why the last turn has no checkpoint (a workspace too big to record), else None."""
+        return self._checkpoints.note
 
     def cancel(self, reason: str = "cancelled", signal_number: int | None = None) -> None:
         """Stop the running turn (or the next one to start, if none is running yet), from any
@@ -389,6 +419,7 @@ class Agent:
             self._processes.release()
             if self._connected is not None:
                 assembly.disconnect(self._connected)
+            self._checkpoints.close()
             self._finalizer()
 
     def __enter__(self) -> "Agent":
@@ -433,14 +464,17 @@ class Agent:
         return turn_input(instruction, parts, schema)
 
     def _run_turn(self, work: Callable[[Loop], TurnOutcome],
-                  listener: EventListener | None) -> RunResult:
-        """One turn (or the continuation of a paused one), with the busy lock held by the
-        caller. `listener` gets the turn's events (and the engine's, if it maps them)."""
+                  listener: EventListener | None, instruction: str | None = None) -> RunResult:
+        """One turn (or the continuation of a paused one: no `instruction`), with the busy
+        lock held by the caller. `listener` gets the turn's events (and the engine's, if it
+        maps them)."""
         collect = _Collect()
         items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
         self._callback_error = None
         before = self.usage
+        self._checkpoints.begin(instruction or "", continued=instruction is None)
+        outcome: TurnOutcome | None = None
         try:
             connected = self._connect()
             if connected is None:  # cancelled before the model was reachable
@@ -457,6 +491,8 @@ class Agent:
             self._emitter.run_failed(str(exc))
         finally:
             self._end_turn()
+            self._checkpoints.end(paused=outcome is not None
+                                  and outcome.status == "requires_action")
         if self._callback_error is not None:
             raise self._callback_error
         total = self.usage
@@ -486,6 +522,8 @@ class Agent:
             self._connected = self._builder.connect(
                 emitter=self._emitter, processes=self._processes,
                 cancelled=self._cancellation.token)
+            # The turn's checkpoint, before the first tool call that may change the workspace.
+            self._connected.tool_context.before_change = self._checkpoints.before_change
         return self._connected
 
     def _end_turn(self) -> None:
@@ -590,7 +628,8 @@ class TurnStream(Iterator[Any]):
     format="agentb"); the turn runs on a worker thread."""
 
     def __init__(self, agent: Agent, work: Callable[[Loop], TurnOutcome],
-                 format: EventFormat = "codex") -> None:  # noqa: A002
+                 format: EventFormat = "codex",  # noqa: A002
+                 instruction: str | None = None) -> None:
         self._agent = agent
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -602,6 +641,7 @@ class TurnStream(Iterator[Any]):
             self._listener: EventListener = AgentBMapper(self._queue.put)
         else:
             self._listener = _Forward(self._queue.put)
+        self._instruction = instruction
         self._worker = threading.Thread(target=self._work, args=(work,),
                                         name=f"baseagent-turn-{agent.thread_id[:8]}",
                                         daemon=True)
@@ -609,7 +649,7 @@ class TurnStream(Iterator[Any]):
 
     def _work(self, work: Callable[[Loop], TurnOutcome]) -> None:
         try:
-            self.result = self._agent._run_turn(work, self._listener)
+            self.result = self._agent._run_turn(work, self._listener, self._instruction)
         except BaseException as exc:  # noqa: BLE001 - handed to the iterating thread
             self._error = exc
         finally:
@@ -645,6 +685,20 @@ class TurnStream(Iterator[Any]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
+
+
+def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> "Checkpoints":
+    """The thread's checkpoints: kept in the session directory when the thread is recorded;
+    none recorded in a read-only sandbox (nothing the agent runs may write) or when off."""
+    from baseagent.checkpoints import Checkpoints
+
+    resumed = prepared.resumed
+    return Checkpoints(
+        thread_id=prepared.thread_id, workspace=Path(settings.cwd).resolve(),
+        directory=settings.session_dir / "checkpoints" / prepared.thread_id
+        if settings.record_session else None,
+        env=prepared.child_env, turns=resumed.turns if resumed is not None else 0,
+        enabled=settings.checkpoints and settings.sandbox != "read-only")
 
 
 def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:

@@ -25,6 +25,9 @@ DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files"
 # model that sees images (core/assembly.py select_tools). Any run may name them.
 OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
+# The built-in tools that never change the workspace: no checkpoint is taken before them.
+# Any other tool may (a command, a file edit, an MCP server's or the caller's function).
+READ_ONLY_TOOLS = ("read_file", "grep_files", "list_dir", "update_plan", "view_image")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
 # Largest arguments a call may carry (characters of JSON). A model's whole output is at most
@@ -186,6 +189,8 @@ class ToolRegistry:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
             return ToolResult(output=f"Error: {call.error}", success=False)
+        if call.tool not in builtin_tools(READ_ONLY_TOOLS):
+            ctx.before_change()  # the turn's checkpoint, before its first change
         try:
             result = call.tool.run(call.args, ctx)
         except ToolError as exc:

@@ -212,6 +212,9 @@ class ToolContext:
     # Who is asked before a command runs, and when (tools/approval.py); None: nobody, as
     # with approval policy `never`.
     approvals: Approvals | None = None
+    # Called before a call that may change the workspace runs (the registry calls it): the
+    # turn's checkpoint is recorded at its first (checkpoints/; set by the Agent).
+    before_change: Callable[[], None] = lambda: None
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
