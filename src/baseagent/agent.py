@@ -522,8 +522,9 @@ class Agent:
             self._connected = self._builder.connect(
                 emitter=self._emitter, processes=self._processes,
                 cancelled=self._cancellation.token)
-            # The turn's checkpoint, before the first tool call that may change the workspace.
-            self._connected.tool_context.before_change = self._checkpoints.before_change
+            if self._connected is not None:  # None: cancelled before the model was reached
+                # The turn's checkpoint, before the first call that may change the workspace.
+                self._connected.tool_context.before_change = self._checkpoints.before_change
         return self._connected
 
     def _end_turn(self) -> None:

@@ -74,7 +74,7 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 # set none of them).
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
                "specialists": {}, "planner": False, "all_tools_failed": "continue",
-               "toolsets": {},
+               "toolsets": {}, "checkpoints": True,
                "storage": {"kind": "jsonl",
                            "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.

@@ -271,30 +271,40 @@ class Checkpoints:
                     "process ended mid-turn): files changed since could not be told from the "
                     "turn's own, so nothing was undone")
             store = self._open_store()
-            now = store.snapshot(keep=False)
             after = store.manifest(record["after"])
+            before = store.manifest(record["before"])
+            plan = changes(after, before)
+            now = store.snapshot(keep=False)
+            since: list[str] = []
             if now["id"] != record["after"]["id"]:
                 since = [c.path for c in changes(after, store.manifest(now))]
+            touched = {c.path for c in plan}
+            clash = [p for p in since if p in touched]
+            if clash:
                 later = self._skipped_notes(record["turn"])
                 raise UndoRefused(
                     f"cannot undo turn {record['turn']} “{record['label']}”: "
-                    f"{len(since)} file{'s' * (len(since) != 1)} changed since it ended"
+                    f"{len(clash)} of its file{'s' * (len(clash) != 1)} changed since it ended"
                     + (" (" + "; ".join(later) + ")" if later else ", outside the agent")
-                    + f": {_names(since)}. Undo would lose those changes, so nothing was "
-                      "changed; put them back, or commit or copy them elsewhere first.",
-                    since)
-            before = store.manifest(record["before"])
-            plan = changes(after, before)
+                    + f": {_names(clash)}. Undo would lose those changes, so nothing was "
+                      "changed; put them back as the turn left them, or keep a copy "
+                      "elsewhere first.", clash)
             problems = restore.apply(store.root, plan, store.checkout_bytes)
             record["undone"] = True
             record["undone_time"] = time.time()
             self._save()
             done = Undone(record["turn"], record["label"], plan)
+            if since:
+                done.notes.append(f"left as they are: {_names(since)} (changed since the turn "
+                                  "ended, and not by it)")
             if problems:
                 done.notes.append("not put back: " + "; ".join(problems))
-            elif store.snapshot(keep=False)["id"] != record["before"]["id"]:
-                done.notes.append("the workspace differs from the checkpoint after undo "
-                                  "(a file changed while undo ran?)")
+            else:
+                check = store.manifest(store.snapshot(keep=False))
+                off = [p for p in touched if check.get(p) != before.get(p)]
+                if off:
+                    done.notes.append("not as before the turn after undo (changed while undo "
+                                      f"ran?): {_names(sorted(off))}")
             if record.get("head_after") != record.get("head_before") and record["head_before"]:
                 done.notes.append(
                     f"the turn also moved HEAD from {record['head_before'][:12]} to "
