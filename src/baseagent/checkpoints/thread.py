@@ -283,8 +283,8 @@ class Checkpoints:
             if clash:
                 later = self._skipped_notes(record["turn"])
                 raise UndoRefused(
-                    f"cannot undo turn {record['turn']} “{record['label']}”: "
-                    f"{len(clash)} of its file{'s' * (len(clash) != 1)} changed since it ended"
+                    f"cannot undo turn {record['turn']} “{record['label']}”: files it "
+                    "changed have changed since it ended"
                     + (" (" + "; ".join(later) + ")" if later else ", outside the agent")
                     + f": {_names(clash)}. Undo would lose those changes, so nothing was "
                       "changed; put them back as the turn left them, or keep a copy "
