@@ -32,7 +32,8 @@ GIT_TIMEOUT_S = 120.0
 # the repository says; and no automatic maintenance after our writes.
 SNAPSHOT_SETTINGS = ("core.symlinks=true", "core.fileMode=true", "gc.auto=0",
                      "maintenance.auto=false", "advice.addEmbeddedRepo=false",
-                     "core.splitIndex=false", "index.sparse=false")
+                     "core.splitIndex=false", "index.sparse=false", "commit.gpgSign=false",
+                     "gpg.program=false")
 # Who the hidden commits are by (no user identity is read or needed).
 IDENTITY = {"GIT_AUTHOR_NAME": "baseagent", "GIT_AUTHOR_EMAIL": "baseagent@localhost",
             "GIT_COMMITTER_NAME": "baseagent", "GIT_COMMITTER_EMAIL": "baseagent@localhost"}
@@ -93,6 +94,7 @@ class GitStore:
         """The working tree now: {"id": tree, "commit": ...} (a commit only when `keep`,
         then reachable from the thread's ref). TooBig when the untracked files exceed the
         bounds; GitError when git fails."""
+        self._check_layout()
         scratch = Path(tempfile.mkdtemp(prefix="baseagent-index-"))
         try:
             index = scratch / "index"
@@ -108,7 +110,7 @@ class GitStore:
         snap = {"id": tree}
         if keep:
             parent = self._resolve(self.ref)
-            args = ["commit-tree", tree, "-m", "baseagent checkpoint"]
+            args = ["commit-tree", "--no-gpg-sign", tree, "-m", "baseagent checkpoint"]
             if parent:
                 args += ["-p", parent]
             commit = self.git(args, env=IDENTITY).decode().strip()
@@ -192,6 +194,21 @@ class GitStore:
     def _resolve(self, name: str) -> str | None:
         out = self.git(["rev-parse", "-q", "--verify", f"{name}^{{commit}}"], ok=(0, 1))
         return out.decode().strip() or None
+
+    def _check_layout(self) -> None:
+        """GitError when a directory git writes into here is a symlink: the agent writes
+        outside any sandbox, and a repository the model made could lead it elsewhere."""
+        objects = self.git_dir / "objects"
+        places = [self.git_dir, objects, self.git_dir / "refs",
+                  *(self.git_dir / "refs" / "baseagent" / p for p in ("", "checkpoints"))]
+        try:
+            places += [objects / name for name in os.listdir(objects) if len(name) == 2]
+        except OSError:
+            pass
+        for place in places:
+            if os.path.islink(place):
+                raise GitError(f"{place} is a symbolic link: no checkpoint is written "
+                               "through it")
 
     def _check_size(self, env: Mapping[str, str]) -> None:
         """TooBig when the files git would hash anew (untracked, not ignored) are more

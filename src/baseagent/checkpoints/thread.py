@@ -221,8 +221,10 @@ class Checkpoints:
         the thread not undone, from the first one's start to the last one's end)."""
         turns = self._live()
         if not turns:
-            return Diff("no turn of this thread has changed the workspace"
-                        + (" (the changed turns were undone)" if self._log["turns"] else ""))
+            undone = any(t.get("undone") for t in self._log["turns"])
+            return Diff("nothing to show: every turn that changed the workspace is undone"
+                        if undone else "no turn of this thread has changed the workspace",
+                        notes=self._skipped_notes(0))
         chosen = turns if session else turns[-1:]
         first, last = chosen[0], chosen[-1]
         store = self._open_store()
