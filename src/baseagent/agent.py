@@ -691,15 +691,20 @@ class TurnStream(Iterator[Any]):
 def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> "Checkpoints":
     """The thread's checkpoints: kept in the session directory when the thread is recorded;
     none recorded in a read-only sandbox (nothing the agent runs may write) or when off."""
-    from baseagent.checkpoints import Checkpoints
+    from baseagent.checkpoints import CheckpointError, Checkpoints
 
     resumed = prepared.resumed
-    return Checkpoints(
+    options: dict[str, Any] = dict(
         thread_id=prepared.thread_id, workspace=Path(settings.cwd).resolve(),
-        directory=settings.session_dir / "checkpoints" / prepared.thread_id
-        if settings.record_session else None,
         env=prepared.child_env, turns=resumed.turns if resumed is not None else 0,
         enabled=settings.checkpoints and settings.sandbox != "read-only")
+    directory = settings.session_dir / "checkpoints" / prepared.thread_id
+    try:
+        return Checkpoints(directory=directory if settings.record_session else None, **options)
+    except CheckpointError as exc:  # a damaged log: this run's checkpoints stay in memory
+        checkpoints = Checkpoints(directory=None, **options)
+        checkpoints.note = f"{exc}; this run keeps its checkpoints in memory"
+        return checkpoints
 
 
 def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:

@@ -722,7 +722,7 @@ def export_command(
 
 # -- checkpoints: a thread's turns as changes to the workspace (checkpoints/, docs/CHECKPOINTS.md)
 
-_THREAD_ARG = typer.Argument(None, help="Thread id (or a unique prefix) [default: the newest thread with checkpoints in this directory].")
+_THREAD_ARG = typer.Argument(None, metavar="THREAD", help="Thread id (or a unique prefix) [default: the newest thread with checkpoints in this directory].")
 
 
 def _checkpoint_dir(ctx: typer.Context, thread_id: Optional[str], directory: Optional[Path]) -> Path:
@@ -764,7 +764,7 @@ def undo_command(
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
 ) -> None:
     """Undo the thread's last turn that changed the workspace (again: the one before). Refuses,
-    changing nothing, when a file changed since that turn ended."""
+    changing nothing, when a file that turn changed has changed since it ended."""
     from baseagent.checkpoints import command
 
     _finish(command.undo(_checkpoint_dir(ctx, thread_id, directory), _git_env()))

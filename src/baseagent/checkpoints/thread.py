@@ -214,6 +214,10 @@ class Checkpoints:
         """Why the last turn has no checkpoint (too big, git failed), else None."""
         return self._note
 
+    @note.setter
+    def note(self, text: str | None) -> None:
+        self._note = text
+
     # -- what changed ------------------------------------------------------------------------
 
     def diff(self, session: bool = False) -> Diff:
@@ -267,6 +271,9 @@ class Checkpoints:
                                            "has changed the workspace")
                     + (f" ({'; '.join(skipped)})" if skipped else ""))
             record = turns[-1]
+            if self._current is not None:
+                raise UndoRefused(f"turn {record['turn']} is paused for tool outputs: finish it "
+                                  "(submit_tool_outputs) before undoing it")
             if record["after"] is None:
                 raise UndoRefused(
                     f"turn {record['turn']} has no recorded end (it is still running, or its "
