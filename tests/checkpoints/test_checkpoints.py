@@ -247,3 +247,25 @@ def test_a_workspace_too_big_gets_no_checkpoint_and_says_so(tmp_path):
     with pytest.raises(CheckpointError, match="turn 1 has no checkpoint: the workspace has more"):
         cp.undo()
     assert (ws / "f0.txt").read_text() == "changed"
+
+
+def test_a_turn_paused_for_the_callers_tool_is_one_checkpoint(project, scripted_server,
+                                                              tmp_path):
+    server = scripted_server([
+        call("write_file", file_path="a.txt", content="before the pause\n"),
+        {"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}, "id": "call_ext"}]},
+        call("shell", command="echo after > b.txt"),
+        {"content": "done"}])
+    agent = agent_in(project, server, tmp_path, external_tools=[{
+        "name": "lookup", "description": "look it up",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}])
+    start = tree(project)
+    paused = agent.run("across a pause")
+    assert paused.status == "requires_action"
+    with pytest.raises(UndoRefused, match="paused for tool outputs"):
+        agent.undo()
+    assert agent.submit_tool_outputs({"call_ext": "found"}).ok
+    assert {f.path for f in agent.diff().files} == {"a.txt", "b.txt"}
+    assert agent.undo().turn == 1
+    assert tree(project) == start
+    agent.close()
