@@ -31,6 +31,7 @@ from baseagent.checkpoints.copystore import CopyStore, private_dir
 from baseagent.checkpoints.gitstore import GitStore, TooBig, find_repository
 from baseagent.checkpoints.manifest import Change, changes
 from baseagent.checkpoints.render import FileDiff, file_diff
+from baseagent.errors import BaseAgentError
 
 # Bounds of what one checkpoint records (beyond them the turn runs without one, and says
 # so): outside git every file counts; in a repository the untracked, not ignored ones.
@@ -44,7 +45,7 @@ SHOWN_PATHS = 12
 LABEL_CHARS = 60
 
 
-class CheckpointError(Exception):
+class CheckpointError(BaseAgentError):
     """No checkpoint to act on, or one that cannot be read (the message says which)."""
 
 
