@@ -234,7 +234,8 @@ class Checkpoints:
         first, last = chosen[0], chosen[-1]
         store = self._open_store()
         before = store.manifest(first["before"])
-        now = store.snapshot(keep=False)
+        # A turn with no recorded end is shown up to now: its contents are kept for that.
+        now = store.snapshot(keep=last["after"] is None)
         end = last["after"] or now
         after = store.manifest(end)
         found = changes(before, after)
