@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from baseagent.checkpoints import Checkpoints
+from baseagent.checkpoints import Checkpoints, UndoRefused
 from baseagent.checkpoints.manifest import Change, Entry, changes, safe_path
 from baseagent.checkpoints.render import file_diff
 from baseagent.checkpoints.restore import apply
@@ -114,3 +114,21 @@ def test_no_checkpoint_through_a_symlinked_objects_directory(tmp_path):
     cp.end()
     assert "is a symbolic link: no checkpoint is written through it" in (cp.note or "")
     assert sorted(p for p in (elsewhere / "objects").rglob("*")) == before
+
+
+def test_a_turn_whose_process_died_mid_turn_is_shown_but_never_undone(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("before\n")
+    env = {"PATH": os.environ["PATH"]}
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp", env=env)
+    cp.begin("killed")
+    cp.before_change()
+    (ws / "a.txt").write_text("half way\n")  # then the process is killed: no end()
+    later = Checkpoints.existing(tmp_path / "cp", "t", env)
+    diff = later.diff()
+    assert "+half way" in diff.text and "-before" in diff.text
+    assert diff.notes == ["turn 1 has not finished: shown up to now"]
+    with pytest.raises(UndoRefused, match="turn 1 has no recorded end"):
+        later.undo()
+    assert (ws / "a.txt").read_text() == "half way\n"
