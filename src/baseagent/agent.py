@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import Cancellation
-from baseagent.checkpoints import Checkpoints, Diff, Undone
+from baseagent.checkpoints import CheckpointError, Checkpoints, Diff, Undone
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
@@ -364,7 +364,7 @@ class Agent:
 
     # -- checkpoints ---------------------------------------------------------------------------
 
-    def diff(self, session: bool = False) -> "Diff":
+    def diff(self, session: bool = False) -> Diff:
         """What the last turn that changed the workspace changed (session=True: every turn
         of this thread, not undone): a `baseagent.checkpoints.Diff` (`str()` is the summary
         and the unified diff, `.files`, `.text`). docs/CHECKPOINTS.md."""
@@ -374,7 +374,7 @@ class Agent:
         finally:
             self._busy.release()
 
-    def undo(self) -> "Undone":
+    def undo(self) -> Undone:
         """Put the workspace back as it was before the last turn that changed it (again: the
         one before); returns what was put back (`str()` says it). Raises UndoRefused, having
         changed nothing, when a file changed since that turn ended (work done outside the
@@ -688,11 +688,9 @@ class TurnStream(Iterator[Any]):
             pass
 
 
-def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> "Checkpoints":
+def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> Checkpoints:
     """The thread's checkpoints: kept in the session directory when the thread is recorded;
     none recorded in a read-only sandbox (nothing the agent runs may write) or when off."""
-    from baseagent.checkpoints import CheckpointError, Checkpoints
-
     resumed = prepared.resumed
     options: dict[str, Any] = dict(
         thread_id=prepared.thread_id, workspace=Path(settings.cwd).resolve(),
