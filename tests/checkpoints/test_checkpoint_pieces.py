@@ -132,3 +132,22 @@ def test_a_turn_whose_process_died_mid_turn_is_shown_but_never_undone(tmp_path):
     with pytest.raises(UndoRefused, match="turn 1 has no recorded end"):
         later.undo()
     assert (ws / "a.txt").read_text() == "half way\n"
+
+
+def test_undo_refuses_a_workspace_swapped_for_a_symlink(tmp_path):
+    parent, outside = tmp_path / "parent", tmp_path / "outside"
+    ws = parent / "ws"
+    ws.mkdir(parents=True)
+    (outside / "ws").mkdir(parents=True)
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp",
+                     env={"PATH": os.environ["PATH"]})
+    cp.begin("swap")
+    cp.before_change()
+    (ws / "made.txt").write_text("x\n")
+    parent.rename(tmp_path / "moved")  # what a command could do, then a symlink in its place
+    parent.symlink_to(outside)
+    (outside / "ws" / "theirs.txt").write_text("not the workspace's\n")
+    cp.end()
+    with pytest.raises(UndoRefused, match="is now reached through a symbolic link"):
+        cp.undo()
+    assert [p.name for p in (outside / "ws").iterdir()] == ["theirs.txt"]

@@ -17,6 +17,7 @@ the workspace before the turn (uncommitted or not) is part of what is restored.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -282,6 +283,10 @@ class Checkpoints:
                     "process ended mid-turn): files changed since could not be told from the "
                     "turn's own, so nothing was undone")
             store = self._open_store()
+            if os.path.realpath(store.root) != str(store.root):
+                raise UndoRefused(f"the workspace {store.root} is now reached through a "
+                                  f"symbolic link (to {os.path.realpath(store.root)}): undo "
+                                  "writes nowhere else, so nothing was undone")
             after = store.manifest(record["after"])
             before = store.manifest(record["before"])
             plan = changes(after, before)
