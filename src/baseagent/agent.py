@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import Cancellation
+from baseagent.checkpoints import CheckpointError, Checkpoints, Diff, Undone
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
@@ -290,6 +291,7 @@ class Agent:
         self._turn_open = False  # between turn.started and its final event
         self._cancel_next = False  # a cancel() while idle that is meant for the next run
         self._closed = False
+        self._checkpoints = _checkpoints(self.settings, self._prepared)
 
     # -- what the caller sees ----------------------------------------------------------------
 
@@ -340,10 +342,10 @@ class Agent:
         thread before the turn. Without `instruction`, the last of them (a user message
         with text) is the instruction.
         """
-        work = self._turn_work(instruction, images, output_schema, messages)
+        work, text = self._turn_work(instruction, images, output_schema, messages)
         self._acquire()
         try:
-            return self._run_turn(work, None)
+            return self._run_turn(work, None, text)
         finally:
             self._busy.release()
 
@@ -358,16 +360,17 @@ class Agent:
         Closing the stream early cancels the turn. Whatever is raised inside the run ends
         it with its final event: the iteration finishes, and `.result` says why.
         """
-        work = self._turn_work(instruction, images, output_schema, messages)
+        work, text = self._turn_work(instruction, images, output_schema, messages)
         _check_format(format)
         self._acquire()
-        return TurnStream(self, work, format)
+        return TurnStream(self, work, format, text)
 
     def _turn_work(self, instruction: str | None, images: Sequence[str | Path],
                    output_schema: dict[str, Any] | None,
-                   messages: Sequence[Mapping[str, Any]]) -> Callable[[Loop], TurnOutcome]:
-        """The turn to run: `messages` checked (InputError), then added to the thread
-        before the instruction."""
+                   messages: Sequence[Mapping[str, Any]]
+                   ) -> tuple[Callable[[Loop], TurnOutcome], str]:
+        """The turn to run and its instruction's text: `messages` checked (InputError),
+        then added to the thread before the instruction."""
         from baseagent.core.initial import initial_messages
 
         earlier, instruction = initial_messages(messages, instruction)
@@ -381,7 +384,7 @@ class Agent:
                     connected.session.message(message)
             return loop.run_turn(turn)
 
-        return work
+        return work, turn.text
 
     def submit_tool_outputs(self, outputs: Mapping[str, Any]) -> RunResult:
         """Continue the turn that paused for tools the caller runs: `outputs` maps each
@@ -409,6 +412,34 @@ class Agent:
         if not result.ok:
             raise TurnError(result) from result.exception
         return result.final_message or ""
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def diff(self, session: bool = False) -> Diff:
+        """What the last turn that changed the workspace changed (session=True: every turn
+        of this thread, not undone): a `baseagent.checkpoints.Diff` (`str()` is the summary
+        and the unified diff, `.files`, `.text`). docs/CHECKPOINTS.md."""
+        self._acquire()
+        try:
+            return self._checkpoints.diff(session)
+        finally:
+            self._busy.release()
+
+    def undo(self) -> Undone:
+        """Put the workspace back as it was before the last turn that changed it (again: the
+        one before); returns what was put back (`str()` says it). Raises UndoRefused, having
+        changed nothing, when a file changed since that turn ended (work done outside the
+        agent would be lost), CheckpointError when there is nothing to undo."""
+        self._acquire()
+        try:
+            return self._checkpoints.undo()
+        finally:
+            self._busy.release()
+
+    @property
+    def checkpoint_note(self) -> str | None:
+        """Why the last turn has no checkpoint (a workspace too big to record), else None."""
+        return self._checkpoints.note
 
     def cancel(self, reason: str = "cancelled", signal_number: int | None = None, *,
                next_run: bool = False) -> None:
@@ -445,6 +476,7 @@ class Agent:
             self._processes.release()
             if self._connected is not None:
                 assembly.disconnect(self._connected)
+            self._checkpoints.close()
             self._finalizer()
 
     def __enter__(self) -> "Agent":
@@ -495,9 +527,10 @@ class Agent:
         return turn_input(instruction, parts, schema)
 
     def _run_turn(self, work: Callable[[Loop], TurnOutcome],
-                  listener: EventListener | None) -> RunResult:
-        """One turn (or the continuation of a paused one), with the busy lock held by the
-        caller. `listener` gets the turn's events (and the engine's, if it maps them)."""
+                  listener: EventListener | None, instruction: str | None = None) -> RunResult:
+        """One turn (or the continuation of a paused one: no `instruction`), with the busy
+        lock held by the caller. `listener` gets the turn's events (and the engine's, if it
+        maps them)."""
         collect = _Collect()
         items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
@@ -505,6 +538,8 @@ class Agent:
         self._turn_open = False
         before = self.usage
         raised: BaseException | None = None
+        self._checkpoints.begin(instruction or "", continued=instruction is None)
+        outcome: TurnOutcome | None = None
         try:
             connected = self._connect()
             if connected is None:  # cancelled before the model was reachable
@@ -527,6 +562,8 @@ class Agent:
             outcome = self._fail_unexpectedly(exc)
         finally:
             self._end_turn()
+            self._checkpoints.end(paused=outcome is not None
+                                  and outcome.status == "requires_action")
         if self._callback_error is not None:
             raise self._callback_error
         total = self.usage
@@ -602,6 +639,9 @@ class Agent:
             self._connected = self._builder.connect(
                 emitter=self._emitter, processes=self._processes,
                 cancelled=self._cancellation.token)
+            if self._connected is not None:  # None: cancelled before the model was reached
+                # The turn's checkpoint, before the first call that may change the workspace.
+                self._connected.tool_context.before_change = self._checkpoints.before_change
         return self._connected
 
     def _end_turn(self) -> None:
@@ -710,7 +750,8 @@ class TurnStream(Iterator[Any]):
     format="agentb"); the turn runs on a worker thread."""
 
     def __init__(self, agent: Agent, work: Callable[[Loop], TurnOutcome],
-                 format: EventFormat = "codex") -> None:  # noqa: A002
+                 format: EventFormat = "codex",  # noqa: A002
+                 instruction: str | None = None) -> None:
         self._agent = agent
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -722,6 +763,7 @@ class TurnStream(Iterator[Any]):
             self._listener: EventListener = AgentBMapper(self._queue.put)
         else:
             self._listener = _Forward(self._queue.put)
+        self._instruction = instruction
         self._worker = threading.Thread(target=self._work, args=(work,),
                                         name=f"baseagent-turn-{agent.thread_id[:8]}",
                                         daemon=True)
@@ -729,7 +771,7 @@ class TurnStream(Iterator[Any]):
 
     def _work(self, work: Callable[[Loop], TurnOutcome]) -> None:
         try:
-            self.result = self._agent._run_turn(work, self._listener)
+            self.result = self._agent._run_turn(work, self._listener, self._instruction)
         except BaseException as exc:  # noqa: BLE001 - handed to the iterating thread
             self._error = exc
         finally:
@@ -765,6 +807,23 @@ class TurnStream(Iterator[Any]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter teardown
             pass
+
+
+def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> Checkpoints:
+    """The thread's checkpoints: kept in the session directory when the thread is recorded;
+    none recorded in a read-only sandbox (nothing the agent runs may write) or when off."""
+    resumed = prepared.resumed
+    options: dict[str, Any] = dict(
+        thread_id=prepared.thread_id, workspace=Path(settings.cwd).resolve(),
+        env=prepared.child_env, turns=resumed.turns if resumed is not None else 0,
+        enabled=settings.checkpoints and settings.sandbox != "read-only")
+    directory = settings.session_dir / "checkpoints" / prepared.thread_id
+    try:
+        return Checkpoints(directory=directory if settings.record_session else None, **options)
+    except CheckpointError as exc:  # a damaged log: this run's checkpoints stay in memory
+        checkpoints = Checkpoints(directory=None, **options)
+        checkpoints.note = f"{exc}; this run keeps its checkpoints in memory"
+        return checkpoints
 
 
 def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:

@@ -39,10 +39,11 @@ app = typer.Typer(
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
         "  baseagent toolsets [list|split NAME]    the config's named toolsets\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
+        "  baseagent diff | undo [THREAD]          a thread's last turn: its changes, or undo it\n"
         "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
         "  baseagent -V | version                  the version\n\n"
-        "A first word that names a command (chat, sessions, export, mcp, toolsets, batch, "
-        "exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "A first word that names a command (chat, sessions, export, diff, undo, mcp, toolsets, "
+        "batch, exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
         "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
@@ -717,6 +718,63 @@ def export_command(
 
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text.encode("utf-8"))
+
+
+# -- checkpoints: a thread's turns as changes to the workspace (checkpoints/, docs/CHECKPOINTS.md)
+
+_THREAD_ARG = typer.Argument(None, metavar="THREAD", help="Thread id (or a unique prefix) [default: the newest thread with checkpoints in this directory].")
+
+
+def _checkpoint_dir(ctx: typer.Context, thread_id: Optional[str], directory: Optional[Path]) -> Path:
+    from baseagent.checkpoints.command import NoThread, find_thread
+
+    try:
+        return find_thread(_session_dir(ctx, directory), Path.cwd(), thread_id)
+    except NoThread as exc:
+        raise _fail_usage(str(exc)) from None
+
+
+def _finish(outcome: Any) -> None:
+    sys.stdout.write(outcome.out)
+    if outcome.err:
+        print(f"baseagent: {outcome.err}", file=sys.stderr)
+    raise typer.Exit(outcome.code)
+
+
+@app.command("diff", short_help="What a thread's last turn changed: baseagent diff [THREAD] [--session]",
+             epilog="Examples: baseagent diff; baseagent diff --session; baseagent diff 0199a213 > turn.patch")
+def diff_command(
+    ctx: typer.Context,
+    thread_id: Optional[str] = _THREAD_ARG,
+    session: bool = typer.Option(False, "--session", help="Every turn of the thread (not undone), not just the last."),
+    stat: bool = typer.Option(False, "--stat", help="Only the changed files, no diff."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+) -> None:
+    """The changes of the thread's last turn that changed the workspace, as a unified diff."""
+    from baseagent.checkpoints import command
+
+    _finish(command.diff(_checkpoint_dir(ctx, thread_id, directory), _git_env(), session, stat))
+
+
+@app.command("undo", short_help="Put the workspace back as it was before a thread's last turn: baseagent undo [THREAD]",
+             epilog="Examples: baseagent undo; baseagent undo 0199a213")
+def undo_command(
+    ctx: typer.Context,
+    thread_id: Optional[str] = _THREAD_ARG,
+    directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
+) -> None:
+    """Undo the thread's last turn that changed the workspace (again: the one before). Refuses,
+    changing nothing, when a file that turn changed has changed since it ended."""
+    from baseagent.checkpoints import command
+
+    _finish(command.undo(_checkpoint_dir(ctx, thread_id, directory), _git_env()))
+
+
+def _git_env() -> dict[str, str]:
+    """What git needs of this process's environment (PATH), and nothing else."""
+    import os
+
+    return {"PATH": os.environ.get("PATH", os.defpath)}
 
 
 # -- batch: many tasks in isolated workspaces (baseagent/batch/, docs/BATCH.md) ----------------

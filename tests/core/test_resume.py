@@ -163,7 +163,8 @@ def test_resume_continues_the_thread(scripted_server, tmp_path):
 
     # one record, appended to; it lists and shows as two turns
     session_dir = home / ".baseagent" / "sessions"
-    assert [p.name for p in session_dir.iterdir()] == [f"{thread_id}.jsonl"]
+    assert [p.name for p in session_dir.iterdir() if p.name != "checkpoints"] == [
+        f"{thread_id}.jsonl"]
     records = [json.loads(line) for line in (session_dir / f"{thread_id}.jsonl").open()]
     metas = [r for r in records if r["kind"] == "meta"]
     assert [m["resumed"] for m in metas] == [False, True]

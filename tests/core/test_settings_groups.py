@@ -74,7 +74,7 @@ def test_settings_is_an_agent_config_with_flat_access(tmp_path):
 # set none of them).
 ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": False,
                "specialists": {}, "planner": False, "all_tools_failed": "continue",
-               "toolsets": {},
+               "toolsets": {}, "checkpoints": True,
                "retry_schedule": "exponential", "retry_linear_delay": 10.0,
                "retry_max_total_wait": 600.0, "tool_output_max_tokens": None,
                "tool_output_limits": {},

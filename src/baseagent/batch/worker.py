@@ -179,8 +179,9 @@ class TaskRunner:
                 result["setup"] = {"exit_code": setup.exit_code, "output": setup.output}
                 return
 
+        # No checkpoints: the workspace is a throwaway copy nobody undoes (docs/CHECKPOINTS.md).
         update: dict[str, Any] = {"cwd": workspace, "session_dir": task_dir,
-                                  "record_session": True}
+                                  "record_session": True, "checkpoints": False}
         if task.model:
             update["model"] = task.model
         settings = self.settings.model_copy(update=update)

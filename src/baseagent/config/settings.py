@@ -331,6 +331,9 @@ class SessionOptions(_Options):
 
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
     record_session: bool = True
+    # Record the workspace before each turn first changes it, for diff and undo
+    # (checkpoints/, docs/CHECKPOINTS.md); never in a read-only sandbox.
+    checkpoints: bool = True
     storage: StorageConfig = Field(default_factory=StorageConfig)
 
     @field_validator("session_dir", mode="after")

@@ -14,6 +14,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                         "model and workspace; alone: pick from this workspace's recent ones"),
     "/model": ("NAME", "go on with this thread using another model (a litellm model string)"),
     "/cost": ("", "tokens and cost of this thread so far"),
+    "/diff": ("[session]", "what the last turn changed (session: every turn of this thread)"),
+    "/undo": ("", "put the workspace back as it was before the last turn that changed it"),
     "/help": ("", "this list"),
     "/exit": ("", "leave (also /quit, or Ctrl-D)"),
 }

@@ -196,6 +196,8 @@ class InteractiveSession:
         self.sink.stop_waiting()
         if self.sink.turns == turns_before and result.status == "interrupted":
             self.sink.message("■ interrupted before the model was reached", "yellow")
+        if agent.checkpoint_note:  # a workspace too big to record: /undo cannot reach back
+            self.sink.message(agent.checkpoint_note, "yellow")
         if guard.signal_number in ENDING_SIGNALS:
             self._exit_code = exit_code_for_signal(guard.signal_number)
 
@@ -220,6 +222,8 @@ class InteractiveSession:
                 self._switch_model(argument)
             elif name == "/cost":
                 self._cost()
+            elif name in ("/diff", "/undo"):
+                self._checkpoint(name, argument)
         except ConfigError as exc:
             self.sink.message(f"error: {exc}", "red")
         return False
@@ -313,6 +317,24 @@ class InteractiveSession:
     @staticmethod
     def _started(agent: Any) -> bool:
         return any(m.get("role") == "assistant" for m in agent.history)
+
+    def _checkpoint(self, name: str, argument: str) -> None:
+        """/diff [session] and /undo: the thread's checkpoints (checkpoints/)."""
+        from baseagent.checkpoints import CheckpointError
+
+        if name == "/diff" and argument not in ("", "session"):
+            raise ConfigError(f"/diff takes nothing or `session`, not {argument!r}")
+        try:
+            if name == "/undo":
+                self.sink.message(str(self.agent.undo()), "")
+                return
+            diff = self.agent.diff(session=argument == "session")
+        except CheckpointError as exc:
+            self.sink.message(str(exc), "yellow")
+            return
+        self.sink.message(diff.summary(), "")
+        if diff.files:
+            self.sink.detail("", diff.text)
 
     def _cost(self) -> None:
         from baseagent.cost_text import cost_text

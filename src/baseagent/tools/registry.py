@@ -26,6 +26,9 @@ DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files"
 # model that sees images (core/assembly.py select_tools). Any run may name them.
 OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
+# The built-in tools that never change the workspace: no checkpoint is taken before them.
+# Any other tool may (a command, a file edit, an MCP server's or the caller's function).
+READ_ONLY_TOOLS = ("read_file", "grep_files", "list_dir", "update_plan", "view_image")
 # Safety net on what any tool returns to the model (~10K tokens); tools trim their own first.
 MAX_MODEL_OUTPUT_CHARS = 40_000
 # How the output caps set in tokens (tool_output_max_tokens, tool_output_limits) become
@@ -215,6 +218,8 @@ class ToolRegistry:
         limit = output_limit(call.tool.name, ctx.settings if ctx is not None else None)
         if limit is not None:
             ctx = dataclasses.replace(ctx, output_max_chars=limit)
+        if call.tool not in builtin_tools(READ_ONLY_TOOLS):
+            ctx.before_change()  # the turn's checkpoint, before its first change
         try:
             result = self.executor.execute(call.tool, call.args, ctx)
         except ToolError as exc:

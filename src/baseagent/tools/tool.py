@@ -343,6 +343,9 @@ class ToolContext:
     def fail(self, output: str, *, metadata: Mapping[str, Any] | None = None) -> ToolResult:
         """The call failed: `output` tells the model why (as raising ToolError does)."""
         return ToolResult(output=output, success=False, metadata=dict(metadata or {}))
+    # Called before a call that may change the workspace runs (the registry calls it): the
+    # turn's checkpoint is recorded at its first (checkpoints/; set by the Agent).
+    before_change: Callable[[], None] = lambda: None
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""

@@ -1,0 +1,153 @@
+"""The pieces of checkpoints on their own: the changes between manifests, which paths a
+manifest may hold, the diff text, restore's refusal to write through a symlink, and git
+run against a repository whose configuration names programs (none of them runs)."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from baseagent.checkpoints import Checkpoints, UndoRefused
+from baseagent.checkpoints.manifest import Change, Entry, changes, safe_path
+from baseagent.checkpoints.render import file_diff
+from baseagent.checkpoints.restore import apply
+
+A, B, X = Entry("file", "a"), Entry("file", "b"), Entry("exec", "a")
+
+
+@pytest.mark.parametrize("before, after, expected", [
+    ({}, {}, []),
+    ({"p": A}, {"p": A}, []),
+    ({"p": A}, {"p": B}, [("p", "update")]),
+    ({"p": A}, {"p": X}, [("p", "update")]),  # the execute bit alone
+    ({"p": A}, {}, [("p", "delete")]),
+    ({}, {"q": A, "p": B}, [("p", "add"), ("q", "add")]),  # sorted by path
+])
+def test_changes(before, after, expected):
+    assert [(c.path, c.kind) for c in changes(before, after)] == expected
+
+
+@pytest.mark.parametrize("path, ok", [
+    ("a.txt", True), ("dir/a.txt", True), (".gitignore", True), (".github/x.yml", True),
+    ("", False), ("/etc/passwd", False), ("../up", False), ("a/../../b", False),
+    ("a//b", False), ("./a", False), (".git/config", False), ("sub/.git/hooks/x", False),
+    ("nul\0byte", False),
+])
+def test_safe_path(path, ok):
+    assert safe_path(path) is ok
+
+
+@pytest.mark.parametrize("old, new, expect, counts", [
+    (b"a\nb\n", b"a\nc\n", ["-b", "+c"], (1, 1)),
+    (b"a", b"a\nb", ["-a", "\\ No newline at end of file", "+a", "+b"], (2, 1)),
+    (b"\0\1", b"\0\2", ["Binary files a/f and b/f differ"], None),
+    (b"\xff\xfe", b"text\n", ["Binary files a/f and b/f differ"], None),
+])
+def test_file_diff(old, new, expect, counts):
+    diff = file_diff(Change("f", "update", Entry("file", "o"), Entry("file", "n")),
+                     {"o": old, "n": new})
+    for line in expect:
+        assert line in diff.text.splitlines()
+    assert diff.binary is (counts is None)
+    if counts:
+        assert (diff.added, diff.removed) == counts
+
+
+def test_restore_never_writes_through_a_symlinked_directory(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "dir").symlink_to(outside)  # left by the turn, not part of the plan
+    problems = apply(root, [Change("dir/f.txt", "add", None, Entry("file", "x"))],
+                     lambda _path, _entry: b"data")
+    assert problems == ["dir/f.txt: could not write it (dir is not a directory)"]
+    assert list(outside.iterdir()) == []
+
+
+def test_git_runs_none_of_the_programs_a_repository_names(tmp_path):
+    ws, marker = tmp_path / "repo", tmp_path / "ran"
+    ws.mkdir()
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
+    script.chmod(0o755)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=ws, check=True)
+    (ws / "hooks").mkdir()
+    for hook in ("reference-transaction", "post-index-change", "pre-commit", "post-commit"):
+        (ws / "hooks" / hook).write_text(script.read_text())
+        (ws / "hooks" / hook).chmod(0o755)
+    for key, value in (("core.fsmonitor", str(script)), ("core.hooksPath", "hooks"),
+                       ("filter.evil.clean", str(script)), ("filter.evil.smudge", str(script)),
+                       ("filter.evil.required", "true"), ("commit.gpgSign", "true"),
+                       ("gpg.program", str(script)), ("core.pager", str(script)),
+                       ("diff.external", str(script))):
+        subprocess.run(["git", "config", key, value], cwd=ws, check=True)
+    (ws / ".gitattributes").write_text("* filter=evil\n")
+    (ws / "a.txt").write_text("one\n")
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp",
+                     env={"PATH": os.environ["PATH"]})
+    cp.begin("edit")
+    cp.before_change()
+    (ws / "a.txt").write_text("two\n")
+    cp.end()
+    assert cp.note is None
+    assert [f.path for f in cp.diff().files] == ["a.txt"]
+    cp.undo()
+    assert (ws / "a.txt").read_text() == "one\n"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_no_checkpoint_through_a_symlinked_objects_directory(tmp_path):
+    ws, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    ws.mkdir()
+    elsewhere.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    objects = ws / ".git" / "objects"
+    os.rename(objects, elsewhere / "objects")
+    objects.symlink_to(elsewhere / "objects")
+    before = sorted(p for p in (elsewhere / "objects").rglob("*"))
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp",
+                     env={"PATH": os.environ["PATH"]})
+    cp.begin("edit")
+    cp.before_change()
+    cp.end()
+    assert "is a symbolic link: no checkpoint is written through it" in (cp.note or "")
+    assert sorted(p for p in (elsewhere / "objects").rglob("*")) == before
+
+
+def test_a_turn_whose_process_died_mid_turn_is_shown_but_never_undone(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("before\n")
+    env = {"PATH": os.environ["PATH"]}
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp", env=env)
+    cp.begin("killed")
+    cp.before_change()
+    (ws / "a.txt").write_text("half way\n")  # then the process is killed: no end()
+    later = Checkpoints.existing(tmp_path / "cp", "t", env)
+    diff = later.diff()
+    assert "+half way" in diff.text and "-before" in diff.text
+    assert diff.notes == ["turn 1 has not finished: shown up to now"]
+    with pytest.raises(UndoRefused, match="turn 1 has no recorded end"):
+        later.undo()
+    assert (ws / "a.txt").read_text() == "half way\n"
+
+
+def test_undo_refuses_a_workspace_swapped_for_a_symlink(tmp_path):
+    parent, outside = tmp_path / "parent", tmp_path / "outside"
+    ws = parent / "ws"
+    ws.mkdir(parents=True)
+    (outside / "ws").mkdir(parents=True)
+    cp = Checkpoints(thread_id="t", workspace=ws, directory=tmp_path / "cp",
+                     env={"PATH": os.environ["PATH"]})
+    cp.begin("swap")
+    cp.before_change()
+    (ws / "made.txt").write_text("x\n")
+    parent.rename(tmp_path / "moved")  # what a command could do, then a symlink in its place
+    parent.symlink_to(outside)
+    (outside / "ws" / "theirs.txt").write_text("not the workspace's\n")
+    cp.end()
+    with pytest.raises(UndoRefused, match="is now reached through a symbolic link"):
+        cp.undo()
+    assert [p.name for p in (outside / "ws").iterdir()] == ["theirs.txt"]
