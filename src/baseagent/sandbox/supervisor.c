@@ -36,8 +36,11 @@
  * GIL in a long C call), or a second one before the first was answered, gets PID SIGKILLed.
  * It exits when stdin reaches end of file (the agent is gone or done).
  *
- * Only system calls and /proc are used; see supervisor.py for how it is built and
- * sandbox/policy.py and tools/procs.py for how it is used.
+ * It runs from a sealed memfd (/proc/self/fd/N) holding bytes the agent built or verified
+ * against their recorded SHA-256, never from a path a command could write; it marks every
+ * fd above 2 close-on-exec first, so the command inherits none of them (that memfd
+ * included). Only system calls and /proc are used; see supervisor.py for how it is built
+ * and held, and sandbox/policy.py and tools/procs.py for how it is used.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -71,6 +74,8 @@
 #define NR_openat2 437
 #define NR_mount_setattr 442
 #define NR_landlock_restrict_self 446
+#define NR_close_range 436
+#define CLOSE_RANGE_CLOEXEC_ 4
 #define OPEN_TREE_CLONE_ 1
 #define MOVE_MOUNT_F_EMPTY_PATH_ 0x00000004
 #define MOVE_MOUNT_T_EMPTY_PATH_ 0x00000040
@@ -358,6 +363,9 @@ static int watchdog(pid_t agent, long grace_ms) {
 }
 
 int main(int argc, char **argv) {
+    /* Every fd the agent passed (the memfd this program runs from among them) is for this
+     * process alone: none reaches the command. Those it needs are read before any exec. */
+    syscall(NR_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC_);
     if (argc == 4 && strcmp(argv[1], "--watchdog") == 0)
         return watchdog((pid_t)atol(argv[2]), atol(argv[3]));
     int i = 1;
