@@ -762,7 +762,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         # The writable roots are opened now, once: what the workspace is for the whole run.
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
-        approvals=run_approvals(settings, approver, emitter))
+        approvals=run_approvals(settings, approver, emitter),
+        redact=prepared.redactor.text)  # tool results reach the model redacted
     session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)

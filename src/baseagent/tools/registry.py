@@ -197,7 +197,10 @@ class ToolRegistry:
                                 success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
-        result.output = _cap(result.output)
+        result.output = _cap(ctx.redact(result.output))
+        for part in result.attachments:
+            if isinstance(part.get("text"), str):
+                part["text"] = ctx.redact(part["text"])
         return result
 
 

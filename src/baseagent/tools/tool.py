@@ -212,6 +212,10 @@ class ToolContext:
     # Who is asked before a command runs, and when (tools/approval.py); None: nobody, as
     # with approval policy `never`.
     approvals: Approvals | None = None
+    # The run's secrets redacted from what a tool hands back, before it enters the history
+    # the model is sent (output/redact.py: the run's Redactor.text); tools/registry.py
+    # applies it to every result, whatever tool made it.
+    redact: Callable[[str], str] = lambda text: text
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
