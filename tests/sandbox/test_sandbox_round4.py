@@ -104,7 +104,8 @@ def test_a_planted_supervisor_never_runs(scripted_server, unprivileged):
                         f"printf '%s\\n' \"$(sha256sum < plant.sh | cut -d' ' -f1)\" "
                         f"> {d}/{name}.sha256 && echo planted {d}; " for d in places)
               + "cat plant.sh > /proc/$PPID/exe 2>/dev/null && echo planted exe; echo done")
-    after = f"echo second; echo x > {out}/direct; echo direct=$?"
+    after = (f"echo second; echo x > {out}/direct; echo direct=$?; "
+             "echo memfds=$(ls -l /proc/self/fd/ | grep -c memfd)")
     server = scripted_server([{"tool_calls": [shell(attack)]}, {"tool_calls": [shell(after)]},
                               {"content": "done"}, {"content": "verified"}])
     done, events = run_as(uid, gid, ["--sandbox", "workspace-write", "-i", "plant"],
@@ -114,6 +115,7 @@ def test_a_planted_supervisor_never_runs(scripted_server, unprivileged):
     assert f"planted /tmp/baseagent-{uid}" in planted, planted  # /tmp is writable...
     assert "planted exe" not in planted and f"planted {CACHE_DIR}" not in planted, planted
     assert "second" in second and "direct=1" in second, second  # ...and never run from
+    assert "memfds=0" in second, second  # the supervisor's memfd is not inherited
     assert not marker.exists(), marker.read_text()
     assert not (out / "direct").exists()
 
@@ -198,6 +200,29 @@ def test_the_config_files_key_never_reaches_the_model(scripted_server, workspace
         assert "Permission denied" in result[0] and "cat=1" in result[0], result
         assert "config.toml" in result[0]  # the name may be listed
     assert KEY not in run.stdout
+
+
+def test_the_agents_directory_is_hidden_where_a_writable_root_holds_it(scripted_server,
+                                                                      configured_home):
+    """The home directory as the workspace: Landlock cannot leave ~/.baseagent out of the
+    workspace's rights, so the command's mount namespace covers it with an empty read-only
+    directory; the agent itself still records its session there."""
+    config = configured_home / ".baseagent" / "config.toml"
+    attack = (f"cat {config}; echo cat=$?; ls -A {config.parent} | wc -l; "
+              f"echo x > {config.parent}/planted.toml; echo write=$?; echo y > mine.txt")
+    server = scripted_server([{"tool_calls": [shell(attack)]}, {"content": "done"},
+                              {"content": "verified"}])
+    run = run_agent(["--sandbox", "workspace-write", "-i", "read the config"],
+                    cwd=configured_home, home=configured_home, api_base=server.api_base,
+                    env_extra={"OPENAI_API_KEY": ""})
+    assert run.returncode == 0, run.stderr
+    assert KEY not in str(server.requests)
+    result = outputs(run.events)[0]
+    assert "No such file or directory" in result and "cat=1" in result, result
+    assert "\n0\n" in result and "write=1" in result, result
+    assert not (config.parent / "planted.toml").exists()
+    assert (configured_home / "mine.txt").exists()  # the rest of the workspace is writable
+    assert list((config.parent / "sessions").iterdir())  # the agent's record is there
 
 
 # -- 14. the kernel keyring ------------------------------------------------------------------

@@ -163,7 +163,26 @@ class Policy:
             opened.append(fd)
             args += ["--ro", str(fd), str(path)]
             fds.append(fd)
+        for path, fd in self._hidden_in_roots():
+            opened.append(fd)
+            args += ["--hide", str(fd), str(path)]
+            fds.append(fd)
         return SupervisorArgs(args, tuple(fds), opened)
+
+    def _hidden_in_roots(self) -> list[tuple[Path, int]]:
+        """The hidden directories a writable root holds, opened now: Landlock cannot leave
+        them out of a root's rights, so the command's mount namespace covers each with an
+        empty read-only tmpfs (supervisor.c --hide)."""
+        found = []
+        for path in self.hidden:
+            if not self.allows_write(path):
+                continue  # outside the roots: the ruleset's read rules leave it out
+            try:
+                fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            found.append((path, fd))
+        return found
 
     def _protected(self) -> list[tuple[Path, int]]:
         """`.git` of every writable root and of the workspace's repository, and the
