@@ -129,36 +129,39 @@ def test_a_planted_supervisor_never_runs(scripted_server, unprivileged):
 
 
 def test_a_swapped_build_record_is_refused_and_rebuilt(tmp_path):
-    """The record and the binary in the package's _bin/ are trusted only together: a binary
-    whose bytes differ from the recorded SHA-256 is never run; a fresh process rebuilds."""
+    """The record and the binary in _bin/ (here a directory of the test's, as the package's
+    would be) are trusted only together: a binary whose bytes differ from the recorded
+    SHA-256 is never run; the next process rebuilds it and records it again."""
+    cache = tmp_path / "_bin"
     probe = tmp_path / "probe.py"
     probe.write_text(
         "import subprocess, sys\n"
+        "from pathlib import Path\n"
         "from baseagent.sandbox import supervisor\n"
+        "supervisor.CACHE_DIR = Path(sys.argv[1])\n"
         "binary = supervisor.executable()\n"
         "done = subprocess.run([binary.path], pass_fds=binary.fds, capture_output=True,\n"
         "                      text=True)\n"
-        "print(binary.path, binary.sha256, done.returncode, done.stderr.split(':')[0])\n")
+        "print(binary.path, binary.sha256, done.returncode, binary.file)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    first = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True,
-                           text=True, check=True).stdout.split()
+
+    def run() -> list[str]:
+        return subprocess.run([sys.executable, str(probe), str(cache)], env=env,
+                              capture_output=True, text=True, check=True).stdout.split()
+
+    first = run()
     assert first[0].startswith("/proc/self/fd/") and first[2] == "127", first  # its usage
-    name = _name()
-    if not os.access(CACHE_DIR, os.W_OK):
-        pytest.skip("the package directory is not ours to write")
-    binary = CACHE_DIR / name
+    binary = cache / _name()
+    assert first[3] == str(binary) and (cache / f"{_name()}.sha256").read_text().strip() \
+        == first[1]
     saved = binary.read_bytes()
     marker = tmp_path / "ran"
-    try:
-        binary.write_text(f"#!/bin/sh\ntouch {marker}\n")  # the record stays
-        again = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True,
-                               text=True, check=True).stdout.split()
-        assert again[1] == first[1] and again[2] == "127", again
-        assert not marker.exists()
-        assert binary.read_bytes() == saved  # rebuilt and recorded again
-    finally:
-        if binary.read_bytes() != saved:
-            binary.write_bytes(saved)
+    binary.write_text(f"#!/bin/sh\ntouch {marker}\n")  # the record stays
+    binary.chmod(0o755)
+    again = run()
+    assert again[1] == first[1] and again[2] == "127", again
+    assert not marker.exists()
+    assert binary.read_bytes() == saved  # rebuilt and recorded again
 
 
 # -- 7. the agent's own configuration ------------------------------------------------------
