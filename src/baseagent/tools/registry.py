@@ -185,7 +185,7 @@ class ToolRegistry:
     def execute(self, call: PreparedCall, ctx: ToolContext) -> ToolResult:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
-            return ToolResult(output=f"Error: {call.error}", success=False)
+            return self._finish(ToolResult(output=f"Error: {call.error}", success=False), ctx)
         try:
             result = call.tool.run(call.args, ctx)
         except ToolError as exc:
@@ -197,10 +197,17 @@ class ToolRegistry:
                                 success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
-        result.output = _cap(ctx.redact(result.output))
-        for part in result.attachments:
-            if isinstance(part.get("text"), str):
-                part["text"] = ctx.redact(part["text"])
+        return self._finish(result, ctx)
+
+    @staticmethod
+    def _finish(result: ToolResult, ctx: ToolContext | None) -> ToolResult:
+        """What every result goes through before the model sees it: redaction, then the cap."""
+        if ctx is not None:  # the run's secrets never reach the model (ToolContext.redact)
+            result.output = ctx.redact(result.output)
+            for part in result.attachments:
+                if isinstance(part.get("text"), str):
+                    part["text"] = ctx.redact(part["text"])
+        result.output = _cap(result.output)
         return result
 
 
