@@ -83,14 +83,15 @@ class SignalGuard:
 
         from baseagent.sandbox.supervisor import executable
 
-        path = executable()
-        if path is None:
+        binary = executable()  # a sealed memfd of verified bytes, never a path to trust
+        if binary is None:
             return
         read, write = os.pipe2(os.O_CLOEXEC)
         try:
             self._watchdog = subprocess.Popen(
-                [path, "--watchdog", str(os.getpid()), str(WATCHDOG_GRACE_MS)], stdin=read,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                [binary.path, "--watchdog", str(os.getpid()), str(WATCHDOG_GRACE_MS)],
+                stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=binary.fds, start_new_session=True)
         except OSError:
             os.close(write)
             return

@@ -153,7 +153,7 @@ def test_a_non_root_command_gets_its_mount_namespace_through_a_user_namespace(ou
         pytest.skip("no C compiler for the supervisor")
     outside.chmod(0o755)
     binary = outside / "supervisor"
-    shutil.copy(supervisor, binary)
+    shutil.copy(supervisor.path, binary)
     binary.chmod(0o755)
     workspace = outside / "ws"
     (workspace / ".git").mkdir(parents=True)

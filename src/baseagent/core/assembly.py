@@ -765,7 +765,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         sandbox_policy=Policy.build(settings.sandbox, settings.cwd, settings.writable_roots,
                                     prepared.child_env, settings.sandbox_network),
         approvals=run_approvals(settings, approver, emitter),
-        history=HistoryView(prepared.history), settings=tool_settings(settings))
+        history=HistoryView(prepared.history), settings=tool_settings(settings),
+        redact=prepared.redactor.text)  # tool results reach the model redacted
     session = open_record(prepared, client, storage) if settings.record_session else None
     if session is not None:
         emitter.add_listener(session)

@@ -298,12 +298,14 @@ class _Connection:
 
     def _command(self) -> tuple[str, list[str]]:
         """The server's command, under the supervisor when there is one: no lifeline (the
-        SDK's launcher passes no fds), the subtree killed when the servers' thread ends."""
+        SDK's launcher passes no fds, so the supervisor's verified file in the package's
+        `_bin/`, sandbox/supervisor.py), the subtree killed when the servers' thread ends."""
         from baseagent.sandbox.supervisor import executable
 
         config = self.config
         assert config.command is not None
-        supervisor = executable()
+        binary = executable()
+        supervisor = binary.file if binary else None
         if supervisor is None or shutil.which(config.command, path=self._env.get("PATH")) is None:
             return config.command, list(config.args)  # a missing command: the SDK says so
         self.supervised = True

@@ -6,8 +6,10 @@ on a short-lived thread that then starts a command or does one file write (see
 `sandbox.policy.confine`), so the agent's own process, and any program hosting the library,
 is never restricted.
 
-What it enforces here: everything under "/" may be read and executed; only the writable
-roots (and /dev/null) may be written, created, removed, renamed into or truncated. From
+What it enforces here: everything under "/" may be read and executed but the hidden paths
+(the agent's own configuration and sessions, ~/.baseagent: `build_ruleset`'s `hidden`);
+only the writable roots (and /dev/null) may be written, created, removed, renamed into or
+truncated. From
 ABI 4 with the network off, TCP bind and connect are refused too (UDP and other families
 are seccomp's job, sandbox/seccomp.py). From ABI 6 the domain is also scoped: a process in
 it cannot signal, or connect to an abstract unix socket of, a process outside it (the
@@ -27,6 +29,7 @@ import os
 import platform
 import stat
 from collections.abc import Iterable
+from pathlib import Path
 
 # The syscall numbers are the same on every architecture (they came after the unification).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -45,6 +48,9 @@ BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
+# An ancestor of a hidden path with more entries than this: the path is not hidden (each
+# entry is one rule, built per run).
+MAX_SIBLINGS = 4096
 # Rights that make sense on a regular file (a rule on a file may hold no others).
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 
@@ -120,10 +126,12 @@ def set_no_new_privs() -> None:
     _check(_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def build_ruleset(writable_fds: Iterable[int], *, block_tcp: bool) -> int:
-    """A ruleset fd: read and execute everywhere, write only beneath the directories (or
-    files) the fds hold and /dev/null; TCP refused when `block_tcp` (ABI 4); signals and
-    abstract unix sockets scoped to the domain (ABI 6). The caller owns the fd."""
+def build_ruleset(writable_fds: Iterable[int], *, block_tcp: bool,
+                  hidden: Iterable[Path] = ()) -> int:
+    """A ruleset fd: read and execute everywhere but beneath `hidden` (see readable_paths),
+    write only beneath the directories (or files) the fds hold and /dev/null; TCP refused
+    when `block_tcp` (ABI 4); signals and abstract unix sockets scoped to the domain
+    (ABI 6). The caller owns the fd."""
     version = abi()
     if version < 1:
         raise LandlockError(0, "landlock is not available on this kernel")
@@ -134,7 +142,8 @@ def build_ruleset(writable_fds: Iterable[int], *, block_tcp: bool) -> int:
     ruleset = _check(_syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                               ctypes.c_uint32(0)), "create_ruleset")
     try:
-        _add_path(ruleset, "/", READ_ONLY & fs)
+        for path, rights in readable_paths(hidden):
+            _add_path(ruleset, path, rights & fs)
         _add_path(ruleset, "/dev/null", (READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV) & fs)
         for fd in writable_fds:
             _add_fd(ruleset, fd, fs)
@@ -142,6 +151,49 @@ def build_ruleset(writable_fds: Iterable[int], *, block_tcp: bool) -> int:
         os.close(ruleset)
         raise
     return ruleset
+
+
+def readable_paths(hidden: Iterable[Path]) -> list[tuple[str, int]]:
+    """(path, rights) rules that make everything readable but what lies beneath a hidden
+    path. Landlock only grants, so a hidden path is left out by granting its siblings: each
+    of its ancestors gets READ_DIR alone (it may be listed, a name seen), and every entry
+    of an ancestor that is neither another ancestor nor the hidden path (nor a symlink
+    leading to one of them) gets READ_ONLY. What appears in an ancestor after the ruleset
+    is built is not readable by the domain. A hidden path whose ancestor cannot be listed,
+    or has more than MAX_SIBLINGS entries, is not hidden."""
+    ancestors: set[str] = set()
+    secret: list[str] = []
+    for path in hidden:
+        real = os.path.realpath(path)
+        chain = [os.path.dirname(real)]
+        while chain[-1] != "/":
+            chain.append(os.path.dirname(chain[-1]))
+        try:
+            listed = {a: os.listdir(a) for a in chain}
+        except OSError:
+            continue
+        if any(len(names) > MAX_SIBLINGS for names in listed.values()):
+            continue
+        ancestors.update(chain)
+        secret.append(real)
+    if not secret:
+        return [("/", READ_ONLY)]
+
+    def leads_in(real: str) -> bool:
+        return real in ancestors or any(real == s or real.startswith(s + "/") for s in secret)
+
+    rules = [(a, READ_DIR) for a in sorted(ancestors)]
+    for ancestor in sorted(ancestors):
+        try:
+            names = os.listdir(ancestor)
+        except OSError:
+            continue
+        for name in sorted(names):
+            entry = os.path.join(ancestor, name)
+            if entry in ancestors or entry in secret or leads_in(os.path.realpath(entry)):
+                continue
+            rules.append((entry, READ_ONLY))
+    return rules
 
 
 def restrict_thread(ruleset: int) -> None:

@@ -65,10 +65,13 @@ class Policy:
     """A run's sandbox: the mode, the writable roots (held open) and the network switch."""
 
     def __init__(self, mode: SandboxMode, roots: Sequence[Root] = (), network: bool = True,
-                 git_root: Path | None = None) -> None:
+                 git_root: Path | None = None, hidden: Sequence[Path] = ()) -> None:
         self.mode = mode
         self.roots = tuple(roots)
         self.network = network
+        # What commands may not read (the agent's configuration and sessions): left out of
+        # the Landlock ruleset's read rules, and read-only where a writable root holds it.
+        self.hidden = tuple(hidden)
         # The repository the workspace is in, if any: its .git is protected when it lies in
         # a writable root (the workspace may be a subdirectory of it).
         self.git_root = git_root
@@ -93,13 +96,18 @@ class Policy:
 
     @classmethod
     def build(cls, mode: SandboxMode, cwd: Path, extra_roots: Sequence[Path] = (),
-              env: Mapping[str, str] | None = None, network: bool = False) -> "Policy":
+              env: Mapping[str, str] | None = None, network: bool = False,
+              hidden: Sequence[Path] | None = None) -> "Policy":
         """workspace-write: the workspace, the extra roots and the temp dirs are writable
         (the commands' $TMPDIR, else the system temp dir, and /dev/shm); read-only: nothing
         is. `network` lets commands use it in those modes (danger-full-access always has
-        it). Roots that do not exist are left out; each is opened here, once."""
+        it). Roots that do not exist are left out; each is opened here, once. `hidden`:
+        what commands may not read, by default the agent's own directory (agent_home: its
+        config.toml, with an api_key, and its sessions)."""
         if mode == "danger-full-access":
             return cls(mode)
+        if hidden is None:
+            hidden = [agent_home(env)]
         roots: list[Root] = []
         if mode == "workspace-write":
             tmpdir = (env or {}).get("TMPDIR") or tempfile.gettempdir()
@@ -114,7 +122,7 @@ class Policy:
                     continue
                 seen.add((st.st_dev, st.st_ino))
                 roots.append(root)
-        return cls(mode, roots, network, git_root=_git_root(cwd))
+        return cls(mode, roots, network, git_root=_git_root(cwd), hidden=hidden)
 
     def close(self) -> None:
         """Release the held directories (the end of the run)."""
@@ -132,8 +140,9 @@ class Policy:
         """The run's Landlock ruleset fd, built on first use from the held roots."""
         with self._lock:
             if self._ruleset is None:
-                self._ruleset = landlock.build_ruleset([r.fd for r in self.roots],
-                                                       block_tcp=not self.network)
+                self._ruleset = landlock.build_ruleset(
+                    [r.fd for r in self.roots], block_tcp=not self.network,
+                    hidden=[p for p in self.hidden if not self.allows_write(p)])
                 self._fds.append(self._ruleset)
             return self._ruleset
 
@@ -154,18 +163,43 @@ class Policy:
             opened.append(fd)
             args += ["--ro", str(fd), str(path)]
             fds.append(fd)
+        for path, fd in self._hidden_in_roots():
+            opened.append(fd)
+            args += ["--hide", str(fd), str(path)]
+            fds.append(fd)
         return SupervisorArgs(args, tuple(fds), opened)
 
+    def _hidden_in_roots(self) -> list[tuple[Path, int]]:
+        """The hidden directories a writable root holds, opened now: Landlock cannot leave
+        them out of a root's rights, so the command's mount namespace covers each with an
+        empty read-only tmpfs (supervisor.c --hide)."""
+        found = []
+        for path in self.hidden:
+            if not self.allows_write(path):
+                continue  # outside the roots: the ruleset's read rules leave it out
+            try:
+                fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            found.append((path, fd))
+        return found
+
     def _protected(self) -> list[tuple[Path, int]]:
-        """`.git` of every writable root and of the workspace's repository, where they lie in
-        a writable root, opened now (a repository made by an earlier command counts): a
-        directory as it is; a `.git` file (a worktree, a submodule) and the directories it
-        names."""
+        """`.git` of every writable root and of the workspace's repository, and the
+        supervisor's `_bin/`, where they lie in a writable root, opened now (a repository
+        made by an earlier command counts): a directory as it is; a `.git` file (a worktree,
+        a submodule) and the directories it names."""
         found: list[tuple[Path, int]] = []
         seen: set[tuple[int, int]] = set()
         candidates = [root.location() / name for root in self.roots for name in PROTECTED_NAMES]
         if self.git_root is not None:
             candidates.append(self.git_root / ".git")
+        # The supervisor's recorded build (sandbox/supervisor.py), in a checkout the run may
+        # write: what a later run executes stays out of its commands' reach.
+        candidates.append(supervisor_cache())
+        # The agent's own files a writable root holds (its configuration runs commands: MCP
+        # servers, the model's endpoint): read-only, as Landlock cannot hide them there.
+        candidates.extend(self.hidden)
         for candidate in candidates:
             for path in _git_paths(candidate):
                 if not self.allows_write(path):
@@ -199,6 +233,29 @@ class SupervisorArgs:
             except OSError:
                 pass
         self.opened = []
+
+
+AGENT_DIR = ".baseagent"
+
+
+def agent_home(env: Mapping[str, str] | None = None) -> Path:
+    """The agent's own directory (~/.baseagent: config.toml, sessions), by the HOME of the
+    environment handed in, else the user's entry in the password database."""
+    home = (env or {}).get("HOME")
+    if not home:
+        import pwd
+
+        try:
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except (KeyError, OSError):
+            home = "/"
+    return Path(home) / AGENT_DIR
+
+
+def supervisor_cache() -> Path:
+    from baseagent.sandbox.supervisor import CACHE_DIR
+
+    return CACHE_DIR
 
 
 def _open_root(path: Path) -> Root | None:
@@ -301,6 +358,7 @@ def apply_to_current_thread(policy: Policy, *, supervised: bool = False,
     (a command started without the supervisor): also drop every capability."""
     landlock.set_no_new_privs()
     if seccomp.supported():
+        seccomp.install(seccomp.keyring_filter())
         if not policy.network:
             seccomp.install_network_filter()
         if policy.mode == "read-only":

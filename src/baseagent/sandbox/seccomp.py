@@ -9,6 +9,10 @@ extended-attribute calls, and the ioctls behind `chattr`, fail with EPERM whatev
 path (Landlock does not mediate metadata; the supervisor's read-only mounts refuse them too
 where mount namespaces are available, this holds where they are not).
 
+The keyring filter is for every sandbox mode: add_key, request_key and keyctl fail with
+EPERM, so a command cannot read or change the kernel keyrings of the session that started
+the agent (a user's login keyring may hold credentials), nor make keys of its own.
+
 A system call made through a foreign ABI (32-bit code on x86_64) is refused whole, since
 its numbers differ. Filters are installed on the calling thread only, never on the agent's
 process.
@@ -31,6 +35,8 @@ _METADATA = {
                188, 189, 190, 197, 198, 199, 463, 466),
     "aarch64": (52, 53, 452, 54, 55, 88, 5, 6, 7, 14, 15, 16, 463, 466),
 }
+# add_key, request_key, keyctl
+_KEYRING = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}
 _IOCTL = {"x86_64": 16, "aarch64": 29}
 # FS_IOC_SETFLAGS (chattr; the 32-bit and 64-bit encodings) and FS_IOC_FSSETXATTR.
 _SET_FLAGS_IOCTLS = (0x40086602, 0x40046602, 0x401C5820)
@@ -108,6 +114,16 @@ def metadata_filter() -> list[Instruction]:
         program.append((_JEQ_K, len(_SET_FLAGS_IOCTLS) - index, 0, request))
     program += [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
     return program
+
+
+def keyring_filter() -> list[Instruction]:
+    """Every sandbox mode's filter: the kernel keyring calls refused (for tests too)."""
+    machine = platform.machine()
+    calls = _KEYRING[machine]
+    program = _prologue(machine)
+    for index, number in enumerate(calls):
+        program.append((_JEQ_K, len(calls) - index, 0, number))
+    return program + [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_EPERM)]
 
 
 def install(program: list[Instruction]) -> None:

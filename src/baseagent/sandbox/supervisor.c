@@ -1,6 +1,7 @@
 /* baseagent's command supervisor: every command a run starts runs under one of these.
  *
- *   supervisor [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... [--parent-death PID]
+ *   supervisor [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... [--hide FD PATH]...
+ *              [--parent-death PID]
  *              LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]
  *
  * It is a child subreaper (PR_SET_CHILD_SUBREAPER), so whatever the command starts stays in
@@ -21,7 +22,8 @@
  *   - gets its own mount namespace (a user namespace too when it is not root, where the
  *     kernel allows it) in which every mount is read-only but the --rw directories (each
  *     re-opened by its path and used only if it is still the directory the agent opened,
- *     FD), with the --ro paths inside them (.git) read-only again;
+ *     FD), with the --ro paths inside them (.git) read-only again and an empty read-only
+ *     tmpfs over each --hide directory (the agent's own, where a writable root holds it);
  *   - drops every capability (bounding, ambient, effective, permitted, inheritable);
  *   - restricts itself with the run's Landlock ruleset FD, which also scopes signals and
  *     abstract sockets to the command's own domain: the supervisor, outside it, cannot be
@@ -36,8 +38,11 @@
  * GIL in a long C call), or a second one before the first was answered, gets PID SIGKILLed.
  * It exits when stdin reaches end of file (the agent is gone or done).
  *
- * Only system calls and /proc are used; see supervisor.py for how it is built and
- * sandbox/policy.py and tools/procs.py for how it is used.
+ * It runs from a sealed memfd (/proc/self/fd/N) holding bytes the agent built or verified
+ * against their recorded SHA-256, never from a path a command could write; it marks every
+ * fd above 2 close-on-exec first, so the command inherits none of them (that memfd
+ * included). Only system calls and /proc are used; see supervisor.py for how it is built
+ * and held, and sandbox/policy.py and tools/procs.py for how it is used.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -70,7 +75,13 @@
 #define NR_move_mount 429
 #define NR_openat2 437
 #define NR_mount_setattr 442
+#define NR_fsopen 430
+#define NR_fsconfig 431
+#define NR_fsmount 432
+#define FSCONFIG_CMD_CREATE_ 6
 #define NR_landlock_restrict_self 446
+#define NR_close_range 436
+#define CLOSE_RANGE_CLOEXEC_ 4
 #define OPEN_TREE_CLONE_ 1
 #define MOVE_MOUNT_F_EMPTY_PATH_ 0x00000004
 #define MOVE_MOUNT_T_EMPTY_PATH_ 0x00000040
@@ -84,8 +95,8 @@ struct open_how_ { unsigned long long flags, mode, resolve; };
 struct mount_attr_ { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
 
 struct held { int fd; const char *path; };
-static struct held rw_paths[MAX_PATHS], ro_paths[MAX_PATHS];
-static int n_rw, n_ro, landlock_fd = -1;
+static struct held rw_paths[MAX_PATHS], ro_paths[MAX_PATHS], hidden_paths[MAX_PATHS];
+static int n_rw, n_ro, n_hidden, landlock_fd = -1;
 
 static pid_t self_pid, command_pid;
 static int status_fd = -1;
@@ -233,6 +244,19 @@ static int set_read_only(int dfd, const char *path, unsigned flags) {
     return (int)syscall(NR_mount_setattr, dfd, path, flags | AT_RECURSIVE, &attr, sizeof attr);
 }
 
+/* An empty read-only tmpfs over the directory `fd` holds: what was in it is out of view. */
+static int hide(int fd) {
+    int fs = (int)syscall(NR_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */);
+    if (fs < 0) return -1;
+    int mnt = -1, ok = -1;
+    if (syscall(NR_fsconfig, fs, FSCONFIG_CMD_CREATE_, NULL, NULL, 0) == 0)
+        mnt = (int)syscall(NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, MOUNT_ATTR_RDONLY_);
+    if (mnt >= 0) ok = attach(mnt, fd);
+    if (mnt >= 0) close(mnt);
+    close(fs);
+    return ok;
+}
+
 /* A mount namespace where everything is read-only but the writable roots (.git in them
  * read-only again). Returns 0 without changing anything when the kernel does not let this
  * process have a mount namespace (not root, no user namespaces): Landlock alone binds it. */
@@ -271,6 +295,12 @@ static int isolate_mounts(void) {
         if (attach(trees[i], targets[i]) != 0) fail("bind a writable root");
         close(trees[i]);
         close(targets[i]);
+    }
+    for (int i = 0; i < n_hidden; i++) {
+        int fd = reopen(&hidden_paths[i]);
+        if (fd < 0) continue;
+        if (hide(fd) != 0) fail(hidden_paths[i].path);
+        close(fd);
     }
     for (int i = 0; i < n_ro; i++) {
         int fd = reopen(&ro_paths[i]);
@@ -327,6 +357,7 @@ static int parse_held(char **argv, int i, int argc, struct held *list, int *coun
 static void close_held(void) {
     for (int i = 0; i < n_rw; i++) close(rw_paths[i].fd);
     for (int i = 0; i < n_ro; i++) close(ro_paths[i].fd);
+    for (int i = 0; i < n_hidden; i++) close(hidden_paths[i].fd);
     if (landlock_fd >= 0) close(landlock_fd);
 }
 
@@ -358,6 +389,9 @@ static int watchdog(pid_t agent, long grace_ms) {
 }
 
 int main(int argc, char **argv) {
+    /* Every fd the agent passed (the memfd this program runs from among them) is for this
+     * process alone: none reaches the command. Those it needs are read before any exec. */
+    syscall(NR_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC_);
     if (argc == 4 && strcmp(argv[1], "--watchdog") == 0)
         return watchdog((pid_t)atol(argv[2]), atol(argv[3]));
     int i = 1;
@@ -371,6 +405,8 @@ int main(int argc, char **argv) {
             i = parse_held(argv, i, argc, rw_paths, &n_rw);
         } else if (strcmp(argv[i], "--ro") == 0) {
             i = parse_held(argv, i, argc, ro_paths, &n_ro);
+        } else if (strcmp(argv[i], "--hide") == 0) {
+            i = parse_held(argv, i, argc, hidden_paths, &n_hidden);
         } else if (strcmp(argv[i], "--parent-death") == 0 && i + 1 < argc) {
             watched_parent = (pid_t)atol(argv[i + 1]);
             i += 2;
@@ -380,7 +416,7 @@ int main(int argc, char **argv) {
         if (i < 0) break;
     }
     if (i < 0 || argc - i < 5 || strcmp(argv[i + 3], "--") != 0) {
-        fprintf(stderr, "usage: %s [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... "
+        fprintf(stderr, "usage: %s [--landlock FD] [--rw FD PATH]... [--ro FD PATH]... [--hide FD PATH]... "
                 "[--parent-death PID] LIFELINE_FD STATUS_FD GRACE_MS -- PROGRAM [ARGS...]\n",
                 argv[0]);
         return 127;

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baseagent.sandbox.policy import Policy
+    from baseagent.sandbox.supervisor import Binary
 
 # Fields of /proc/<pid>/stat after the parenthesised command name: state ppid pgrp session.
 _PPID, _PGRP, _SESSION = 1, 2, 3
@@ -103,30 +104,40 @@ class ProcessTracker:
     touches another agent's processes.
     """
 
-    def __init__(self, supervisor: str | None | bool = True) -> None:
+    def __init__(self, supervisor: "str | Binary | None | bool" = True) -> None:
         """`supervisor`: True to build/find it on first use, False for none, or a path."""
         self._sessions: set[int] = set()
         self._supervisors: set[int] = set()
-        self._supervisor = supervisor
+        if isinstance(supervisor, str):
+            from baseagent.sandbox.supervisor import Binary
+
+            supervisor = Binary(supervisor)
+        self._supervisor: Binary | bool | None = supervisor
         self._lifeline: tuple[int, int] | None = None
         self._lock = threading.Lock()
 
     # -- starting ------------------------------------------------------------------------
 
-    def supervisor_path(self) -> str | None:
+    def supervisor(self) -> "Binary | None":
+        """The supervisor's binary (sandbox/supervisor.py: a sealed memfd of verified bytes),
+        looked up on first use; None without one."""
         if self._supervisor is True:
             from baseagent.sandbox.supervisor import executable
 
             self._supervisor = executable() or False
         return self._supervisor or None
 
+    def supervisor_path(self) -> str | None:
+        binary = self.supervisor()
+        return binary.path if binary else None
+
     def launch(self, argv: list[str], options: Sequence[str] = (),
                fds: Sequence[int] = ()) -> Launch:
         """The way to start `argv` under this run's supervision (see Launch). `options` go
         to the supervisor before its lifeline (how to confine the command: the policy's
         supervisor_args()), with the `fds` they name."""
-        path = self.supervisor_path()
-        if path is None:
+        binary = self.supervisor()
+        if binary is None:
             return Launch(list(argv))
         with self._lock:
             if self._lifeline is None:
@@ -135,9 +146,10 @@ class ProcessTracker:
         status_read, status_write = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(status_read, False)
         grace_ms = str(int(KILL_GRACE_SECONDS * 1000))
-        return Launch([path, *options, str(lifeline_read), str(status_write), grace_ms, "--",
-                       *argv],
-                      pass_fds=(lifeline_read, status_write, *fds), status_fd=status_read,
+        return Launch([binary.path, *options, str(lifeline_read), str(status_write), grace_ms,
+                       "--", *argv],
+                      pass_fds=(*binary.fds, lifeline_read, status_write, *fds),
+                      status_fd=status_read,
                       _child_fds=(status_write,))
 
     def start(self, argv: list[str], policy: Policy,

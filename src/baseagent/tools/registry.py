@@ -214,11 +214,11 @@ class ToolRegistry:
     def execute(self, call: PreparedCall, ctx: ToolContext) -> ToolResult:
         """Run a prepared call; every failure becomes an error result, never an exception."""
         if call.error is not None or call.tool is None:
-            return ToolResult(output=f"Error: {call.error}", success=False)
+            return self._finish(ToolResult(output=f"Error: {call.error}", success=False), ctx)
         limit = output_limit(call.tool.name, ctx.settings if ctx is not None else None)
         if limit is not None:
             ctx = dataclasses.replace(ctx, output_max_chars=limit)
-        if call.tool not in builtin_tools(READ_ONLY_TOOLS):
+        if ctx is not None and call.tool not in builtin_tools(READ_ONLY_TOOLS):
             ctx.before_change()  # the turn's checkpoint, before its first change
         try:
             result = self.executor.execute(call.tool, call.args, ctx)
@@ -235,6 +235,17 @@ class ToolRegistry:
                                 success=False)
         if not result.output:
             result.output = "(no output)" if result.success else "Error: the tool failed silently"
+        return self._finish(result, ctx, limit)
+
+    @staticmethod
+    def _finish(result: ToolResult, ctx: ToolContext | None,
+                limit: int | None = None) -> ToolResult:
+        """What every result goes through before the model sees it: redaction, then the cap."""
+        if ctx is not None:  # the run's secrets never reach the model (ToolContext.redact)
+            result.output = ctx.redact(result.output)
+            for part in result.attachments:
+                if isinstance(part.get("text"), str):
+                    part["text"] = ctx.redact(part["text"])
         result.output = _cap(result.output, limit or MAX_MODEL_OUTPUT_CHARS)
         return result
 

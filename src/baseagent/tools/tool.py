@@ -346,6 +346,10 @@ class ToolContext:
     # Called before a call that may change the workspace runs (the registry calls it): the
     # turn's checkpoint is recorded at its first (checkpoints/; set by the Agent).
     before_change: Callable[[], None] = lambda: None
+    # The run's secrets redacted from what a tool hands back, before it enters the history
+    # the model is sent (output/redact.py: the run's Redactor.text); tools/registry.py
+    # applies it to every result, whatever tool made it.
+    redact: Callable[[str], str] = lambda text: text
 
     def policy(self) -> Policy:
         """What the kernel lets this run's commands and file writes touch."""
