@@ -367,3 +367,93 @@ def test_a_prose_write_never_leaves_the_workspace(scripted_server, tmp_path, hom
     # the task's text never showed the model the files outside either
     sent = json.dumps(server.requests[0]["messages"])
     assert "ESCAPE-BODY" not in sent and "TARGET-BODY" not in sent
+
+
+# -- a symlink swapped in between the check and the write (in-process) -----------------------
+
+
+def _swap_to_git(ws: Path) -> None:
+    shutil.rmtree(ws / "sub")
+    (ws / "sub").symlink_to(ws / ".git" / "hooks", target_is_directory=True)
+
+
+@needs_landlock
+def test_write_file_into_git_through_a_symlink_swapped_in_after_the_check(tmp_path,
+                                                                        monkeypatch):
+    """Landlock cannot keep .git read-only inside a writable root; the write goes to the
+    directory that was checked, held open (tools/paths.held_parent)."""
+    from baseagent.tools import write_file
+    from baseagent.tools.tool import ToolContext, ToolError
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    ctx = ToolContext(cwd=ws, sandbox="workspace-write", env={"TMPDIR": str(ws)})
+    real_stat = write_file._stat_or_none
+
+    def swap_then_stat(path):
+        _swap_to_git(ws)
+        return real_stat(path)
+
+    monkeypatch.setattr(write_file, "_stat_or_none", swap_then_stat)
+    with pytest.raises(ToolError, match="directory changed"):
+        write_file.run(write_file.Args(file_path="sub/post-checkout", content="x"), ctx)
+    assert list((ws / ".git" / "hooks").iterdir()) == []
+
+
+@needs_landlock
+def test_apply_patch_into_git_through_a_symlink_swapped_in_after_the_check(tmp_path,
+                                                                         monkeypatch):
+    """apply_patch looks at each path again just before it changes it (paths.recheck),
+    and undoes what it did before the refusal."""
+    from baseagent.tools import apply_patch
+    from baseagent.tools.tool import ToolContext, ToolError
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    ctx = ToolContext(cwd=ws, sandbox="workspace-write", env={"TMPDIR": str(ws)})
+    real_confirm = apply_patch.confirm_writes
+
+    def swap_then_confirm(*args):
+        _swap_to_git(ws)
+        return real_confirm(*args)
+
+    monkeypatch.setattr(apply_patch, "confirm_writes", swap_then_confirm)
+    patch = ("*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: sub/post-checkout\n"
+             "+#!/bin/sh\n*** End Patch")
+    with pytest.raises(ToolError, match="stays read-only"):
+        apply_patch.run(apply_patch.Args(input=patch), ctx)
+    assert list((ws / ".git" / "hooks").iterdir()) == []
+    assert not (ws / "a.txt").exists()  # undone
+
+
+def test_protected_paths_one_definition(tmp_path):
+    """sandbox/paths.py: `.git` of each root whether it exists or not, resolved; a `.git`
+    file's gitdir and common dir; the commands' mounts take the ones that exist."""
+    from baseagent.sandbox.paths import protected_paths, protecting
+    from baseagent.sandbox.policy import Policy
+
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    ws.mkdir()
+    other.mkdir()
+    main = tmp_path / "main" / ".git"
+    (main / "worktrees" / "w").mkdir(parents=True)
+    (main / "worktrees" / "w" / "commondir").write_text("../..\n")
+    (ws / ".git").write_text(f"gitdir: {main}/worktrees/w\n")
+    found = protected_paths([ws, other], ws)
+    assert found == [ws / ".git", main / "worktrees" / "w", main, other / ".git"]
+    assert protecting(main / "config", found) == main
+    assert protecting(ws / ".github" / "x", found) is None
+    policy = Policy.build("workspace-write", ws, env={"TMPDIR": str(other)})
+    try:
+        assert {p for p in policy.protected_paths()} >= {ws / ".git", other / ".git"}
+        assert main not in policy.protected_paths()  # outside the roots: read-only anyway
+        args = policy.supervisor_args()
+        try:
+            mounted = [args.args[i + 2] for i, a in enumerate(args.args) if a == "--ro"]
+        finally:
+            args.close()
+        assert mounted == [str(ws / ".git")] if policy.enforced else mounted == []
+    finally:
+        policy.close()
