@@ -457,3 +457,41 @@ def test_protected_paths_one_definition(tmp_path):
         assert mounted == [str(ws / ".git")] if policy.enforced else mounted == []
     finally:
         policy.close()
+
+
+def test_untrusted_write_questions_in_process(tmp_path, outside):
+    """Who answers a write question: an approver function (yes writes, once per call for
+    all its paths); `requires_action` cannot be asked mid-call (declined); inside the
+    workspace nobody is asked; other policies never ask."""
+    from baseagent.tools import apply_patch, write_file
+    from baseagent.tools.approval import (REQUIRES_ACTION, ApprovalAnswer, ApprovalRequest,
+                                          Approvals)
+    from baseagent.tools.tool import ToolContext, ToolError
+
+    asked: list[ApprovalRequest] = []
+
+    def yes(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        return ApprovalAnswer("approved")
+
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    ctx = ToolContext(cwd=ws, approvals=Approvals("untrusted", yes))
+    write_file.run(write_file.Args(file_path="in.txt", content="x"), ctx)
+    assert asked == []
+    patch = (f"*** Begin Patch\n*** Add File: {outside}/a.txt\n+a\n*** Add File: "
+             ".git/info/x\n+b\n*** Add File: c.txt\n+c\n*** End Patch")
+    apply_patch.run(apply_patch.Args(input=patch), ctx)
+    assert len(asked) == 1 and asked[0].kind == "write" and asked[0].prefix == ""
+    assert asked[0].command == (f"apply_patch {outside.resolve()}/a.txt "
+                                f"{ws.resolve()}/.git/info/x")
+    assert (outside / "a.txt").exists() and (ws / ".git" / "info" / "x").exists()
+    held = ToolContext(cwd=ws, approvals=Approvals("untrusted", REQUIRES_ACTION))
+    with pytest.raises(ToolError, match="no one can be asked at this point"):
+        write_file.run(write_file.Args(file_path=f"{outside}/b.txt", content="x"), held)
+    assert not (outside / "b.txt").exists()
+    for policy in ("never", "on-request", "on-failure"):
+        free = ToolContext(cwd=ws, approvals=Approvals(policy, yes))
+        write_file.run(write_file.Args(file_path=f"{outside}/{policy}.txt", content="x"),
+                       free)
+    assert len(asked) == 1
