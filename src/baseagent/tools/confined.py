@@ -59,22 +59,25 @@ def run_git(args: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     The configured content filters are listed first (reading configuration runs nothing)
     so that they can be turned off by name."""
     git_env = {**env, **GIT_ENV}
-    filters = _drivers("filter", cwd=cwd, env=git_env, timeout=timeout)
+    filters = _drivers("filter", cwd=cwd, env=git_env, timeout=timeout)["filter"]
     return run_confined(git_argv(args, filters), cwd=cwd, env=git_env, timeout=timeout)
 
 
-def _drivers(section: str, *, cwd: Path, env: Mapping[str, str], timeout: float) -> list[str]:
+def _drivers(*sections: str, cwd: Path, env: Mapping[str, str],
+             timeout: float) -> dict[str, list[str]]:
     """The names of the `SECTION.NAME.*` drivers the repository's configuration defines
-    (content filters, diff drivers), read by a confined `git config` (which runs nothing)."""
-    listed = run_confined(git_argv(["config", "--name-only", "--get-regexp",
-                                    rf"^{section}\."]),
+    (content filters, diff drivers), by section, read by one confined `git config` (which
+    runs nothing)."""
+    pattern = "^(" + "|".join(sections) + r")\."
+    listed = run_confined(git_argv(["config", "--name-only", "--get-regexp", pattern]),
                           cwd=cwd, env=env, timeout=timeout)
-    names: list[str] = []
+    names: dict[str, list[str]] = {section: [] for section in sections}
     if listed is not None and listed.returncode == 0:
         for key in listed.stdout.splitlines():
-            name = key.strip()[len(section) + 1:].rpartition(".")[0]
-            if name and name not in names:
-                names.append(name)
+            section, _, rest = key.strip().partition(".")
+            name = rest.rpartition(".")[0]
+            if section in names and name and name not in names[section]:
+                names[section].append(name)
     return names
 
 
@@ -88,10 +91,11 @@ def git_override_env(env: Mapping[str, str], *, cwd: Path,
     (submodules). A driver turned off makes git say it cannot run it; nothing runs."""
     git_env = {**env, **GIT_ENV}
     settings = list(GIT_OVERRIDES)
-    for name in _drivers("filter", cwd=cwd, env=git_env, timeout=timeout):
+    drivers = _drivers("filter", "diff", cwd=cwd, env=git_env, timeout=timeout)
+    for name in drivers["filter"]:
         settings += [f"filter.{name}.{key}=" for key in ("clean", "smudge", "process")]
         settings.append(f"filter.{name}.required=false")
-    for name in _drivers("diff", cwd=cwd, env=git_env, timeout=timeout):
+    for name in drivers["diff"]:
         settings += [f"diff.{name}.textconv=", f"diff.{name}.command="]
     out = dict(env)
     given = out.get("GIT_CONFIG_COUNT", "0")
