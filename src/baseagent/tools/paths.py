@@ -140,15 +140,19 @@ def held_parent(real: Path) -> Iterator[Path]:
     where the check saw it. Where /proc is missing, `real` itself."""
     parent = real.parent
     parent.mkdir(parents=True, exist_ok=True)
+    o_path = getattr(os, "O_PATH", 0)  # Linux's; elsewhere (macOS) no /proc to write through
+    if not o_path or not os.path.isdir("/proc/self/fd"):
+        yield real  # the check before stands alone
+        return
     try:
-        fd = os.open(parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(parent, o_path | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
         raise ToolError(f"cannot open {parent}: {exc.strerror or exc}") from None
     try:
         try:
             now = Path(os.readlink(f"/proc/self/fd/{fd}"))
         except OSError:
-            yield real  # no /proc: the check before stands alone
+            yield real  # /proc does not show it: the check before stands alone
             return
         if now != parent:
             raise ToolError(f"refusing to write {real}: its directory changed while it was "
