@@ -139,6 +139,10 @@ def held_parent(real: Path) -> Iterator[Path]:
     check cannot carry the write elsewhere. ToolError when the directory is no longer
     where the check saw it. Where /proc is missing, `real` itself."""
     parent = real.parent
+    if os.path.realpath(parent) != str(parent):  # before mkdir makes anything there
+        raise ToolError(f"refusing to write {real}: its directory changed since the check "
+                        f"(it now resolves to {os.path.realpath(parent)}); nothing was "
+                        "written")
     parent.mkdir(parents=True, exist_ok=True)
     o_path = getattr(os, "O_PATH", 0)  # Linux's; elsewhere (macOS) no /proc to write through
     if not o_path or not os.path.isdir("/proc/self/fd"):
