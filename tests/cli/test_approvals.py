@@ -160,3 +160,41 @@ def test_an_approval_question_shows_escapes(scripted_server, workspace, home):
     child.expect(pytest.importorskip("pexpect").EOF)
     child.close()
     assert not (workspace / "pwned").exists()
+
+
+def test_untrusted_a_file_tool_asks_before_writing_outside_the_workspace(
+        scripted_server, workspace, home, outside):
+    """Issue 39, item 5: under untrusted a write outside the workspace (or into .git) waits
+    for the person as a command does; yes writes it, no (with a note) does not."""
+    target = outside / "report.txt"
+    server = scripted_server([
+        {"tool_calls": [{"name": "write_file",
+                         "arguments": {"file_path": str(target), "content": "done\n"}}]},
+        {"tool_calls": [{"name": "write_file",
+                         "arguments": {"file_path": ".git/config", "content": "[core]\n"}}]},
+        {"tool_calls": [{"name": "write_file",
+                         "arguments": {"file_path": "inside.txt", "content": "x\n"}}]},
+        {"content": "Wrote the report."}, {"content": "Checked: it is there."}])
+    (workspace / ".git").mkdir()
+    child = spawn(one_shot(server, "write the report", "-a", "untrusted", "--sandbox",
+                           "danger-full-access"), workspace, home)
+    text = wait(child, "answer [y/p/n]")
+    assert "a file tool would write outside the workspace or into .git" in text
+    flat = "".join(text.split())
+    assert f"$write_file{target.resolve()}" in flat and "outsidetheworkspace" in flat
+    child.send("y\r")
+    wait(child, "✓ approved once")
+    text = wait(child, "answer [y/p/n]")
+    flat = "".join(text.split())  # a long workspace path wraps at the terminal's width
+    assert f"$write_file{workspace.resolve()}/.git/config" in flat
+    child.send("n not the repository\r")
+    wait(child, "✗ declined: not the repository")
+    wait(child, "Checked: it is there.")
+    child.expect(pytest.importorskip("pexpect").EOF)
+    child.close()
+    assert child.exitstatus == 0, screen(child)
+    assert target.read_text() == "done\n"
+    assert not (workspace / ".git" / "config").exists()
+    assert (workspace / "inside.txt").read_text() == "x\n"  # inside: nobody asked
+    told = tool_results(server.requests[2])[-1]
+    assert "did not get it" in told and "Their note: not the repository" in told

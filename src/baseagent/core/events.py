@@ -86,7 +86,8 @@ class TurnScopedItem:
 class ApprovalItem:
     """A command waiting for a person's yes (tools/approval.py), then their answer.
     `kind`: escalation (the model asked to leave the sandbox), unsafe (not known to be
-    read-only, under `untrusted`) or retry (it failed in the sandbox, under `on-failure`).
+    read-only, under `untrusted`), retry (it failed in the sandbox, under `on-failure`) or
+    write (a file tool's write outside the workspace or into `.git`, under `untrusted`).
     `decision` is None while waiting, then approved | approved_for_session | denied."""
 
     id: str

@@ -8,6 +8,7 @@ the first reply can already be the edit. The model still reads anything else wit
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -21,13 +22,34 @@ SECTION = "\n\nThe files named above, as they are now:\n{files}"
 
 
 def named_in(text: str) -> list[str]:
-    """The file names `text` mentions, in order, each once (without a leading `./`)."""
+    """The file names `text` mentions, in order, each once (without a leading `./`).
+    Names that cannot be inside the workspace are left out: absolute ones and any with a
+    `..` part (`../x.py`, `src/../../x.py`); a name may still lead out through a symlink,
+    which only the file system can tell (`inside`)."""
     names: list[str] = []
     for match in FILE_NAME.finditer(text):
-        name = match.group(0).lstrip("./")
-        if name and name not in names:
+        name = match.group(0)
+        if match.start() > 0 and text[match.start() - 1] in "./":
+            continue  # the tail of a longer name the pattern cannot take (`../x.py`)
+        while name.startswith("./"):
+            name = name[2:]
+        parts = name.split("/")
+        if not name or name.startswith("/") or ".." in parts:
+            continue
+        if name not in names:
             names.append(name)
     return names
+
+
+def inside(cwd: Path, name: str) -> bool:
+    """Whether the workspace-relative `name`, resolved (symlinks followed, `..` folded),
+    stays in the workspace `cwd`: what the loop writes from an answer (core/prose_code.py)
+    must, in every sandbox mode, danger-full-access included."""
+    root = Path(os.path.realpath(cwd))
+    if Path(name).is_absolute():
+        return False
+    path = Path(os.path.realpath(root / name))
+    return root in path.parents
 
 
 def named_file_texts(text: str, cwd: Path) -> dict[str, str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
-from baseagent.core.named_files import named_in
+from baseagent.core.named_files import inside, named_in
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -199,8 +199,8 @@ def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
         code, info = match.group("code"), match.group("info")
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
             or _only_candidate(info, cwd, named_in_task)
-        if path is None or not _language_fits(info, path) or (keep_tests and is_test_file(path)) \
-                or _imports_itself(code, path):
+        if path is None or not inside(cwd, path) or not _language_fits(info, path) \
+                or (keep_tests and is_test_file(path)) or _imports_itself(code, path):
             continue
         code = _without_name_line(code, path)
         blocks.append(FileBlock(path, code if code.endswith("\n") else code + "\n",

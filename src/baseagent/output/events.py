@@ -137,7 +137,7 @@ class ApprovalRequestItem(_Model):
     type: Literal["approval_request"] = "approval_request"
     command: str
     cwd: str
-    kind: Literal["escalation", "unsafe", "retry"]
+    kind: Literal["escalation", "unsafe", "retry", "write"]
     reason: str = ""
     prefix: str = ""
     decision: Literal["approved", "approved_for_session", "denied"] | None = None

@@ -87,6 +87,7 @@ _APPROVAL_WHY = {
     "escalation": "the model asks to run this outside the sandbox",
     "unsafe": "this command is not known to be read-only",
     "retry": "this failed in the sandbox; run it again outside?",
+    "write": "a file tool would write outside the workspace or into .git",
 }
 
 UsageFn = Callable[[], Any]  # returns baseagent.agent.Usage (duck-typed: no import cycle)

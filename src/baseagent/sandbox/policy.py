@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from baseagent.sandbox import SandboxMode, caps, landlock, seccomp
+from baseagent.sandbox.paths import PROTECTED_NAMES, protected_paths  # noqa: F401
 
 T = TypeVar("T")
 
 # Shared memory (POSIX semaphores, multiprocessing) is scratch space like the temp dir.
 SCRATCH_DIRS = ("/dev/shm",)
-# Inside a writable root, what stays read-only for commands (Codex's rule): the repository's
-# metadata, whose hooks and config the agent's own git and the user's would run.
-PROTECTED_NAMES = (".git",)
+# What stays read-only inside the writable roots (PROTECTED_NAMES), for commands and file
+# tools alike, is defined once in sandbox/paths.py.
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ class Policy:
     """A run's sandbox: the mode, the writable roots (held open) and the network switch."""
 
     def __init__(self, mode: SandboxMode, roots: Sequence[Root] = (), network: bool = True,
-                 git_root: Path | None = None, hidden: Sequence[Path] = ()) -> None:
+                 git_root: Path | None = None, hidden: Sequence[Path] = (),
+                 workspace: Path | None = None) -> None:
         self.mode = mode
         self.roots = tuple(roots)
         self.network = network
@@ -75,6 +76,9 @@ class Policy:
         # The repository the workspace is in, if any: its .git is protected when it lies in
         # a writable root (the workspace may be a subdirectory of it).
         self.git_root = git_root
+        # The workspace, resolved: in danger-full-access (no roots) its `.git` is still
+        # what approval policy `untrusted` asks about before a file tool writes it.
+        self.workspace = workspace
         self._ruleset: int | None = None
         self._lock = threading.Lock()
         self._fds: list[int] = [root.fd for root in self.roots]
@@ -105,7 +109,9 @@ class Policy:
         what commands may not read, by default the agent's own directory (agent_home: its
         config.toml, with an api_key, and its sessions)."""
         if mode == "danger-full-access":
-            return cls(mode)
+            # Nothing is refused; the repository is still known, for the questions approval
+            # policy `untrusted` asks before a write into its metadata (tools/paths.py).
+            return cls(mode, git_root=_git_root(cwd), workspace=Path(os.path.realpath(cwd)))
         if hidden is None:
             hidden = [agent_home(env)]
         roots: list[Root] = []
@@ -122,7 +128,8 @@ class Policy:
                     continue
                 seen.add((st.st_dev, st.st_ino))
                 roots.append(root)
-        return cls(mode, roots, network, git_root=_git_root(cwd), hidden=hidden)
+        return cls(mode, roots, network, git_root=_git_root(cwd), hidden=hidden,
+                   workspace=Path(os.path.realpath(cwd)))
 
     def close(self) -> None:
         """Release the held directories (the end of the run)."""
@@ -135,6 +142,19 @@ class Policy:
         real = Path(os.path.realpath(path))
         return any(real == loc or loc in real.parents
                    for loc in (root.location() for root in self.roots))
+
+    def protected_paths(self) -> list[Path]:
+        """What stays read-only inside the writable roots (sandbox/paths.py), resolved,
+        existing or not, as the roots are now: what the file tools refuse in
+        workspace-write, and (those that exist) the commands' read-only mounts."""
+        roots = [root.location() for root in self.roots] \
+            or ([self.workspace] if self.workspace is not None else [])
+        # Beside the repositories' metadata: the supervisor's recorded build (what a later
+        # run executes: sandbox/supervisor.py) and the agent's own files (its configuration
+        # runs commands: MCP servers, the model's endpoint), where a writable root holds them.
+        extra = [supervisor_cache(), *self.hidden]
+        return [path for path in [*protected_paths(roots, self.git_root), *extra]
+                if not self.restricted or self.allows_write(path)]
 
     def ruleset(self) -> int:
         """The run's Landlock ruleset fd, built on first use from the held roots."""
@@ -185,35 +205,21 @@ class Policy:
         return found
 
     def _protected(self) -> list[tuple[Path, int]]:
-        """`.git` of every writable root and of the workspace's repository, and the
-        supervisor's `_bin/`, where they lie in a writable root, opened now (a repository
-        made by an earlier command counts): a directory as it is; a `.git` file (a worktree,
-        a submodule) and the directories it names."""
+        """The protected paths (`protected_paths`) that exist, opened now (a repository
+        made by an earlier command counts)."""
         found: list[tuple[Path, int]] = []
         seen: set[tuple[int, int]] = set()
-        candidates = [root.location() / name for root in self.roots for name in PROTECTED_NAMES]
-        if self.git_root is not None:
-            candidates.append(self.git_root / ".git")
-        # The supervisor's recorded build (sandbox/supervisor.py), in a checkout the run may
-        # write: what a later run executes stays out of its commands' reach.
-        candidates.append(supervisor_cache())
-        # The agent's own files a writable root holds (its configuration runs commands: MCP
-        # servers, the model's endpoint): read-only, as Landlock cannot hide them there.
-        candidates.extend(self.hidden)
-        for candidate in candidates:
-            for path in _git_paths(candidate):
-                if not self.allows_write(path):
-                    continue  # outside the roots: read-only anyway
-                try:
-                    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
-                except OSError:
-                    continue
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) in seen or stat.S_ISLNK(st.st_mode):
-                    os.close(fd)
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-                found.append((path, fd))
+        for path in self.protected_paths():
+            try:
+                fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) in seen or stat.S_ISLNK(st.st_mode):
+                os.close(fd)
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            found.append((path, fd))
         return found
 
 
@@ -275,37 +281,6 @@ def _git_root(cwd: Path) -> Path | None:
         if os.path.lexists(directory / ".git"):
             return Path(os.path.realpath(directory))
     return None
-
-
-def _git_paths(dotgit: Path) -> list[Path]:
-    """What makes up the repository `dotgit` names: the directory itself; for a `.git` file
-    (`gitdir: DIR`), the file, DIR and DIR's common dir (a worktree's main repository); for
-    a symlink, where it leads."""
-    try:
-        st = os.lstat(dotgit)
-    except OSError:
-        return []
-    if stat.S_ISDIR(st.st_mode):
-        return [dotgit]
-    if stat.S_ISLNK(st.st_mode):
-        real = Path(os.path.realpath(dotgit))
-        return [real] if real.is_dir() else []
-    if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
-        return []
-    try:
-        text = dotgit.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return [dotgit]
-    paths = [dotgit]
-    if text.startswith("gitdir:"):
-        gitdir = Path(os.path.realpath(dotgit.parent / text[7:].strip()))
-        paths.append(gitdir)
-        try:
-            common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
-            paths.append(Path(os.path.realpath(gitdir / common)))
-        except OSError:
-            pass
-    return paths
 
 
 def _close_all(fds: list[int]) -> None:

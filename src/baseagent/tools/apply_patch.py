@@ -19,7 +19,8 @@ from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.patch import (AddFile, DeleteFile, commit, parse_patch,
                                    parse_patch_with_notes, plan_patch)
 from baseagent.tools.diff import render_diff
-from baseagent.tools.paths import display_path, event_path, resolve_write
+from baseagent.tools.paths import (confirm_writes, display_path, event_path, recheck,
+                                   resolve_write)
 
 NAME = "apply_patch"
 ITEM_TYPE = "file_change"
@@ -90,14 +91,23 @@ def _absolute(ctx: ToolContext, changes: list[dict[str, str]]) -> list[dict[str,
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
+    targets = []
+
+    def resolve(path: str):
+        targets.append(resolve_write(ctx, path))
+        return targets[-1]
+
     try:
         hunks, repairs = parse_patch_with_notes(args.input)
-        plan = plan_patch(hunks, lambda path: resolve_write(ctx, path))
+        plan = plan_patch(hunks, resolve)
+        # Under `untrusted`, paths outside the workspace or in .git: the user's yes first.
+        allowed = confirm_writes(ctx, NAME, targets)
     except ToolError as exc:
         raise ToolError(f"{exc}\n{NOTHING_CHANGED}") from exc
-    # Under the kernel sandbox, so no path can be swapped outside the roots after planning;
+    # Under the kernel sandbox, so no path can be swapped outside the roots after planning,
+    # and each path looked at again just before it changes (into .git, past the question);
     # commit's own errors say whether the rollback restored everything.
-    confine(ctx.policy(), lambda: commit(plan))
+    confine(ctx.policy(), lambda: commit(plan, lambda path: recheck(ctx, path, allowed)))
     lines = [SUCCESS_HEADER]
     for letter, path in sorted(plan.summary, key=lambda entry: _SUMMARY_ORDER[entry[0]]):
         lines.append(f"{letter} {path}")

@@ -35,8 +35,9 @@ from baseagent.tools.safe_commands import is_known_safe  # noqa: F401 (re-export
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
 APPROVAL_POLICIES: tuple[str, ...] = ("untrusted", "on-failure", "on-request", "never")
 # Why a command waits: the model asked to leave the sandbox, it is not known to be safe, or
-# it failed in the sandbox the way a denial looks.
-AskKind = Literal["escalation", "unsafe", "retry"]
+# it failed in the sandbox the way a denial looks; or (`write`) a file tool's write under
+# `untrusted` leaves the workspace or goes into a protected path (tools/paths.py).
+AskKind = Literal["escalation", "unsafe", "retry", "write"]
 Decision = Literal["approved", "approved_for_session", "denied"]
 
 # Shell syntax that writes, substitutes or backgrounds: a command holding it gets no
@@ -190,6 +191,21 @@ class Approvals:
     def _allowed(self, command: str) -> bool:
         words = _words(command)
         return words is not None and any(tuple(words[:len(p)]) == p for p in self.allowed)
+
+
+def ask_to_write(approvals: Approvals, what: str, cwd: str, reason: str) -> Verdict:
+    """A file tool's write that waits for a yes under `untrusted` (tools/paths.py decides
+    which): asked like a command (`what` names the tool and the paths), allowed once at
+    most (no session prefix), never outside the sandbox."""
+    return approvals._ask(ApprovalRequest(what, cwd, "write", reason), unconfined=False)
+
+
+def auto_approved(approvals: Approvals | None, command: str) -> bool:
+    """Whether `command` runs under `untrusted` without anyone's yes (known to be safe):
+    such a command's git runs with the repository's programs turned off (tools/shell.py,
+    tools/confined.py `git_override_env`), since no person looked at what it may start."""
+    return approvals is not None and approvals.policy == "untrusted" \
+        and is_known_safe(command)
 
 
 def declined_text(note: str) -> str:

@@ -27,7 +27,9 @@ from baseagent.tools.procs import ProcessTracker
 GIT_OVERRIDES = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat",
                  "core.editor=true", "sequence.editor=true", "diff.external=",
                  "credential.helper=", "core.sshCommand=false", "submodule.recurse=false",
-                 "core.attributesFile=/dev/null", "status.submoduleSummary=false")
+                 "core.attributesFile=/dev/null", "status.submoduleSummary=false",
+                 "log.showSignature=false", "gpg.program=false", "gpg.ssh.program=false",
+                 "gpg.x509.program=false")
 # No system or global configuration (neither the repository's to change, nor needed).
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
            "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
@@ -57,15 +59,53 @@ def run_git(args: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     The configured content filters are listed first (reading configuration runs nothing)
     so that they can be turned off by name."""
     git_env = {**env, **GIT_ENV}
-    listed = run_confined(git_argv(["config", "--name-only", "--get-regexp", r"^filter\."]),
-                          cwd=cwd, env=git_env, timeout=timeout)
-    filters: list[str] = []
+    filters = _drivers("filter", cwd=cwd, env=git_env, timeout=timeout)["filter"]
+    return run_confined(git_argv(args, filters), cwd=cwd, env=git_env, timeout=timeout)
+
+
+def _drivers(*sections: str, cwd: Path, env: Mapping[str, str],
+             timeout: float) -> dict[str, list[str]]:
+    """The names of the `SECTION.NAME.*` drivers the repository's configuration defines
+    (content filters, diff drivers), by section, read by one confined `git config` (which
+    runs nothing)."""
+    pattern = "^(" + "|".join(sections) + r")\."
+    listed = run_confined(git_argv(["config", "--name-only", "--get-regexp", pattern]),
+                          cwd=cwd, env=env, timeout=timeout)
+    names: dict[str, list[str]] = {section: [] for section in sections}
     if listed is not None and listed.returncode == 0:
         for key in listed.stdout.splitlines():
-            name = key.strip()[len("filter."):].rpartition(".")[0]
-            if name and name not in filters:
-                filters.append(name)
-    return run_confined(git_argv(args, filters), cwd=cwd, env=git_env, timeout=timeout)
+            section, _, rest = key.strip().partition(".")
+            name = rest.rpartition(".")[0]
+            if section in names and name and name not in names[section]:
+                names[section].append(name)
+    return names
+
+
+def git_override_env(env: Mapping[str, str], *, cwd: Path,
+                     timeout: float = 10.0) -> dict[str, str]:
+    """`env` for a command whose git must not run the repository's programs (a command the
+    agent approved on its own under `untrusted`: tools/shell.py): every setting of
+    GIT_OVERRIDES, and each content filter's and diff driver's programs (textconv, external
+    diff) turned off, as environment configuration (`GIT_CONFIG_COUNT`, git 2.31+), which
+    overrides every configuration file and reaches the git processes git itself starts
+    (submodules). A driver turned off makes git say it cannot run it; nothing runs."""
+    git_env = {**env, **GIT_ENV}
+    settings = list(GIT_OVERRIDES)
+    drivers = _drivers("filter", "diff", cwd=cwd, env=git_env, timeout=timeout)
+    for name in drivers["filter"]:
+        settings += [f"filter.{name}.{key}=" for key in ("clean", "smudge", "process")]
+        settings.append(f"filter.{name}.required=false")
+    for name in drivers["diff"]:
+        settings += [f"diff.{name}.textconv=", f"diff.{name}.command="]
+    out = dict(env)
+    given = out.get("GIT_CONFIG_COUNT", "0")
+    start = int(given) if given.isdigit() else 0
+    for index, setting in enumerate(settings, start):
+        key, _, value = setting.partition("=")
+        out[f"GIT_CONFIG_KEY_{index}"] = key
+        out[f"GIT_CONFIG_VALUE_{index}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(settings))
+    return out
 
 
 def run_confined(argv: list[str], *, cwd: Path, env: Mapping[str, str],

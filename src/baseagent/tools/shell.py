@@ -6,6 +6,7 @@ everything it started (pipelines, background jobs), not just the bash at the top
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -15,7 +16,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import Policy
-from baseagent.tools.approval import Verdict, declined_text
+from baseagent.tools.approval import Verdict, auto_approved, declined_text
+from baseagent.tools.confined import git_override_env
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
@@ -84,6 +86,8 @@ KILL_GRACE_SECONDS = 0.5
 # Conventional exit codes: 124 like coreutils `timeout`, 130 like a shell on Ctrl-C.
 TIMEOUT_EXIT_CODE = 124
 INTERRUPTED_EXIT_CODE = 130
+# A command that runs git (the word anywhere: `cd x && git status`).
+_GIT = re.compile(r"\bgit\b")
 
 
 def run(args: Args, ctx: ToolContext) -> ToolResult:
@@ -101,7 +105,12 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
                                justification=getattr(args, "justification", None) or "")
     if not verdict.run:
         return _declined(args.command, verdict)
-    result = _run(args, ctx, workdir, _unconfined(ctx) if verdict.unconfined else policy)
+    # Approved by nobody (known safe under `untrusted`): its git runs none of the
+    # repository's programs (a config the model wrote earlier could name one).
+    env = git_override_env(ctx.env, cwd=workdir) \
+        if _GIT.search(args.command) and auto_approved(approvals, args.command) else None
+    result = _run(args, ctx, workdir, _unconfined(ctx) if verdict.unconfined else policy,
+                  env)
     if verdict.note:
         result.output += f"\n{verdict.note}"
     if policy.restricted and not verdict.unconfined:
@@ -131,7 +140,8 @@ def _unconfined(ctx: ToolContext) -> Policy:
     return Policy.build("danger-full-access", ctx.cwd)
 
 
-def _run(args: Args, ctx: ToolContext, workdir: Path, policy: Policy) -> ToolResult:
+def _run(args: Args, ctx: ToolContext, workdir: Path, policy: Policy,
+         env: dict[str, str] | None = None) -> ToolResult:
     timeout_ms = args.timeout_ms if args.timeout_ms is not None else ctx.shell_timeout_ms
     started = time.monotonic()
     # Under the run's supervisor (tools/procs.py): everything the command starts can be
@@ -139,7 +149,8 @@ def _run(args: Args, ctx: ToolContext, workdir: Path, policy: Policy) -> ToolRes
     # policy (sandbox/policy.py). The agent itself stays unrestricted.
     try:
         proc, launch = ctx.processes.start(
-            ["bash", "-c", args.command], policy, cwd=workdir, env=ctx.env,
+            ["bash", "-c", args.command], policy, cwd=workdir,
+            env=ctx.env if env is None else env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command

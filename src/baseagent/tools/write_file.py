@@ -16,7 +16,8 @@ from baseagent.fsutil import atomic_write
 from baseagent.sandbox.policy import confine
 from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
-from baseagent.tools.paths import display_path, event_path, resolve_write
+from baseagent.tools.paths import (confirm_writes, display_path, event_path, held_parent,
+                                   resolve_write)
 
 NAME = "write_file"
 ITEM_TYPE = "file_change"
@@ -85,6 +86,10 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
     # Write through a symlink to its target (resolve_write has checked where it points), so
     # replacing the file does not replace the link with a regular file.
     real = Path(os.path.realpath(target))
+    if real != Path(os.path.normpath(target)):
+        resolve_write(ctx, str(real))  # where it leads now, held below (held_parent)
+    # Under `untrusted`, outside the workspace or into .git: the user's yes first.
+    confirm_writes(ctx, NAME, [real])
     content, note = args.content, ""
     if (plain := without_line_numbers(content)) is not None:
         content = plain
@@ -101,11 +106,12 @@ def run(args: Args, ctx: ToolContext) -> ToolResult:
         old = real.read_bytes() if existing is not None and not big else None
 
         def write() -> None:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(real, data, mode)
+            with held_parent(real) as path:
+                atomic_write(path, data, mode)
 
-        # Under the kernel sandbox: a symlink swapped in since resolve_write checked the
-        # path cannot carry the write outside the writable roots.
+        # Under the kernel sandbox, into the directory that was checked, held open: a
+        # symlink swapped in since resolve_write checked the path can carry the write
+        # neither outside the writable roots nor into .git.
         confine(ctx.policy(), write)
     except OSError as exc:
         raise ToolError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -223,8 +223,10 @@ def plan_patch(hunks: list[Hunk], resolve: Callable[[str], Path]) -> Plan:
 # ---------------------------------------------------------------- commit
 
 
-def commit(plan: Plan) -> None:
+def commit(plan: Plan, guard: Callable[[Path], None] = lambda _path: None) -> None:
     """Delete, then write every changed file; on an OS error undo what was done and raise.
+    `guard(path)` runs just before each delete and write (the sandbox's last look: it
+    raises to stop the patch, and what was done is undone the same way).
 
     Deletes go first so a patch may replace a file by a directory of the same name.
     """
@@ -233,10 +235,12 @@ def commit(plan: Plan) -> None:
     try:
         for slot in slots:
             if slot.data is None and (slot.original is not None or slot.was_symlink_to):
+                _guarded(guard, slot.path)
                 os.unlink(slot.path)
                 undo.append((_restorer(slot), str(slot.path)))
         for slot in slots:
             if slot.data is not None:
+                _guarded(guard, slot.path)
                 for directory in _make_parents(slot.path.parent):
                     undo.append((lambda d=directory: os.rmdir(d), str(directory)))
                 atomic_write(slot.path, slot.data, slot.mode)
@@ -254,6 +258,16 @@ def commit(plan: Plan) -> None:
         else:
             message += " No file was changed."
         raise PatchError(message) from exc
+
+
+def _guarded(guard: Callable[[Path], None], path: Path) -> None:
+    """The guard's refusal as an OSError, so that commit undoes what it did before it."""
+    try:
+        guard(path)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the guard's own error type (ToolError)
+        raise OSError(None, str(exc), str(path)) from exc
 
 
 def _restorer(slot: _Slot) -> Callable[[], None]:
