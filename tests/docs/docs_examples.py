@@ -1,0 +1,83 @@
+"""The code blocks of README.md and docs/*.md, and what each one is.
+
+A block is held to the code in one of three ways, said just above it:
+
+- `<!-- docs-test: run NAME -->`: run by tests/docs/test_docs_examples.py (bash in a
+  shell, python as a script, toml through the config loader); a later block marked
+  `<!-- docs-test: output NAME -->` holds what it prints, compared after `normalise`;
+- a TOML block with no marker: loaded through the config loader all the same (a config
+  example that does not load is a broken example, whatever it illustrates);
+- `<!-- docs-test: tested-by PATH -->`: a test file of its own runs it (PATH must exist);
+- a line in italics starting with `*Illustration` (visible to the reader): an example
+  that only illustrates (it needs a provider key, a remote server, a person), not run.
+
+A python, bash, sh or toml block with none of these fails the coverage test, so a new
+example is either run or says that it is not.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKED = ("python", "bash", "sh", "toml")
+_FENCE = re.compile(r"^```(\w*)")
+_MARK = re.compile(r"<!-- docs-test: (run|output|tested-by) ([\w./-]+) -->")
+
+
+@dataclass
+class Block:
+    path: Path
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    mark: str | None  # "run", "output" or "illustration"
+    name: str | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(REPO)}:{self.line}"
+
+
+def pages() -> list[Path]:
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def blocks(path: Path) -> list[Block]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: list[Block] = []
+    index = 0
+    while index < len(lines):
+        match = _FENCE.match(lines[index])
+        if not match:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        mark = name = None
+        above = [line for line in lines[max(0, index - 3):index] if line.strip()]
+        if above:
+            tag = _MARK.search(above[-1])
+            if tag:
+                mark, name = tag.group(1), tag.group(2)
+            elif above[-1].lstrip().startswith("*Illustration"):
+                mark = "illustration"
+        found.append(Block(path, index + 1, match.group(1), "\n".join(lines[index + 1:end]) + "\n",
+                           mark, name))
+        index = end + 1
+    return found
+
+
+def every_block() -> list[Block]:
+    return [block for page in pages() for block in blocks(page)]
+
+
+def normalise(text: str, replacements: dict[str, str]) -> str:
+    """What differs between two honest runs: ids, token counts, the machine's paths."""
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>", text)
+    text = re.sub(r'("\w*tokens":)\d+', r"\1<n>", text)
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
