@@ -49,6 +49,9 @@ _UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "alep
                                "nlp_cloud", "cached_response"})
 # Messages between the stream pump and the caller.
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
+# Characters of an answer past which the chunks waiting on the queue are taken together
+# (one join of the text, one on_progress): below it every chunk is shown as it comes.
+COALESCE_FROM = 64 * 1024
 # The finish reason of an answer cut because it repeated itself (llm/repetition.py).
 RUNAWAY_FINISH = "repetition"
 # How long a process ending mid-import waits for the background litellm import.
@@ -499,39 +502,52 @@ class ModelClient:
                     break
                 if kind is _OPEN:
                     continue
-                chunk = value
-                usage_obj = getattr(chunk, "usage", None) or usage_obj
-                choices = getattr(chunk, "choices", None) or []
-                if not choices:
-                    continue
-                choice = choices[0]
-                delta = choice.delta
-                changed = False
-                piece = getattr(delta, "content", None)
-                if piece:
-                    held += len(piece)
-                    text += scrub_surrogates(piece)
-                    changed = True
-                piece = getattr(delta, "reasoning_content", None)
-                if piece:
-                    held += len(piece)
-                    reasoning += scrub_surrogates(piece)
-                    changed = True
-                blocks = getattr(delta, "thinking_blocks", None)
-                more = getattr(delta, "reasoning_details", None)
-                call_pieces = getattr(delta, "tool_calls", None) or []
-                if blocks or more or call_pieces:
-                    held += _held(blocks) + _held(more) + sum(_call_piece_size(tc)
-                                                              for tc in call_pieces)
-                if held > self.limits.reply:
-                    raise StreamLimitExceeded("a reply", self.limits.reply, "characters")
-                _collect_thinking_blocks(thinking_blocks, blocks)
-                merge_details(details, more)
-                for tc in call_pieces:
-                    _merge_tool_delta(calls, tc)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-                if call_pieces:
+                # One chunk, or, once the answer is long, every chunk already waiting: the
+                # text is then joined and shown once for all of them. on_progress keeps the
+                # text it is shown (the loop does), so each join copies the whole text: one
+                # per chunk would make a fast stream of small deltas quadratic.
+                batch = [value]
+                after = _drain(pump.queue, batch) if held > COALESCE_FROM else None
+                texts: list[str] = []
+                thoughts: list[str] = []
+                changed = streamed_calls = False
+                for chunk in batch:
+                    usage_obj = getattr(chunk, "usage", None) or usage_obj
+                    choices = getattr(chunk, "choices", None) or []
+                    if not choices:
+                        continue
+                    choice = choices[0]
+                    delta = choice.delta
+                    piece = getattr(delta, "content", None)
+                    if piece:
+                        held += len(piece)
+                        texts.append(scrub_surrogates(piece))
+                        changed = True
+                    piece = getattr(delta, "reasoning_content", None)
+                    if piece:
+                        held += len(piece)
+                        thoughts.append(scrub_surrogates(piece))
+                        changed = True
+                    blocks = getattr(delta, "thinking_blocks", None)
+                    more = getattr(delta, "reasoning_details", None)
+                    call_pieces = getattr(delta, "tool_calls", None) or []
+                    if blocks or more or call_pieces:
+                        held += _held(blocks) + _held(more) + sum(_call_piece_size(tc)
+                                                                  for tc in call_pieces)
+                    if held > self.limits.reply:
+                        raise StreamLimitExceeded("a reply", self.limits.reply, "characters")
+                    _collect_thinking_blocks(thinking_blocks, blocks)
+                    merge_details(details, more)
+                    for tc in call_pieces:
+                        _merge_tool_delta(calls, tc)
+                    streamed_calls = streamed_calls or bool(call_pieces)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                if texts:
+                    text += "".join(texts)
+                if thoughts:
+                    reasoning += "".join(thoughts)
+                if streamed_calls:
                     on_progress(text, reasoning, _calls_so_far(calls))
                 elif changed:
                     on_progress(text, reasoning)
@@ -540,6 +556,10 @@ class ModelClient:
                     usage_obj = None
                     calls.clear()  # a call cut short must never run
                     break
+                if after is not None:
+                    if after[0] is _ERROR:
+                        raise after[1]
+                    break  # _END
         finally:
             pump.abandon()
         if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
@@ -648,6 +668,20 @@ def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:
             continue
         if block.get("type") == "redacted_thinking" or block.get("signature"):
             blocks.append({k: v for k, v in block.items() if v is not None})
+
+
+def _drain(waiting: "queue.SimpleQueue[tuple[object, Any]]",
+           batch: list[Any]) -> tuple[object, Any] | None:
+    """Move the chunks already waiting into `batch`; the first message that is not a chunk
+    (the end, an error) is returned, None when the queue ran dry first."""
+    while True:
+        try:
+            kind, value = waiting.get_nowait()
+        except queue.Empty:
+            return None
+        if kind is not _CHUNK:
+            return kind, value
+        batch.append(value)
 
 
 def _held(pieces: Any) -> int:

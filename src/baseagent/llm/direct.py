@@ -77,13 +77,17 @@ class Attempt:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conn: http.client.HTTPConnection | None = None
+        # The connection's socket, held here: http.client lets go of it (conn.sock = None)
+        # once an answer that closes the connection has its headers, and reads the body
+        # through the response alone
+        self.sock: socket.socket | None = None
+        self._watched = False
         self.aborted = False
 
     def watch(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
             if not self.aborted:
-                self._conn = conn
+                self.sock, self._watched = conn.sock, True
                 return
         conn.close()
         raise AttemptAbandoned("the attempt was abandoned")
@@ -91,20 +95,19 @@ class Attempt:
     def release(self) -> bool:
         """The exchange is over: False when it had been aborted (drop the connection)."""
         with self._lock:
-            self._conn = None
+            self._watched = False
             return not self.aborted
 
     def abort(self) -> None:
         with self._lock:
             self.aborted = True
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            _shut(conn)
+            sock = self.sock if self._watched else None
+            self._watched = False
+        _shut(sock)
 
 
-def _shut(conn: http.client.HTTPConnection) -> None:
-    """Shut a connection's socket (from any thread: a read blocked on it returns)."""
-    sock = conn.sock
+def _shut(sock: socket.socket | None) -> None:
+    """Shut a socket (from any thread: a read blocked on it returns at once)."""
     if sock is not None:
         try:
             sock.shutdown(socket.SHUT_RDWR)
@@ -332,7 +335,11 @@ class DirectStream:
             return
         self._closed = True
         self._attempt.release()
-        _shut(self._conn)
+        _shut(self._attempt.sock)
+        try:
+            self._response.close()  # its file holds the socket open otherwise
+        except Exception:  # noqa: BLE001 - a response read elsewhere as it closes
+            pass
         self._conn.close()
 
 
