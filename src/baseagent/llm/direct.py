@@ -41,6 +41,11 @@ READ_SIZE = 65536
 # What is read of a body after the answer's end to keep its connection ([DONE] and what
 # follows); a server that goes on past this loses the connection instead.
 DRAIN_BYTES = 64 * 1024
+# What reading an event the server wrote raises when it is not what the wire says: a
+# shape the parser does not expect (a list where an object goes), a count that is not a
+# number, nesting deeper than json takes. The stream is broken (a MidStreamError), as
+# when its JSON does not parse.
+_UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 # What a kept-alive connection the server has meanwhile closed looks like when reused:
 # worth one more try on a fresh connection (nothing reached the server).
 _STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
@@ -191,7 +196,7 @@ class DirectTransport:
             self._done(conn, response, attempt)
             try:
                 parsed = json.loads(raw) if raw.strip() else None
-            except ValueError:
+            except _UNREADABLE:
                 parsed = None
             raise provider_error(self.wire.name, response.status, parsed, raw,
                                  _Answer(response.status, response.getheaders()))
@@ -304,7 +309,7 @@ class DirectStream:
                 if data == "[DONE]":
                     finished = True
                     break
-                chunk = parse(event, data)
+                chunk = _chunk_of(parse, event, data)
                 if chunk is None:
                     continue
                 for choice in chunk.choices:
@@ -341,6 +346,17 @@ class DirectStream:
         except Exception:  # noqa: BLE001 - a response read elsewhere as it closes
             pass
         self._conn.close()
+
+
+def _chunk_of(parse: Callable[[str | None, str], Chunk | None], event: str | None,
+              data: str) -> Chunk | None:
+    """The chunk of one event; an event that cannot be read is a MidStreamError."""
+    try:
+        return parse(event, data)
+    except MidStreamError:
+        raise
+    except _UNREADABLE as exc:
+        raise MidStreamError(exc) from exc
 
 
 def _read_capped(response: http.client.HTTPResponse, cap: int) -> bytes:
