@@ -259,6 +259,20 @@ def test_an_output_cap_that_allows_more_allows_more(hostile):
     assert "a reply over 3,200,000 characters" in outcome["message"]
 
 
+def test_what_follows_the_end_of_an_answer_is_not_read(hostile):
+    # After [DONE] the rest of the body is read only to keep the connection (64 KiB at
+    # most); an endless tail loses the connection, not the answer.
+    def respond(send):
+        send(SSE_HEAD + b'data: {"choices": [{"delta": {"content": "hi"}, '
+             b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n')
+        forever(send, b"z" * 65536)
+
+    server = hostile(respond)
+    outcome = call(server.base)
+    assert outcome == {**outcome, "ended": "answer", "text": 2}
+    assert outcome["seconds"] < 10 and outcome["peak_mb"] < PEAK_RSS_MB
+
+
 @pytest.mark.parametrize("stage", ["headers", "stream"])
 def test_an_attempt_given_up_closes_its_socket(hostile, stage):
     # The client's own clock (request_timeout) gives the attempt up long before the
@@ -275,3 +289,31 @@ def test_an_attempt_given_up_closes_its_socket(hostile, stage):
     closed = server.connections[0]["closed_after"]
     # shut when the client gave up, not when its process ended (4 s later)
     assert closed is not None and closed < outcome["seconds"] + 2, (closed, outcome)
+
+
+# -- Anthropic's fragments: data that is not JSON, kept until it reads as JSON -------------------
+
+def test_unreadable_anthropic_data_is_kept_within_a_cap():
+    from baseagent.llm.limits import StreamLimitExceeded
+    from baseagent.llm.wire_anthropic import FRAGMENT_CHARS, _StreamParser
+
+    parser = _StreamParser()
+    assert parser.parse(None, "not json") is None
+    with pytest.raises(StreamLimitExceeded, match="unreadable event data"):
+        for _ in range(FRAGMENT_CHARS // 1000 + 2):
+            parser.parse(None, "x" * 1000)
+
+
+def test_rereading_fragments_is_capped():
+    # Each line ending in a brace makes the parser try the whole buffer again: an open
+    # string that never closes would make that quadratic without the cap on re-reading.
+    from baseagent.llm.limits import StreamLimitExceeded
+    from baseagent.llm.wire_anthropic import _StreamParser
+
+    parser = _StreamParser()
+    parser.parse(None, '{"type": "content_block_delta", "delta": {"text": "')
+    started = time.process_time()
+    with pytest.raises(StreamLimitExceeded, match="re-read"):
+        for _ in range(1_000_000):
+            parser.parse(None, "}")
+    assert time.process_time() - started < 10
