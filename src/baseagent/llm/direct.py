@@ -20,8 +20,9 @@ MidStreamError.
 What the server sends is read within the caps of llm/limits.py: an error body is cut at
 its cap (and the connection closed), and a line, an event or a body past its cap ends the
 attempt with StreamLimitExceeded. An `Attempt` lets the caller give a request up from
-another thread at any stage (connecting, waiting for the headers, streaming): its socket is
-shut, so the read blocked on it ends at once and nothing keeps reading beside the retry.
+another thread: once it has a connection (sending, waiting for the headers, streaming) its
+socket is shut, so the read blocked on it ends at once and nothing keeps reading beside the
+retry; a connection still being made is closed as soon as it is made.
 """
 from __future__ import annotations
 
