@@ -121,3 +121,11 @@ def test_a_comment_holding_a_fence_still_finds_the_call():
     parsed = parse_tool_calls(text, TOOLS)
     assert [(c.name, json.loads(c.arguments)) for c in parsed.calls] == [
         ("shell", {"command": "ls"})]
+
+
+def test_a_native_call_nested_deeper_than_json_takes_is_invalid_json():
+    # The same nesting in a call the API returned: the registry's error, not a RecursionError
+    registry = ToolRegistry()
+    deep = '{"command": ' + "[" * 5000 + "]" * 5000 + "}"
+    assert registry.prepare("shell", deep).error.startswith("invalid JSON in the arguments")
+    assert registry.repair("shell", '{"command": ' + "[" * 5000) is None
