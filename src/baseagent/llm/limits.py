@@ -32,7 +32,10 @@ from baseagent.llm.errors import ModelError
 
 ERROR_BODY_BYTES = 64 * 1024
 REPLY_CHARS_PER_TOKEN = 32
-REPLY_FLOOR = 1 << 20  # characters
+# Characters, at the least: twice the registry's cap on one call's arguments
+# (tools/registry.py MAX_ARGUMENT_CHARS), so a call too large to run still arrives whole and
+# is refused with a tool result the model can act on, rather than failing the turn.
+REPLY_FLOOR = 2 << 20
 # A client given no output cap (a library caller's ModelClient; the CLI always sets one)
 # reads as if the cap were this many tokens.
 DEFAULT_OUTPUT_TOKENS = 128 * 1024
