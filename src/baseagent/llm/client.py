@@ -19,6 +19,7 @@ from baseagent.errors import ConfigError
 from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelError,
                                   ModelInterrupted)
+from baseagent.llm.limits import StreamLimitExceeded, StreamLimits
 from baseagent.llm.repetition import RepetitionGuard
 from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
                                  RetrySchedule, classify, connection_problem, describe,
@@ -48,6 +49,9 @@ _UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "alep
                                "nlp_cloud", "cached_response"})
 # Messages between the stream pump and the caller.
 _OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
+# Characters of an answer past which the chunks waiting on the queue are taken together
+# (one join of the text, one on_progress): below it every chunk is shown as it comes.
+COALESCE_FROM = 64 * 1024
 # The finish reason of an answer cut because it repeated itself (llm/repetition.py).
 RUNAWAY_FINISH = "repetition"
 # How long a process ending mid-import waits for the background litellm import.
@@ -250,12 +254,15 @@ class ModelClient:
         self.totals = UsageTotals()
         self.route = route
         self.request_log = request_log
+        # What one answer may hold (llm/limits.py), from the output cap
+        self.limits = StreamLimits.for_output(max_tokens)
         self._direct: Any = None
         if route is not None:
             from baseagent.llm.direct import DirectTransport, wire_for
 
             self._direct = DirectTransport(
-                wire_for(route, kept_reasoning_keys(model, route.api_base)), route)
+                wire_for(route, kept_reasoning_keys(model, route.api_base)), route,
+                self.limits)
         # What litellm is handed: each history message without the reasoning keys its
         # provider does not take and without lone surrogates, worked out once per message.
         drop = dropped_reasoning_keys(model, api_base)
@@ -433,11 +440,13 @@ class ModelClient:
         params.update(self._wire_params(tools, tool_choice))
         return params
 
-    def _opener(self, messages: list[dict], tools: list[dict] | None,
-                tool_choice: Any) -> Callable[[], Any]:
-        """What opens this attempt's stream: the direct transport when the run has a route
-        and the wire can build this request, else litellm."""
+    def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any
+                ) -> tuple[Callable[[], Any], Callable[[], None] | None]:
+        """What opens this attempt's stream (the direct transport when the run has a route
+        and the wire can build this request, else litellm), and what gives the attempt up
+        from another thread (the direct path's: its socket is shut), if anything."""
         if self._direct is not None:
+            from baseagent.llm.direct import Attempt
             from baseagent.llm.wire_openai import Unsupported
 
             params = self._wire_params(tools, tool_choice)
@@ -447,11 +456,12 @@ class ModelClient:
             except Unsupported:
                 pass  # this one request goes through litellm
             else:
-                return lambda: self._direct.open(body, timeout, lambda exc: self._second_body(
-                    exc, messages, params, tools))
+                attempt = Attempt()
+                return (lambda: self._direct.open(body, timeout, lambda exc: self._second_body(
+                    exc, messages, params, tools), attempt), attempt.abort)
         litellm = load_litellm()
         params = self._request_params(messages, tools, tool_choice)
-        return lambda: _unlogged(litellm, litellm.completion(**params))
+        return lambda: _unlogged(litellm, litellm.completion(**params)), None
 
     def _second_body(self, error: Exception, messages: list[dict], params: dict[str, Any],
                      tools: list[dict] | None) -> bytes | None:
@@ -466,7 +476,7 @@ class ModelClient:
                    tool_choice: Any = None) -> ModelTurn:
         """One streamed attempt. The network is read on a worker thread so this thread stays
         free to notice an interrupt or a stall at once, whatever the socket is doing."""
-        pump = _StreamPump(self._opener(messages, tools, tool_choice))
+        pump = _StreamPump(*self._opener(messages, tools, tool_choice))
         pump.start()
         started = last_seen = time.monotonic()
         idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
@@ -480,6 +490,9 @@ class ModelClient:
         finish: str | None = None
         usage_obj: Any = None
         guards: dict[Any, RepetitionGuard] = {}
+        # Characters assembled so far (text, reasoning, arguments, blocks): capped at
+        # self.limits.reply, whatever the transport (llm/limits.py)
+        held = 0
         try:
             while True:
                 try:
@@ -502,30 +515,52 @@ class ModelClient:
                     break
                 if kind is _OPEN:
                     continue
-                chunk = value
-                usage_obj = getattr(chunk, "usage", None) or usage_obj
-                choices = getattr(chunk, "choices", None) or []
-                if not choices:
-                    continue
-                choice = choices[0]
-                delta = choice.delta
-                changed = False
-                piece = getattr(delta, "content", None)
-                if piece:
-                    text += scrub_surrogates(piece)
-                    changed = True
-                piece = getattr(delta, "reasoning_content", None)
-                if piece:
-                    reasoning += scrub_surrogates(piece)
-                    changed = True
-                _collect_thinking_blocks(thinking_blocks, getattr(delta, "thinking_blocks", None))
-                merge_details(details, getattr(delta, "reasoning_details", None))
-                call_pieces = getattr(delta, "tool_calls", None) or []
-                for tc in call_pieces:
-                    _merge_tool_delta(calls, tc)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-                if call_pieces:
+                # One chunk, or, once the answer is long, every chunk already waiting: the
+                # text is then joined and shown once for all of them. on_progress keeps the
+                # text it is shown (the loop does), so each join copies the whole text: one
+                # per chunk would make a fast stream of small deltas quadratic.
+                batch = [value]
+                after = _drain(pump.queue, batch) if held > COALESCE_FROM else None
+                texts: list[str] = []
+                thoughts: list[str] = []
+                changed = streamed_calls = False
+                for chunk in batch:
+                    usage_obj = getattr(chunk, "usage", None) or usage_obj
+                    choices = getattr(chunk, "choices", None) or []
+                    if not choices:
+                        continue
+                    choice = choices[0]
+                    delta = choice.delta
+                    piece = getattr(delta, "content", None)
+                    if piece:
+                        held += len(piece)
+                        texts.append(scrub_surrogates(piece))
+                        changed = True
+                    piece = getattr(delta, "reasoning_content", None)
+                    if piece:
+                        held += len(piece)
+                        thoughts.append(scrub_surrogates(piece))
+                        changed = True
+                    blocks = getattr(delta, "thinking_blocks", None)
+                    more = getattr(delta, "reasoning_details", None)
+                    call_pieces = getattr(delta, "tool_calls", None) or []
+                    if blocks or more or call_pieces:
+                        held += _held(blocks) + _held(more) + sum(_call_piece_size(tc)
+                                                                  for tc in call_pieces)
+                    if held > self.limits.reply:
+                        raise StreamLimitExceeded("a reply", self.limits.reply, "characters")
+                    _collect_thinking_blocks(thinking_blocks, blocks)
+                    merge_details(details, more)
+                    for tc in call_pieces:
+                        _merge_tool_delta(calls, tc)
+                    streamed_calls = streamed_calls or bool(call_pieces)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                if texts:
+                    text += "".join(texts)
+                if thoughts:
+                    reasoning += "".join(thoughts)
+                if streamed_calls:
                     on_progress(text, reasoning, _calls_so_far(calls))
                 elif changed:
                     on_progress(text, reasoning)
@@ -534,6 +569,10 @@ class ModelClient:
                     usage_obj = None
                     calls.clear()  # a call cut short must never run
                     break
+                if after is not None:
+                    if after[0] is _ERROR:
+                        raise after[1]
+                    break  # _END
         finally:
             pump.abandon()
         if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
@@ -644,6 +683,37 @@ def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:
             blocks.append({k: v for k, v in block.items() if v is not None})
 
 
+def _drain(waiting: "queue.SimpleQueue[tuple[object, Any]]",
+           batch: list[Any]) -> tuple[object, Any] | None:
+    """Move the chunks already waiting into `batch`; the first message that is not a chunk
+    (the end, an error) is returned, None when the queue ran dry first."""
+    while True:
+        try:
+            kind, value = waiting.get_nowait()
+        except queue.Empty:
+            return None
+        if kind is not _CHUNK:
+            return kind, value
+        batch.append(value)
+
+
+def _held(pieces: Any) -> int:
+    """Characters in a delta's reasoning blocks or details (their string values)."""
+    if not pieces:
+        return 0
+    total = 0
+    for piece in pieces if isinstance(pieces, list) else [pieces]:
+        values = piece.values() if isinstance(piece, dict) else [piece]
+        total += sum(len(v) if isinstance(v, str) else len(str(v)) for v in values)
+    return total
+
+
+def _call_piece_size(tc: Any) -> int:
+    function = getattr(tc, "function", None)
+    return (len(getattr(tc, "id", None) or "") + len(getattr(function, "name", None) or "")
+            + len(getattr(function, "arguments", None) or ""))
+
+
 def _merge_tool_delta(calls: dict[int, dict[str, str]], tc: Any) -> None:
     """Tool calls arrive in pieces keyed by index: id and name once, arguments in fragments."""
     index = getattr(tc, "index", None)
@@ -697,9 +767,12 @@ def _provider_finish_missing(stream: Any) -> bool:
 class _StreamPump(threading.Thread):
     """Opens the stream and moves its chunks onto a queue, on a daemon thread.
 
-    When the caller gives up (interrupt, stall) it abandons the pump: the stream is closed
-    best-effort and whatever the thread still produces is dropped; a thread blocked in a
-    socket read ends when httpx's own read timeout fires, or with the process.
+    When the caller gives up (interrupt, stall, a cap) it abandons the pump: whatever the
+    thread still produces is dropped. On the direct path (`abort`) the attempt's socket is
+    shut at once, whatever stage it is at, so the thread's read ends and nothing keeps
+    reading beside the retry; a litellm stream is closed once its thread lets go of it (a
+    thread blocked in a socket read ends when httpx's own read timeout fires, or with the
+    process).
 
     Every stream is closed on this thread when it ends, finished or not. litellm stops
     reading some answers before their body ends (Anthropic's at `message_stop`); left
@@ -708,8 +781,10 @@ class _StreamPump(threading.Thread):
     the close waits for the pool's lock that very thread holds: the run hangs.
     """
 
-    def __init__(self, open_stream: Callable[[], Any]) -> None:
+    def __init__(self, open_stream: Callable[[], Any],
+                 abort: Callable[[], None] | None = None) -> None:
         super().__init__(name="model-stream", daemon=True)
+        self._abort = abort
         self.queue: queue.SimpleQueue[tuple[object, Any]] = queue.SimpleQueue()
         self.stream: Any = None
         self._open_stream = open_stream
@@ -733,6 +808,8 @@ class _StreamPump(threading.Thread):
     def abandon(self) -> None:
         """Stop caring about this attempt; close its stream if it is done or once it is."""
         self._abandoned.set()
+        if self._abort is not None:
+            self._abort()
         if not self.is_alive():
             _close_stream(self.stream)
 

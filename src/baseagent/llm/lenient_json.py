@@ -13,6 +13,10 @@ call is lost (or, written as text, taken for prose). Here:
    kept only when its result has no key the schema lacks, since on code it can split a
    string into invented keys.
 
+json-repair's work grows faster than its input (a quarter-megabyte of brackets took
+seconds), so it is given at most REPAIR_CHARS characters; deeper nesting than Python's
+parser takes is no reading (never a RecursionError out of here).
+
 Every result is checked against the schema by the caller; `repaired` says what was done so
 the tool result can tell the model (and it learns the strict form).
 """
@@ -22,6 +26,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# The longest text handed to json-repair (characters)
+REPAIR_CHARS = 64 * 1024
+# What strict parsing raises on a text it cannot read: nesting deeper than the
+# interpreter's recursion limit is a RecursionError, not a ValueError
+_UNREAD = (ValueError, RecursionError)
 
 
 @dataclass
@@ -37,7 +47,7 @@ def loads(text: str, schema: dict[str, Any] | None = None) -> Lenient:
     """The value `text` means; raises ValueError when no reading is possible."""
     try:
         return Lenient(json.loads(text))
-    except ValueError as exc:
+    except _UNREAD as exc:
         strict_error = str(exc)
     properties = _properties(schema)
     if properties:
@@ -70,6 +80,8 @@ def _properties(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def _library(text: str) -> Any:
+    if len(text) > REPAIR_CHARS:
+        return None
     try:
         import json_repair
     except ImportError:  # pragma: no cover - a declared dependency
@@ -125,7 +137,7 @@ def _value(span: str) -> Any:
             return _unescape(span[len(quote):-len(quote)])
     try:
         return json.loads(span)
-    except ValueError:
+    except _UNREAD:
         return _UNREADABLE
 
 

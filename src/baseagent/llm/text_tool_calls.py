@@ -13,6 +13,11 @@ given as a JSON string are decoded):
 - the whole answer being that one object, or a JSON array of such objects (as some models
   list parallel calls); an array runs only if every call in it is valid.
 
+Both shapes are found by a scan in linear time (each opening is read up to the next fence
+or closing tag, and the search goes on from there), over a text of at most MAX_TEXT
+characters: a longer answer is taken as prose. A regular expression with lazy content and
+optional comment lines backtracked there (a 120 KB answer took a minute of CPU).
+
 A candidate becomes a call only if its tool is offered in this request and its arguments
 validate against that tool's JSON schema; anything else stays text and never runs. JSON
 with the slips small models make (unescaped quotes and newlines in strings, triple-quoted blocks,
@@ -26,15 +31,21 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 PARSER_MODES = ("auto", "native", "text")
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
-# Any fence language: small models label the call ```python or ```bash as often as ```json,
-# and may put a comment line (`# tools`) above it; the content must still be a call. The
-# content never holds a fence: a block of comments only must not run on into the next one.
-_FENCED = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(?:[ \t]*(?:#|//)[^\n]*\n)*((?:(?!```).)*?)"
-                     r"\n[ \t]*```", re.DOTALL)
+# The longest answer read for calls (characters); a reply holding a whole file in a call
+# stays well under it. A longer one is prose.
+MAX_TEXT = 1 << 20
+_OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"
+FENCE = "```"
+# The rest of a fence's opening line: any language (small models label the call ```python
+# or ```bash as often as ```json), or none.
+_FENCE_LABEL = re.compile(r"[ \t]*[\w+-]*[ \t]*\n")
+# A comment line above the call (`# tools`), skipped.
+_COMMENT = re.compile(r"[ \t]*(?:#|//)[^\n]*\n")
+# What json.loads raises on a text it cannot read (too deep a nesting is a RecursionError)
+_UNREAD = (ValueError, RecursionError)
 
 
 @dataclass
@@ -58,17 +69,17 @@ def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None) -> ParsedTex
     """The well-formed calls to offered tools written in `text` (OpenAI tool specs in
     `tools`). With none found, the text comes back unchanged and no call is made."""
     schemas = _schemas(tools)
-    if not text or not schemas:
+    if not text or not schemas or len(text) > MAX_TEXT:
         return ParsedText(text=text)
     malformed: list[str] = []
-    for pattern in (_TAGGED, _FENCED):
+    for blocks in (_tagged, _fenced):
         spans: list[tuple[int, int]] = []
         calls: list[TextCall] = []
-        for match in pattern.finditer(text):
-            call = _call(match.group(1), schemas, malformed)
+        for start, end, content in blocks(text):
+            call = _call(content, schemas, malformed)
             if call is not None:
                 calls.append(call)
-                spans.append(match.span())
+                spans.append((start, end))
         if calls:
             return ParsedText(calls, _without(text, spans))
     whole = text.strip()  # the whole answer is the call, or a list of calls
@@ -81,12 +92,56 @@ def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None) -> ParsedTex
     return ParsedText(text=text, malformed=list(dict.fromkeys(malformed)))
 
 
+def _tagged(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, content) of each `<tool_call>...</tool_call>` (the closing tag may be
+    missing at the very end), content stripped of the whitespace around it."""
+    at = text.find(_OPEN_TAG)
+    while at >= 0:
+        body = at + len(_OPEN_TAG)
+        close = text.find(_CLOSE_TAG, body)
+        end = len(text) if close < 0 else close + len(_CLOSE_TAG)
+        yield at, end, text[body:len(text) if close < 0 else close].strip()
+        at = text.find(_OPEN_TAG, end)
+
+
+def _fenced(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, content) of each fenced block: an opening fence with its label, the
+    comment lines above the call skipped, and content that holds no fence, up to a closing
+    fence at the start of a line (after blanks). Each opening is read up to the next fence
+    at most, and the next opening searched from that fence: linear in the text."""
+    at = text.find(FENCE)
+    while at >= 0:
+        label = _FENCE_LABEL.match(text, at + len(FENCE))
+        if label is None:
+            at = text.find(FENCE, at + 1)
+            continue
+        # Comment lines above the content (never one holding a fence: it would be read
+        # as content and end the block there)
+        lines = [label.end()]
+        while (comment := _COMMENT.match(text, lines[-1])) is not None \
+                and FENCE not in comment.group():
+            lines.append(comment.end())
+        close = text.find(FENCE, lines[-1])
+        if close < 0:
+            return
+        newline = text.rfind("\n", 0, close)
+        # The closing fence starts its line; the content is what lies before that line,
+        # after as many comment lines as leave it room (none left: the comments are it)
+        start = next((s for s in reversed(lines) if s <= newline), None) \
+            if newline >= 0 and not text[newline + 1:close].strip(" \t") else None
+        if start is None:
+            at = close if close > at else text.find(FENCE, at + 1)
+            continue
+        yield at, close + len(FENCE), text[start:newline]
+        at = text.find(FENCE, close + len(FENCE))
+
+
 def _call_list(candidate: str, schemas: dict[str, dict[str, Any]]) -> list[TextCall]:
     if not candidate.startswith("["):
         return []
     try:
         data = json.loads(candidate)
-    except ValueError:
+    except _UNREAD:
         return []
     if not isinstance(data, list) or not data:
         return []
@@ -110,8 +165,8 @@ def _call(candidate: str, schemas: dict[str, dict[str, Any]],
     `malformed` saying why it was not read)."""
     try:
         data = json.loads(candidate)
-    except ValueError as exc:
-        return _lenient_call(candidate, schemas, str(exc), malformed)
+    except _UNREAD as exc:
+        return _lenient_call(candidate, schemas, str(exc) or type(exc).__name__, malformed)
     if not isinstance(data, dict) or set(data) - {"name", "arguments", "parameters"}:
         return None
     name = data.get("name")
@@ -119,7 +174,7 @@ def _call(candidate: str, schemas: dict[str, dict[str, Any]],
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")
-        except ValueError:
+        except _UNREAD:
             return None
     if not isinstance(name, str) or name not in schemas:
         return None

@@ -28,6 +28,7 @@ import re
 from typing import Any, Callable
 
 from baseagent.llm.chunks import Choice, Chunk, Delta, FunctionDelta, ToolCallDelta, Usage
+from baseagent.llm.limits import StreamLimitExceeded
 from baseagent.llm.per_message import PerMessage
 from baseagent.llm.provider_errors import MidStreamError
 from baseagent.llm.reasoning import REASONING_KEYS, without_keys
@@ -35,6 +36,11 @@ from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.wire_openai import Unsupported, dumps, map_finish
 
 ANTHROPIC_VERSION = "2023-06-01"
+# A stream that is not well-formed keeps its data lines until they read as JSON (litellm's
+# way, below): at most this many characters are kept, and every attempt to read them
+# re-reads the whole buffer, so the characters re-read in one stream are capped too.
+FRAGMENT_CHARS = 1 << 20
+FRAGMENT_REREAD_CHARS = 64 << 20
 # litellm's _EMPTY_TEXT_PLACEHOLDER: Anthropic refuses an empty text block.
 EMPTY_TEXT = "[System: Empty message content sanitised to satisfy protocol]"
 # The keys of a tool's input schema Anthropic accepts (litellm's AnthropicInputSchema).
@@ -337,6 +343,8 @@ class _StreamParser:
         # the buffer starts with a whole JSON value (it takes the first bad line for a
         # fragment split across reads); None while the stream is well-formed.
         self.fragments: list[str] | None = None
+        self.fragment_chars = 0
+        self.reread = 0
 
     def parse(self, event: str | None, data: str) -> Chunk | None:
         if self.fragments is None:
@@ -352,21 +360,32 @@ class _StreamParser:
     def _accumulate(self, data: str) -> Chunk | None:
         assert self.fragments is not None
         self.fragments.append(data)
+        self.fragment_chars += len(data)
+        if self.fragment_chars > FRAGMENT_CHARS:
+            raise StreamLimitExceeded("unreadable event data", FRAGMENT_CHARS, "characters")
         if not data.rstrip().endswith(("}", "]")):
             return None
         buffer = "".join(self.fragments).lstrip()
+        self.reread += len(buffer)
+        if self.reread > FRAGMENT_REREAD_CHARS:
+            raise StreamLimitExceeded("unreadable event data", FRAGMENT_REREAD_CHARS,
+                                      "characters re-read")
         while buffer:
             try:
                 value, end = _DECODER.raw_decode(buffer)
             except ValueError:
-                self.fragments = [buffer]
+                self._keep(buffer)
                 return None
             buffer = buffer[end:].lstrip()
             if isinstance(value, dict):
-                self.fragments = [buffer] if buffer else []
+                self._keep(buffer)
                 return self._chunk(value)
-        self.fragments = []
+        self._keep("")
         return None
+
+    def _keep(self, buffer: str) -> None:
+        self.fragments = [buffer] if buffer else []
+        self.fragment_chars = len(buffer)
 
     def _chunk(self, obj: Any) -> Chunk | None:
         kind = obj.get("type") if isinstance(obj, dict) else None

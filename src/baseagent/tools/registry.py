@@ -96,7 +96,7 @@ class PreparedCall:
             return {"omitted": f"{len(self.raw_arguments)} characters"}
         try:
             return json.loads(self.raw_arguments)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return self.raw_arguments
 
 
@@ -169,7 +169,7 @@ class ToolRegistry:
             return call
         try:
             data = json.loads(raw_arguments) if raw_arguments.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # too deep a nesting
             call.error = (f"invalid JSON in the arguments of {name}: {exc}. Send the arguments "
                           f"as one JSON object matching the tool's schema.")
             return call
@@ -193,7 +193,7 @@ class ToolRegistry:
         try:
             json.loads(raw_arguments)
             return None
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         from baseagent.llm import lenient_json
 
