@@ -5,6 +5,7 @@ never import litellm. Usage errors are one line on stderr and exit code 2, never
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -717,6 +718,31 @@ def export_command(
 
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text.encode("utf-8"))
+
+
+# -- serve: the agent over HTTP and a web page (baseagent/serve/, docs/SERVE.md) ----------------
+
+@app.command("serve", short_help="HTTP API + web page: baseagent serve --port 8765")
+def serve_command(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; another than loopback needs --token."),
+    port: int = typer.Option(8765, "--port", help="Port (0: any free one)."),
+    token: Optional[str] = typer.Option(None, "--token", help="The bearer token [env BASEAGENT_SERVE_TOKEN; default: a random one, printed once]."),
+    allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", metavar="NAME", help="Another Host name to accept (behind a proxy)."),
+    cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="New threads' workspace [default: .]"),
+    model: Optional[str] = _MODEL,
+    api_base: Optional[str] = _API_BASE,
+) -> None:
+    """Serve the agent: an HTTP API (SSE events, OpenAPI at /openapi.json) and a web page."""
+    from baseagent.serve.command import TOKEN_ENV, ServeOptions, run as run_serve
+
+    root = ctx.find_root().params
+    defaults = {"cwd": str((cwd or Path.cwd()).resolve())}
+    defaults.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v})
+    options = ServeOptions(host=host, port=port, token=token or os.environ.get(TOKEN_ENV) or None,
+                           allow_hosts=tuple(allow_host or ()), config_file=root.get("config"),
+                           profile=root.get("profile"), defaults=defaults)
+    raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
 # -- batch: many tasks in isolated workspaces (baseagent/batch/, docs/BATCH.md) ----------------
