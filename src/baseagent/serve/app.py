@@ -236,7 +236,7 @@ class Api:
                         yield ServerSentEvent(entry.data, event=entry.name, id=entry.id)
                         cursor = entry.number
                     if not entries:
-                        if handle.gate.closed:
+                        if log.closed:
                             return
                         await log.wait_after(cursor, PING_S)
             finally:

@@ -153,5 +153,6 @@ class Background:
         return self.app.app.state.registry
 
     def stop(self) -> None:
+        self.registry.close()  # the threads' streams end, so the server stops at once
         self.server.should_exit = True
         self.thread.join(10)

@@ -42,6 +42,7 @@ class EventLog:
         self._bytes = 0
         self._next = 1
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self.closed = False
 
     # -- the writer (the turn's thread) ----------------------------------------------------
 
@@ -55,12 +56,23 @@ class EventLog:
                                                or len(self._entries) > self._max_events):
                 self._bytes -= len(self._entries.popleft().data)
             waiters, self._waiters = self._waiters, []
+        self._wake(waiters)
+        return entry
+
+    def close(self) -> None:
+        """No more events: every reader ends its stream once it has read what is kept."""
+        with self._lock:
+            self.closed = True
+            waiters, self._waiters = self._waiters, []
+        self._wake(waiters)
+
+    @staticmethod
+    def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]) -> None:
         for loop, event in waiters:
             try:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:  # that client's loop is closed: nobody to wake
                 pass
-        return entry
 
     # -- the readers (SSE clients, on the server's loop) -------------------------------------
 
@@ -94,7 +106,7 @@ class EventLog:
         """Return once an event after `number` is there (or after `timeout` seconds)."""
         event = asyncio.Event()
         with self._lock:
-            if self._next - 1 > number:
+            if self._next - 1 > number or self.closed:
                 return
             self._waiters.append((asyncio.get_running_loop(), event))
         try:

@@ -253,6 +253,8 @@ class ThreadHandle:
         self.gate.closed = True
         self.agent.close()
         self.wait_idle(5)
+        self.codex.log.close()
+        self.agentb.log.close()
 
     # -- what the API shows -------------------------------------------------------------------
 
