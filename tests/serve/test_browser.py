@@ -89,6 +89,8 @@ PATCH = """*** Begin Patch
 *** Add File: greet.py
 +def greet(name):
 +    return f"hello, {name}"
+*** Add File: notes <img src=x onerror="window.pwned=3">.txt
++odd name
 *** End Patch"""
 
 
@@ -158,6 +160,7 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
         assert by_css(browser, ".message.assistant code")[-1].text == "greet.py"
         assert "denied: keep the notes" in text_of(browser, ".decision")
         assert (workspace / "notes.txt").exists() and (workspace / "greet.py").exists()
+        assert 'notes <img src=x onerror="window.pwned=3">.txt' in text_of(browser, ".files .path")
         # Nothing the model or a command wrote became markup or ran.
         assert browser.execute_script("return window.pwned") is None
         assert not by_css(browser, "#transcript img") and not by_css(browser, "#transcript script")

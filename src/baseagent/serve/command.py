@@ -38,6 +38,8 @@ class ServeOptions:
     config_file: Path | None = None
     profile: str | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)  # model, api_base, cwd
+    log_bytes: int = 8 * 1024 * 1024  # events kept per thread and vocabulary
+    max_streams: int = 256  # open event streams, all threads together
 
 
 def is_loopback(host: str) -> bool:
@@ -82,9 +84,10 @@ def build(options: ServeOptions, env: Mapping[str, str], sock: socket.socket, to
 
     port = sock.getsockname()[1]
     settings = ServeSettings(env=dict(env), config_file=options.config_file,
-                             profile=options.profile, defaults=dict(options.defaults))
+                             profile=options.profile, defaults=dict(options.defaults),
+                             log_bytes=options.log_bytes)
     return create_app(settings, token=token, host=options.host, port=port,
-                      allow_hosts=options.allow_hosts)
+                      allow_hosts=options.allow_hosts, max_streams=options.max_streams)
 
 
 def uvicorn_server(app: Any) -> Any:
