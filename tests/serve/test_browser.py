@@ -197,3 +197,66 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
     finally:
         api.http.close()
         server.stop()
+
+
+def test_the_js_client_keeps_messages_and_status_from_agentb_events(
+        browser: Any, scripts: TurnScripts, workspace: Path, tmp_path: Path) -> None:
+    """client.js as someone building their own UI uses it: BaseagentChat over the AgentB
+    stream, then a reconnect that sends Last-Event-ID and repeats nothing."""
+    server = start_server(scripts, workspace, tmp_path / "home")
+    scripts.scripts["hi there"] = [
+        {"content": "Let me check.", "tool_calls": [{"name": "shell", "arguments": {
+            "command": "echo checked"}}]},
+        {"content": "All **good**.", "chunk_size": 4, "chunk_delay": 0.01}]
+    scripts.scripts["and again"] = [{"content": "Second."}]
+    try:
+        browser.get(f"{server.url}/?token={TOKEN}")
+        wait(browser, lambda: by_css(browser, "#new-input"), "the page")
+        browser.set_script_timeout(60)
+        state = browser.execute_async_script("""
+            var done = arguments[arguments.length - 1];
+            var client = new BaseagentClient({token: arguments[0]});
+            client.createThread({input: "hi there"}).then(function (thread) {
+              var chat = new BaseagentChat(client, thread.id, {onEvent: function (e) {
+                var s = chat.state;
+                if (e.type === "thread.run.completed") {
+                  chat.stop();
+                  done({messages: s.messages, status: s.status, usage: s.usage,
+                        results: s.toolResults, id: thread.id,
+                        last: chat.subscription.lastEventId});
+                }
+              }}).start();
+            }).catch(function (e) { done({error: String(e)}); });
+        """, TOKEN)
+        assert "error" not in state, state
+        roles = [m["role"] for m in state["messages"]]
+        assert roles[0] == "user" and state["messages"][0]["content"] == "hi there"
+        answers = [m["content"] for m in state["messages"] if m["role"] == "assistant"]
+        assert answers[-1] == "All **good**." and "Let me check." in answers
+        calls = [c for m in state["messages"] for c in m["toolCalls"]]
+        assert calls[0]["function"]["name"] == "shell"
+        assert list(state["results"].values())[0]["success"] is True
+        assert state["usage"]["output_tokens"] > 0
+        # Subscribing again after the last id seen: only the next turn's events arrive.
+        later = browser.execute_async_script("""
+            var done = arguments[arguments.length - 1];
+            var client = new BaseagentClient({token: arguments[0]});
+            var seen = [];
+            var sub = client.subscribe(arguments[1], {format: "agentb", lastEventId: arguments[2],
+              onEvent: function (e) {
+                seen.push(e.type);
+                if (e.type === "thread.run.completed") { sub.close(); done(seen); }
+              }});
+            client.startTurn(arguments[1], "and again");
+        """, TOKEN, state["id"], state["last"])
+        assert later[0] == "agent.run.created" and later.count("thread.run.completed") == 1
+        # Without a token (and without the page's cookie) the client hears one clear error.
+        browser.delete_all_cookies()
+        refused = browser.execute_async_script("""
+            var done = arguments[arguments.length - 1];
+            new BaseagentClient({}).listThreads().then(function () { done("no error"); },
+              function (e) { done(e.status + " " + e.message); });
+        """)
+        assert refused.startswith("401 missing or wrong token")
+    finally:
+        server.stop()
