@@ -292,5 +292,6 @@ def create_app(settings: ServeSettings, *, token: str, host: str, port: int,
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
                     lifespan=lifespan)
     app.state.registry = registry
+    app.state.api = api
     return Guard(app, token=token, port=port, hosts=allowed_hosts(host, port, allow_hosts),
                  max_body=max_body)
