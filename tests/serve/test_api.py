@@ -126,6 +126,36 @@ def test_approve_one_command_decline_another(api: Api, scripts: TurnScripts,
     assert again.status_code == 404 and "no open approval" in again.json()["error"]["message"]
 
 
+def test_approve_for_the_session_asks_once_per_prefix(api: Api, scripts: TurnScripts,
+                                                      workspace: Path) -> None:
+    scripts.scripts["two touches"] = [shell("touch one.txt"), shell("touch two.txt"),
+                                      {"content": "Both."}]
+    tid = api.create(input="two touches", approval_policy="untrusted")["id"]
+    question = api.wait_approval(tid)
+    assert question["prefix"] == "touch"
+    api.post(f"/api/threads/{tid}/approvals/{question['id']}",
+             json={"decision": "approved_for_session"}).raise_for_status()
+    events = api.events(tid)
+    asked = [e for _, e in events if e["type"] == "item.started"
+             and e["item"]["type"] == "approval_request"]
+    assert len(asked) == 1
+    assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+
+
+def test_the_next_turn_can_start_as_soon_as_the_last_one_ended(api: Api,
+                                                              scripts: TurnScripts) -> None:
+    for n in range(5):
+        scripts.scripts[f"turn {n}"] = [{"content": f"answer {n}"}]
+    tid = api.create(input="turn 0")["id"]
+    seen = 1
+    for n in range(1, 5):
+        api.events(tid, ends=seen)  # turn.completed of the last turn: go on at once
+        response = api.post(f"/api/threads/{tid}/turns", json={"input": f"turn {n}"})
+        assert response.status_code == 202, response.text
+        seen += 1
+    assert "answer 4" in str(api.events(tid, ends=5))
+
+
 def test_approvals_as_tool_outputs(api: Api, scripts: TurnScripts, workspace: Path) -> None:
     scripts.scripts["ask first"] = [shell("touch held.txt"), {"content": "Ran it."}]
     thread = api.create(input="ask first", approval_policy="untrusted",

@@ -28,6 +28,8 @@ from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest
 
 # How often a waiting approval looks whether its turn was cancelled.
 APPROVAL_POLL_S = 0.1
+# How long a new turn waits for the previous one to close after its last event.
+TURN_CLOSE_WAIT_S = 5.0
 # Live threads at once (each holds an Agent, its logs and, while it runs, two threads).
 DEFAULT_MAX_THREADS = 64
 
@@ -116,8 +118,7 @@ class CodexLog(EventListener):
         self.log = log
         self._gate = gate
         self._instruction: str | None = None
-        self.usage: dict[str, Any] | None = None
-        self.cost_usd: float | None = None
+        self.ended = threading.Event()  # the running turn has sent its last event
 
     def run_event(self, event: engine.RunEvent) -> None:
         if isinstance(event, engine.TurnStarted) and not event.continued:
@@ -125,15 +126,14 @@ class CodexLog(EventListener):
 
     def emit(self, event: ev.ThreadEvent) -> None:
         data = event.model_dump(mode="json")
+        if isinstance(event, (ev.TurnCompleted, ev.TurnFailed, ev.TurnRequiresAction)):
+            self.ended.set()  # before a client can read it
         self.log.append(data["type"], json_line(data))
         if isinstance(event, ev.TurnStarted) and self._instruction is not None:
             self.add({"type": "turn.input", "text": self._instruction})
             self._instruction = None
         elif isinstance(event, ev.ItemStarted) and event.item.type == "approval_request":
             self._gate.last_item = event.item.id
-        elif isinstance(event, ev.TurnCompleted):
-            self.usage = data.get("usage")
-            self.cost_usd = data.get("cost_usd")
 
     def detail(self, item_id: str, text: str) -> None:
         self.add({"type": "item.detail", "item_id": item_id, "text": text})
@@ -198,6 +198,8 @@ class ThreadHandle:
 
     def submit_outputs(self, outputs: Mapping[str, Any]) -> None:
         with self._lock:
+            if self.agent.running and self.codex.ended.is_set():
+                self.wait_idle(TURN_CLOSE_WAIT_S)
             if self.agent.running:
                 raise Conflict("a turn of this thread is running")
             self._run(self.agent.stream_tool_outputs(outputs))
@@ -211,6 +213,10 @@ class ThreadHandle:
         self.gate.answer(item_id, ApprovalAnswer(decision, note))  # type: ignore[arg-type]
 
     def _check_idle(self) -> None:
+        if self.agent.running and self.codex.ended.is_set():
+            # The turn has said its last word and is closing (its record, its usage): a
+            # client that starts the next one on seeing turn.completed waits for that.
+            self.wait_idle(TURN_CLOSE_WAIT_S)
         if self.agent.running:
             raise Conflict("a turn of this thread is running: wait for it, or cancel it")
         if self.agent.pending_tool_calls:
@@ -222,6 +228,7 @@ class ThreadHandle:
         """Drain the turn's stream on a thread of its own (the events reach the logs through
         the listeners); the turn belongs to no connection."""
         self.status = "running"
+        self.codex.ended.clear()
         self.updated = time.time()
         self._drain = threading.Thread(target=self._finish, args=(stream,),
                                        name=f"serve-turn-{self.id[:8]}", daemon=True)
