@@ -40,10 +40,11 @@ app = typer.Typer(
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
         "  baseagent toolsets [list|split NAME]    the config's named toolsets\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
+        "  baseagent serve [--port N]              HTTP API and web page (docs/SERVE.md)\n"
         "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
         "  baseagent -V | version                  the version\n\n"
         "A first word that names a command (chat, sessions, export, mcp, toolsets, batch, "
-        "exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "serve, exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
         "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
@@ -725,7 +726,7 @@ def export_command(
 @app.command("serve", short_help="HTTP API + web page: baseagent serve --port 8765")
 def serve_command(
     ctx: typer.Context,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; another than loopback needs --token."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; an address other than loopback needs --token."),
     port: int = typer.Option(8765, "--port", help="Port (0: any free one)."),
     token: Optional[str] = typer.Option(None, "--token", help="The bearer token [env BASEAGENT_SERVE_TOKEN; default: a random one, printed once]."),
     allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", metavar="NAME", help="Another Host name to accept (behind a proxy)."),
