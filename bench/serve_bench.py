@@ -10,7 +10,9 @@ and a command printing lines for a second). The readers are another process, one
 connection per thread reading the SSE stream as a browser's client would. Latency added
 by the server: from the moment the engine hands an event to the server's log (a wall-clock
 stamp taken there) to the moment the reader has parsed it (the same clock, another
-process). Memory per idle stream: this process's RSS before and after opening N streams
+process). With selenium and Chromium installed, the same for one thread into a page's DOM
+(client.js reading the stream, render.js drawing each event; `--no-browser` skips it).
+Memory per idle stream: this process's RSS before and after opening N streams
 that receive nothing, divided by N. Needs the serve extra.
 """
 from __future__ import annotations
@@ -125,6 +127,56 @@ def run_threads(server: Any, count: int, stamps: dict[str, float]) -> dict[str, 
             "max_ms": round(max(latencies), 2) if latencies else None}
 
 
+def dom_latency(server: Any, stamps: dict[str, float]) -> dict[str, Any] | None:
+    """One thread's events into a page's DOM in headless Chromium (client.js reading the
+    stream, render.js drawing each event), when selenium and Chromium are there."""
+    import shutil
+
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        return None
+    import httpx
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    client = httpx.Client(base_url=server.url, timeout=60,
+                          headers={"Authorization": f"Bearer {TOKEN}"})
+    try:
+        driver.get(f"{server.url}/?token={TOKEN}")
+        thread_id = client.post("/api/threads", json={}).json()["id"]
+        driver.execute_script("""
+            window.__times = []; window.__done = false;
+            var box = document.createElement("div"); document.body.appendChild(box);
+            var view = BaseagentRender.transcript(box);
+            new BaseagentClient({}).subscribe(arguments[0], {onEvent: function (e, id) {
+              view.apply(e);
+              window.__times.push([id, performance.timeOrigin + performance.now(), e.type]);
+              if (e.type === "turn.completed") window.__done = true;
+            }});""", thread_id)
+        time.sleep(1.0)
+        client.post(f"/api/threads/{thread_id}/turns", json={"input": "bench 0"})
+        deadline = time.monotonic() + 120
+        while not driver.execute_script("return window.__done"):
+            assert time.monotonic() < deadline, "the page never saw the turn end"
+            time.sleep(0.05)
+        times = driver.execute_script("return window.__times")
+    finally:
+        client.close()
+        driver.quit()
+    latencies = [t - stamps[i] * 1000 for i, t, _ in times if i in stamps]
+    return {"events": len(times), "p50_ms": round(percentile(latencies, 50), 2),
+            "p95_ms": round(percentile(latencies, 95), 2),
+            "max_ms": round(max(latencies), 2) if latencies else None}
+
+
 def idle_memory(server: Any, streams: int) -> dict[str, Any]:
     import httpx
 
@@ -156,6 +208,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=20)
     parser.add_argument("--idle", type=int, default=200)
+    parser.add_argument("--no-browser", action="store_true",
+                        help="skip the row measured in headless Chromium")
     parser.add_argument("--reader", nargs=2, metavar=("URL", "IDS"), help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "SERVE_RESULTS.md")
     args = parser.parse_args()
@@ -199,15 +253,16 @@ def main() -> None:
     try:
         one = run_threads(server, 1, stamps)
         many = run_threads(server, args.threads, stamps)
+        dom = None if args.no_browser else dom_latency(server, stamps)
         idle = idle_memory(server, args.idle)
     finally:
         server.stop()
         model.stop()
-    write(args, one, many, idle)
+    write(args, one, many, dom, idle)
 
 
 def write(args: argparse.Namespace, one: dict[str, Any], many: dict[str, Any],
-          idle: dict[str, Any]) -> None:
+          dom: dict[str, Any] | None, idle: dict[str, Any]) -> None:
     lines = [
         "# baseagent serve: what the server adds",
         "",
@@ -224,6 +279,15 @@ def write(args: argparse.Namespace, one: dict[str, Any], many: dict[str, Any],
     for row in (one, many):
         lines.append(f"| {row['threads']} | {row['events']} | {row['p50_ms']} | "
                      f"{row['p95_ms']} | {row['max_ms']} | {row['wall_s']} |")
+    if dom is not None:
+        lines += ["", "Into a page's DOM (headless Chromium: client.js reads the stream, "
+                  "render.js draws each event; the stamp is taken once the event is drawn):",
+                  "", "| threads | events drawn | p50 ms | p95 ms | max ms |",
+                  "|---|---|---|---|---|",
+                  f"| 1 | {dom['events']} | {dom['p50_ms']} | {dom['p95_ms']} | "
+                  f"{dom['max_ms']} |"]
+    else:
+        lines += ["", "(No browser row: selenium or Chromium is missing.)"]
     lines += [
         "",
         f"Memory per idle event stream: {idle['kb_per_stream']} KB of the server's RSS "

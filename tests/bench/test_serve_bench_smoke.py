@@ -18,7 +18,7 @@ def test_serve_bench_smoke(tmp_path: Path) -> None:
     out = tmp_path / "serve.md"
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "serve_bench.py"), "--threads", "2", "--idle",
-         "5", "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300,
+         "5", "--no-browser", "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300,
         stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text(encoding="utf-8")

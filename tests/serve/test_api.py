@@ -317,3 +317,36 @@ def test_error_paths_of_a_live_thread(api: Api, scripts: TurnScripts) -> None:
     api.wait_status(tid, "idle")
     outputs = api.post(f"/api/threads/{tid}/tool_outputs", json={"outputs": {"a": "b"}})
     assert outputs.status_code == 400 and "waiting" in outputs.json()["error"]["message"]
+
+
+def test_at_the_cap_the_thread_idle_longest_makes_room(scripts: TurnScripts, workspace: Path,
+                                                      tmp_path: Path) -> None:
+    from conftest import start_server
+
+    server = start_server(scripts, workspace, tmp_path / "home", max_threads=2)
+    api = Api(server)
+    try:
+        scripts.scripts["busy"] = [shell("sleep 30")]
+        scripts.scripts["quick"] = [{"content": "ok"}]
+        busy = api.create(input="busy")["id"]
+        quick = api.create(input="quick")["id"]
+        api.events(quick)
+        api.wait_status(quick, "idle")
+        third = api.create()["id"]  # the idle one is closed, the busy one stays
+        live = {h.id for h in server.registry.live()}
+        assert live == {busy, third}
+        assert api.get(f"/api/threads/{quick}").json()["live"] is False
+        full = api.post("/api/threads", json={})
+        assert full.status_code == 201  # `third` had never run: it made room
+        api.events(busy, until=("item.started",))
+        blocked = server.registry.live()
+        assert len(blocked) == 2
+        scripts.scripts["long too"] = [shell("sleep 30")]
+        other = [h.id for h in blocked if h.id != busy][0]
+        api.post(f"/api/threads/{other}/turns", json={"input": "long too"}).raise_for_status()
+        api.events(other, until=("item.started",))
+        refused = api.post("/api/threads", json={})
+        assert refused.status_code == 503 and "busy" in refused.json()["error"]["message"]
+    finally:
+        api.http.close()
+        server.stop()

@@ -40,6 +40,7 @@ class ServeOptions:
     defaults: Mapping[str, Any] = field(default_factory=dict)  # model, api_base, cwd
     log_bytes: int = 8 * 1024 * 1024  # events kept per thread and vocabulary
     max_streams: int = 256  # open event streams, all threads together
+    max_threads: int = 64  # live threads (the idle longest is closed to make room)
 
 
 def is_loopback(host: str) -> bool:
@@ -85,7 +86,7 @@ def build(options: ServeOptions, env: Mapping[str, str], sock: socket.socket, to
     port = sock.getsockname()[1]
     settings = ServeSettings(env=dict(env), config_file=options.config_file,
                              profile=options.profile, defaults=dict(options.defaults),
-                             log_bytes=options.log_bytes)
+                             log_bytes=options.log_bytes, max_threads=options.max_threads)
     return create_app(settings, token=token, host=options.host, port=port,
                       allow_hosts=options.allow_hosts, max_streams=options.max_streams)
 

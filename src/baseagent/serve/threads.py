@@ -249,6 +249,11 @@ class ThreadHandle:
         finally:
             self.updated = time.time()
 
+    @property
+    def resting(self) -> bool:
+        """Nothing runs or waits: closing it loses nothing the record does not keep."""
+        return not self.agent.running and not self.agent.pending_tool_calls
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         drain = self._drain
         if drain is not None:
@@ -338,10 +343,7 @@ class Registry:
 
     def _open(self, options: dict[str, Any], thread_id: str | None,
               external_tools: list[Any], approver: str) -> ThreadHandle:
-        with self._lock:
-            if len(self._live) >= self.settings.max_threads:
-                raise Full(f"{self.settings.max_threads} threads are live: close one first "
-                           "(DELETE /threads/{id})")
+        self._make_room()
         from baseagent.config.load import load_agent_config, with_person_present
 
         gate = Gate()
@@ -378,6 +380,19 @@ class Registry:
         with self._lock:
             self._live[handle.id] = handle
         return handle
+
+    def _make_room(self) -> None:
+        """At the cap, the live thread idle longest (no turn running, no question or tool
+        call waiting) is closed: its record stays, and resuming it makes it live again."""
+        with self._lock:
+            if len(self._live) < self.settings.max_threads:
+                return
+            idle = sorted((h for h in self._live.values() if h.resting), key=lambda h: h.updated)
+            if not idle:
+                raise Full(f"{self.settings.max_threads} threads are live and busy: close one "
+                           "(DELETE /api/threads/{id}) or wait for a turn to end")
+            oldest = self._live.pop(idle[0].id)
+        oldest.close()
 
     def get(self, thread_id: str) -> ThreadHandle:
         with self._lock:
