@@ -21,8 +21,7 @@ from starlette.routing import Route
 
 from baseagent.errors import AgentBusyError, ConfigError, InputError
 from baseagent.serve.guard import DEFAULT_MAX_BODY, Guard
-from baseagent.serve.threads import (Conflict, Full, NotFound, Registry, ServeSettings,
-                                     parse_json_object)
+from baseagent.serve.threads import Conflict, Full, NotFound, Registry, ServeSettings
 
 STATIC = Path(__file__).parent / "static"
 # The page's files: served by name from this list only (nothing else under any path).
@@ -39,6 +38,16 @@ EXPORT_FORMATS = ("atif", "sharegpt", "openai")
 DECISIONS = ("approved", "approved_for_session", "denied")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"the body is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InputError("the body must be a JSON object")
+    return value
 
 
 class HttpError(Exception):
@@ -147,11 +156,7 @@ class Api:
             return JSONResponse(self.registry.get(thread_id).summary())
         except NotFound:
             pass
-        key = await run_in_threadpool(self.registry.resolve, thread_id)
-        for entry in await run_in_threadpool(self.registry.listing):
-            if entry["id"] == key:
-                return JSONResponse(entry)
-        raise NotFound(f"no thread {thread_id!r}")
+        return JSONResponse(await run_in_threadpool(self.registry.recorded, thread_id))
 
     async def transcript(self, request: Request) -> Response:
         events = await run_in_threadpool(self.registry.transcript,

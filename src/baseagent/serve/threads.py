@@ -10,7 +10,6 @@ cancel, or the thread's closing.
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from baseagent.output import events as ev
 from baseagent.output.emitter import EventListener
 from baseagent.output.jsonl import json_line
 from baseagent.serve.log import EventLog
+from baseagent.serve.transcript import recorded_events
 from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest
 
 # How often a waiting approval looks whether its turn was cancelled.
@@ -433,6 +433,16 @@ class Registry:
         except SessionLoadError as exc:
             raise NotFound(str(exc)) from None
 
+    def recorded(self, thread_id: str) -> dict[str, Any]:
+        """One recorded thread as the listing shows it."""
+        from baseagent.sessions import summarize
+
+        key = self.resolve(thread_id)
+        for info in self.store.list_threads():
+            if info.thread_id == key:
+                return _recorded_entry(summarize(self.store, info))
+        raise NotFound(f"no thread {thread_id!r}")
+
     def listing(self) -> list[dict[str, Any]]:
         from baseagent.sessions import list_sessions
 
@@ -442,14 +452,7 @@ class Registry:
         for s in list_sessions(self.store):
             if s.thread_id in live:
                 continue
-            out.append({"id": s.thread_id, "live": False, "status": s.last_status or "idle",
-                        "model": s.model, "cwd": s.cwd, "created": s.created,
-                        "updated": s.updated, "turns": s.turns,
-                        "title": (s.instructions[0] if s.instructions else "")[:200],
-                        "usage": {"input_tokens": s.input_tokens,
-                                  "cached_input_tokens": s.cached_input_tokens,
-                                  "output_tokens": s.output_tokens},
-                        "cost_usd": s.cost_usd, "last_error": s.last_error})
+            out.append(_recorded_entry(s))
         return out
 
     def transcript(self, thread_id: str) -> list[dict[str, Any]]:
@@ -463,22 +466,15 @@ class Registry:
         return export_thread(self.store, self.resolve(thread_id), fmt)
 
 
-def recorded_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from baseagent.core.messages import content_text
-
-    out: list[dict[str, Any]] = []
-    after_start = False
-    for record in records:
-        kind = record.get("kind")
-        if kind == "event" and isinstance(record.get("event"), dict):
-            out.append(record["event"])
-            after_start = record["event"].get("type") == "turn.started"
-        elif kind == "message" and after_start:
-            message = record.get("message") or {}
-            if message.get("role") == "user":
-                out.append({"type": "turn.input", "text": content_text(message.get("content"))})
-            after_start = False
-    return out
+def _recorded_entry(s: Any) -> dict[str, Any]:
+    """A recorded thread (a sessions.SessionSummary) as the API shows it."""
+    return {"id": s.thread_id, "live": False, "status": s.last_status or "idle",
+            "model": s.model, "cwd": s.cwd, "created": s.created, "updated": s.updated,
+            "turns": s.turns, "title": (s.instructions[0] if s.instructions else "")[:200],
+            "usage": {"input_tokens": s.input_tokens,
+                      "cached_input_tokens": s.cached_input_tokens,
+                      "output_tokens": s.output_tokens},
+            "cost_usd": s.cost_usd, "last_error": s.last_error}
 
 
 def _seed(codex: CodexLog, store: Any, thread_id: str) -> None:
@@ -486,16 +482,6 @@ def _seed(codex: CodexLog, store: Any, thread_id: str) -> None:
     sees the conversation so far before the new turns."""
     for data in recorded_events(store.load_records(thread_id)):
         codex.log.append(str(data.get("type", "")), json_line(data))
-
-
-def parse_json_object(raw: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"the body is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise InputError("the body must be a JSON object")
-    return value
 
 
 __all__ = ["AgentBusyError", "Conflict", "Full", "NotFound", "Registry", "ServeSettings",
