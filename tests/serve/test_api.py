@@ -45,6 +45,22 @@ def test_a_turn_streams_its_events_and_the_thread_keeps_its_usage(api: Api, scri
     assert info["usage"]["output_tokens"] > 0 and info["title"] == "say hi"
 
 
+def test_a_diff_reaches_the_client_with_the_runs_secrets_redacted(api: Api,
+                                                                  scripts: TurnScripts,
+                                                                  workspace: Path) -> None:
+    patch = ("*** Begin Patch\n*** Add File: conf.py\n+KEY = 'sk-test-dummy'\n"
+             "+NAME = 'demo'\n*** End Patch")
+    scripts.scripts["write the config"] = [
+        {"tool_calls": [{"name": "apply_patch", "arguments": {"input": patch}}]},
+        {"content": "Written."}]
+    tid = api.create(input="write the config")["id"]
+    events = api.events(tid)
+    diffs = [e["text"] for _, e in events if e["type"] == "item.detail"]
+    assert len(diffs) == 1 and "+NAME = 'demo'" in diffs[0]
+    assert "[REDACTED]" in diffs[0] and "sk-test-dummy" not in str(events)
+    assert "sk-test-dummy" in (workspace / "conf.py").read_text()  # the file itself is as written
+
+
 def test_the_agentb_vocabulary(api: Api, scripts: TurnScripts) -> None:
     scripts.scripts["hello"] = [{"content": "Hello there."}]
     thread = api.create(input="hello")
@@ -321,8 +337,9 @@ def test_error_paths_of_a_live_thread(api: Api, scripts: TurnScripts) -> None:
 
 def test_at_the_cap_the_thread_idle_longest_makes_room(scripts: TurnScripts, workspace: Path,
                                                       tmp_path: Path) -> None:
-    from conftest import start_server
+    from conftest import require_serve, start_server
 
+    require_serve()
     server = start_server(scripts, workspace, tmp_path / "home", max_threads=2)
     api = Api(server)
     try:
