@@ -142,6 +142,17 @@ def test_approve_one_command_decline_another(api: Api, scripts: TurnScripts,
     assert again.status_code == 404 and "no open approval" in again.json()["error"]["message"]
 
 
+def test_an_open_question_shows_the_command_redacted(api: Api, scripts: TurnScripts) -> None:
+    scripts.scripts["leak it"] = [shell("echo sk-test-dummy > key.txt"), {"content": "ok"}]
+    tid = api.create(input="leak it", approval_policy="untrusted")["id"]
+    question = api.wait_approval(tid)
+    assert question["command"] == "echo [REDACTED] > key.txt" and question["id"].startswith("item_")
+    assert "sk-test-dummy" not in api.get(f"/api/threads/{tid}").text
+    api.post(f"/api/threads/{tid}/approvals/{question['id']}",
+             json={"decision": "denied"}).raise_for_status()
+    api.wait_status(tid, "idle")
+
+
 def test_approve_for_the_session_asks_once_per_prefix(api: Api, scripts: TurnScripts,
                                                       workspace: Path) -> None:
     scripts.scripts["two touches"] = [shell("touch one.txt"), shell("touch two.txt"),

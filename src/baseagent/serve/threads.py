@@ -61,13 +61,14 @@ class Question:
 
     item_id: str
     request: ApprovalRequest
+    shown: dict[str, Any] = field(default_factory=dict)  # its item (redacted by the emitter)
     answered: threading.Event = field(default_factory=threading.Event)
     answer: ApprovalAnswer | None = None
 
     def public(self) -> dict[str, Any]:
-        r = self.request
-        return {"id": self.item_id, "command": r.command, "cwd": r.cwd, "kind": r.kind,
-                "reason": r.reason, "prefix": r.prefix}
+        r, shown = self.request, self.shown
+        return {"id": self.item_id, "kind": r.kind,
+                **{k: shown.get(k, getattr(r, k)) for k in ("command", "cwd", "reason", "prefix")}}
 
 
 class Gate:
@@ -76,13 +77,25 @@ class Gate:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._open: dict[str, Question] = {}
-        self.last_item = ""  # the approval_request item the emitter just reported
+        # The approval_request items just reported, by the thread that reported them: the
+        # approver is called next on that same thread (tools/approval.py), with its command.
+        self._reported: dict[int, dict[str, Any]] = {}
+        self._numbered = 0
         self.agent: Agent | None = None
         self.closed = False
 
-    def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        question = Question(self.last_item or f"approval_{id(request)}", request)
+    def reported(self, item: dict[str, Any]) -> None:
         with self._lock:
+            self._reported[threading.get_ident()] = item
+
+    def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        with self._lock:
+            shown = self._reported.pop(threading.get_ident(), {})
+            item_id = str(shown.get("id", ""))
+            if not item_id or item_id in self._open:
+                self._numbered += 1  # a question no item of this stream announced
+                item_id, shown = f"approval_{self._numbered}", {}
+            question = Question(item_id, request, shown)
             self._open[question.item_id] = question
         try:
             while not question.answered.wait(APPROVAL_POLL_S):
@@ -133,7 +146,7 @@ class CodexLog(EventListener):
             self.add({"type": "turn.input", "text": self._instruction})
             self._instruction = None
         elif isinstance(event, ev.ItemStarted) and event.item.type == "approval_request":
-            self._gate.last_item = event.item.id
+            self._gate.reported(data["item"])
 
     def detail(self, item_id: str, text: str) -> None:
         self.add({"type": "item.detail", "item_id": item_id, "text": text})
