@@ -160,7 +160,8 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
         assert by_css(browser, ".message.assistant code")[-1].text == "greet.py"
         assert "denied: keep the notes" in text_of(browser, ".decision")
         assert (workspace / "notes.txt").exists() and (workspace / "greet.py").exists()
-        assert 'notes <img src=x onerror="window.pwned=3">.txt' in text_of(browser, ".files .path")
+        paths = [e.text for e in by_css(browser, ".files .path")]
+        assert paths == ["greet.py", 'notes <img src=x onerror="window.pwned=3">.txt']
         # Nothing the model or a command wrote became markup or ran.
         assert browser.execute_script("return window.pwned") is None
         assert not by_css(browser, "#transcript img") and not by_css(browser, "#transcript script")
@@ -188,8 +189,9 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
         shot(browser, "recorded")
         by_css(browser, "#resume")[0].click()
         wait(browser, lambda: by_css(browser, "#input")[0].is_displayed(), "the composer")
-        by_css(browser, "#input")[0].send_keys("what did you change?")
-        by_css(browser, "#send")[0].click()
+        from selenium.webdriver.common.keys import Keys
+
+        by_css(browser, "#input")[0].send_keys("what did you change?", Keys.CONTROL, Keys.ENTER)
         wait(browser, lambda: "I added greet.py." in text_of(browser, ".message.assistant"),
              "the resumed thread's answer")
         assert by_css(browser, ".message.assistant em")[-1].text == "greet.py"

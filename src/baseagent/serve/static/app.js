@@ -64,6 +64,7 @@
     var info;
     try { info = await client.getThread(id); } catch (e) { problem(e); return; }
     var view = BaseagentRender.transcript($("transcript"), {
+      root: info.cwd,
       onApprove: function (itemId, decision, note) {
         client.answerApproval(id, itemId, decision, note).catch(problem);
       },
@@ -141,6 +142,16 @@
       $("input").value = "";
       problem(null);
     } catch (err) { problem(err); }
+  });
+
+  // Ctrl+Enter (Cmd+Enter) sends, in either box.
+  [["input", "composer"], ["new-input", "new-thread"]].forEach(function (pair) {
+    $(pair[0]).addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        $(pair[1]).requestSubmit();
+      }
+    });
   });
 
   $("cancel").addEventListener("click", function () {

@@ -4,7 +4,8 @@
 // markdown.js. Every string from the model, a command or a file is set as textContent
 // (control characters made visible), never parsed as HTML.
 //
-//   var view = BaseagentRender.transcript(element, {onApprove: function (itemId, decision, note) {...}});
+//   var view = BaseagentRender.transcript(element, {root: "/the/workspace",
+//       onApprove: function (itemId, decision, note) {...}});
 //   events.forEach(view.apply);          // or view.apply(event) as each one arrives
 //   view.usage                           // {input_tokens, cached_input_tokens, output_tokens, cost_usd}
 (function (root) {
@@ -36,6 +37,12 @@
     options = options || {};
     var turn = 0, turnBox = null, nodes = {}, view;
     var usage = {input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: null};
+
+    // A path under the workspace (options.root) is shown relative to it.
+    function relative(path) {
+      var root = options.root ? String(options.root).replace(/\/$/, "") + "/" : "";
+      return root && String(path).indexOf(root) === 0 ? String(path).slice(root.length) : path;
+    }
 
     function box() {
       if (!turnBox) { turnBox = container.appendChild(el("section", "turn")); }
@@ -92,7 +99,7 @@
         (item.changes || []).forEach(function (c) {
           var li = list.appendChild(el("li", "change " + c.kind));
           li.appendChild(el("span", "kind", c.kind));
-          li.appendChild(el("span", "path", c.path));
+          li.appendChild(el("span", "path", relative(c.path)));
         });
         status(n, item.status);
       },
@@ -121,8 +128,10 @@
         var note = el("input", "note");
         note.placeholder = "note to the agent (with decline)";
         var row = n.appendChild(el("div", "buttons"));
-        [["approve", "approved", "Approve"], ["approve-session", "approved_for_session", "Approve for session"],
-         ["decline", "denied", "Decline"]].forEach(function (b) {
+        var choices = [["approve", "approved", "Approve"]];
+        if (item.prefix) choices.push(["approve-session", "approved_for_session", "Approve \u201c" + item.prefix + " \u2026\u201d for this session"]);
+        choices.push(["decline", "denied", "Decline"]);
+        choices.forEach(function (b) {
           var button = row.appendChild(el("button", b[0], b[2]));
           button.type = "button";
           button.addEventListener("click", function () {
