@@ -106,7 +106,7 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
              {"step": "Print a greeting slowly", "status": "in_progress"},
              {"step": "Add greet.py", "status": "pending"}]}}]},
         {"tool_calls": [{"name": "shell", "arguments": {
-            "command": f"echo '{HOSTILE}'; echo first line; sleep 2; echo second line"}}]},
+            "command": f"echo '{HOSTILE}'; echo first line; sleep 3; echo second line"}}]},
         {"tool_calls": [{"name": "shell", "arguments": {"command": "rm notes.txt"}}]},
         {"tool_calls": [{"name": "apply_patch", "arguments": {"input": PATCH}}]},
         {"tool_calls": [{"name": "update_plan", "arguments": {"plan": [
