@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -273,7 +272,8 @@ def write(args: argparse.Namespace, one: dict[str, Any], many: dict[str, Any],
         "Event latency added by the server (the engine hands an event to the server's log "
         "-> a reader in another process has parsed it from the SSE stream):",
         "",
-        "| threads streaming at once | events read | p50 ms | p95 ms | max ms | wall s (all turns) |",
+        "| threads streaming at once | events read | p50 ms | p95 ms | max ms "
+        "| wall s (all turns) |",
         "|---|---|---|---|---|---|",
     ]
     for row in (one, many):

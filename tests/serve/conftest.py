@@ -74,7 +74,8 @@ def workspace(tmp_path: Path) -> Path:
 def start_server(scripts: TurnScripts, workspace: Path, home: Path, **extra: Any) -> Any:
     from baseagent.serve.command import Background, ServeOptions
 
-    defaults = {"model": "openai/scripted", "api_base": scripts.server.api_base,  # type: ignore[attr-defined]
+    api_base = scripts.server.api_base  # type: ignore[attr-defined]
+    defaults = {"model": "openai/scripted", "api_base": api_base,
                 "cwd": str(workspace), "verify": False, "session_dir": str(home / "sessions")}
     defaults.update(extra.pop("defaults", {}))
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -14,7 +14,8 @@ from conftest import Api, TurnScripts
 
 
 def shell(command: str, content: str = "") -> dict[str, Any]:
-    return {"content": content, "tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+    return {"content": content,
+            "tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
 
 
 def types(events: list[tuple[str, dict[str, Any]]]) -> list[str]:

@@ -25,8 +25,8 @@ HOSTILE = '<img src=x onerror="window.pwned=1"><b>bold</b>\x1b[31mred'
 
 def _selenium() -> Any:
     try:
-        import selenium  # noqa: F401
-        return True
+        import selenium
+        return bool(selenium.__version__)
     except ImportError:
         return False
 
@@ -65,7 +65,8 @@ def wait(driver: Any, check: Callable[[], Any], what: str, timeout: float = 30) 
             last = exc
         time.sleep(0.05)
     shot(driver, "failure")
-    raise AssertionError(f"timed out waiting for {what} ({last})")
+    problem = driver.execute_script("return document.getElementById('problem').textContent")
+    raise AssertionError(f"timed out waiting for {what} ({last}; the page says {problem!r})")
 
 
 def shot(driver: Any, name: str) -> None:
@@ -183,15 +184,21 @@ def test_a_person_drives_a_thread_through_the_page(browser: Any, scripts: TurnSc
              "the thread in the list")
         by_css(browser, f"#threads li[data-thread='{thread_id}']")[0].click()
         wait(browser, lambda: by_css(browser, "#resume")[0].is_displayed(), "resume")
+        assert not by_css(browser, "#input")[0].is_displayed()  # read-only until resumed
         wait(browser, lambda: "I added" in text_of(browser, ".message.assistant"),
              "the recorded conversation")
         assert "hello, {name}" not in text_of(browser, "#transcript")  # no diffs in a record
         shot(browser, "recorded")
         by_css(browser, "#resume")[0].click()
         wait(browser, lambda: by_css(browser, "#input")[0].is_displayed(), "the composer")
+        from selenium.webdriver.common.action_chains import ActionChains
         from selenium.webdriver.common.keys import Keys
 
-        by_css(browser, "#input")[0].send_keys("what did you change?", Keys.CONTROL, Keys.ENTER)
+        box = by_css(browser, "#input")[0]
+        box.click()
+        box.send_keys("what did you change?")
+        ActionChains(browser).key_down(Keys.CONTROL).send_keys(Keys.ENTER) \
+            .key_up(Keys.CONTROL).perform()  # Ctrl+Enter sends
         wait(browser, lambda: "I added greet.py." in text_of(browser, ".message.assistant"),
              "the resumed thread's answer")
         assert by_css(browser, ".message.assistant em")[-1].text == "greet.py"

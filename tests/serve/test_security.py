@@ -21,9 +21,10 @@ import pytest
 from conftest import TOKEN, Api, TurnScripts, require_serve, start_server
 
 REPO = Path(__file__).resolve().parents[2]
+NO_AUTH: dict[str, Any] = {"Authorization": None}  # the request goes without the header
 
 
-def raw(server: Any, method: str, path: str, headers: dict[str, str] | None = None,
+def raw(server: Any, method: str, path: str, headers: dict[str, Any] | None = None,
         body: bytes | None = None) -> tuple[int, bytes, dict[str, str]]:
     """A request exactly as written (no client normalising the path or the headers)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -49,30 +50,30 @@ def message(data: bytes) -> str:
 @pytest.mark.parametrize("path", ["/", "/api/threads", "/openapi.json", "/static/app.js",
                                   "/api/threads/x/events"])
 def test_no_token_no_entry(served: Any, path: str) -> None:
-    status, data, headers = raw(served, "GET", path, {"Authorization": None})  # type: ignore[dict-item]
+    status, data, headers = raw(served, "GET", path, NO_AUTH)
     assert status == 401 and "token" in message(data)
     assert headers["www-authenticate"].startswith("Bearer")
     status, data, _ = raw(served, "GET", path, {"Authorization": "Bearer wrong-token-123456"})
     assert status == 401
-    status, _, _ = raw(served, "GET", path, {"Authorization": None,  # type: ignore[dict-item]
+    status, _, _ = raw(served, "GET", path, {**NO_AUTH,
                                              "Cookie": f"baseagent_serve_{served.port}=nope"})
     assert status == 401
 
 
 def test_the_login_url_sets_a_strict_cookie_and_drops_the_token(served: Any) -> None:
-    status, _, headers = raw(served, "GET", "/?token=wrong", {"Authorization": None})  # type: ignore[dict-item]
+    status, _, headers = raw(served, "GET", "/?token=wrong", NO_AUTH)
     assert status == 401
-    status, _, headers = raw(served, "GET", f"/?token={TOKEN}", {"Authorization": None})  # type: ignore[dict-item]
+    status, _, headers = raw(served, "GET", f"/?token={TOKEN}", NO_AUTH)
     assert status == 303 and headers["location"] == "/"
     cookie = headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     pair = cookie.split(";")[0]
-    status, data, headers = raw(served, "GET", "/", {"Authorization": None, "Cookie": pair})  # type: ignore[dict-item]
+    status, data, headers = raw(served, "GET", "/", {**NO_AUTH, "Cookie": pair})
     assert status == 200 and b"<title>baseagent</title>" in data
     assert "default-src 'none'" in headers["content-security-policy"]
 
 
-@pytest.mark.parametrize("host", ["attacker.example", f"attacker.example:{{port}}",
+@pytest.mark.parametrize("host", ["attacker.example", "attacker.example:{port}",
                                   "127.0.0.1:1", "127.0.0.1", ""])
 def test_dns_rebinding_is_refused(served: Any, host: str) -> None:
     status, data, _ = raw(served, "GET", "/api/threads", {"Host": host.format(port=served.port)})
@@ -273,7 +274,8 @@ def test_too_many_streams_are_refused(scripts: TurnScripts, workspace: Path,
         for sock in sockets:
             sock.recv(1024)  # the stream's headers: it is open
         response = api.get(f"/api/threads/{tid}/events")
-        assert response.status_code == 503 and "event streams" in response.json()["error"]["message"]
+        assert response.status_code == 503
+        assert "event streams" in response.json()["error"]["message"]
     finally:
         for sock in sockets:
             sock.close()

@@ -62,7 +62,10 @@ def error_response(status: int, message: str) -> JSONResponse:
                         headers={"cache-control": "no-store"})
 
 
-def _handled(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _handled(fn: Handler) -> Handler:
     """The one place exceptions become statuses."""
     async def route(request: Request) -> Response:
         try:
