@@ -5,6 +5,7 @@ never import litellm. Usage errors are one line on stderr and exit code 2, never
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,10 +41,11 @@ app = typer.Typer(
         "  baseagent toolsets [list|split NAME]    the config's named toolsets\n"
         "  baseagent export ID --format atif       trajectories (atif, sharegpt, openai)\n"
         "  baseagent diff | undo [THREAD]          a thread's last turn: its changes, or undo it\n"
+        "  baseagent serve [--port N]              HTTP API and web page (docs/SERVE.md)\n"
         "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
         "  baseagent -V | version                  the version\n\n"
         "A first word that names a command (chat, sessions, export, diff, undo, mcp, toolsets, "
-        "batch, exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "batch, serve, exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
         "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
@@ -775,6 +777,31 @@ def _git_env() -> dict[str, str]:
     import os
 
     return {"PATH": os.environ.get("PATH", os.defpath)}
+
+
+# -- serve: the agent over HTTP and a web page (baseagent/serve/, docs/SERVE.md) ----------------
+
+@app.command("serve", short_help="HTTP API + web page: baseagent serve --port 8765")
+def serve_command(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; an address other than loopback needs --token."),
+    port: int = typer.Option(8765, "--port", help="Port (0: any free one)."),
+    token: Optional[str] = typer.Option(None, "--token", help="The bearer token [env BASEAGENT_SERVE_TOKEN; default: a random one, printed once]."),
+    allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", metavar="NAME", help="Another Host name to accept (behind a proxy)."),
+    cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="New threads' workspace [default: .]"),
+    model: Optional[str] = _MODEL,
+    api_base: Optional[str] = _API_BASE,
+) -> None:
+    """Serve the agent: an HTTP API (SSE events, OpenAPI at /openapi.json) and a web page."""
+    from baseagent.serve.command import TOKEN_ENV, ServeOptions, run as run_serve
+
+    root = ctx.find_root().params
+    defaults = {"cwd": str((cwd or Path.cwd()).resolve())}
+    defaults.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v})
+    options = ServeOptions(host=host, port=port, token=token or os.environ.get(TOKEN_ENV) or None,
+                           allow_hosts=tuple(allow_host or ()), config_file=root.get("config"),
+                           profile=root.get("profile"), defaults=defaults)
+    raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
 # -- batch: many tasks in isolated workspaces (baseagent/batch/, docs/BATCH.md) ----------------

@@ -152,7 +152,10 @@ class Emitter:
             listener.emit(event)
 
     def detail(self, item_id: str, text: str) -> None:
-        """Display-only extras (diffs) for sinks that show them; never part of the JSONL."""
+        """Display-only extras (diffs) for sinks that show them; never part of the JSONL.
+        Redacted like the events (a diff can hold a secret the agent knows)."""
+        if self._redact is not None:
+            text = self._redact.data(text)
         for listener in self._listeners:
             listener.detail(item_id, text)
 
