@@ -339,7 +339,7 @@ def lost_reason(task: RepoTask, ws: Path, tests: str, ending: str) -> str:
     return ex._short(f"{lead}; {ending}" if ending else lead, 140)
 
 
-# -- rows -------------------------------------------------------------------------------------------
+# -- rows --------------------------------------------------------------------------------------
 
 AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-repos" / "batch"
 
@@ -517,17 +517,21 @@ def run_codex(task: RepoTask, model: str, api_base: str, work: Path,
     return result
 
 
-# -- runs and the report ------------------------------------------------------------------------------
+# -- runs and the report -----------------------------------------------------------------------
 
 PEER_ENTRIES = ("run_aider", "run_codex", "run_mini")
 
 
-def peer_harness() -> str:
+def peer_harness(source: str | None = None, exercises_source: str | None = None) -> str:
     """The peer rows' code: this file's peer functions and what they reach, and the
-    exercises' helpers they share (bench/exercises.py's own fingerprint)."""
+    exercises' helpers they share (bench/exercises.py's own fingerprint). Two commits with
+    the same fingerprint measure the peers alike."""
     import ast
 
-    source = Path(__file__).read_text(encoding="utf-8")
+    if source is None:
+        source = Path(__file__).read_text(encoding="utf-8")
+    if exercises_source is None:
+        exercises_source = (BENCH / "exercises.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     defined = {}
     for node in tree.body:
@@ -544,15 +548,40 @@ def peer_harness() -> str:
         reached.add(name)
         todo += [n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)]
     text = "\n".join(ast.get_source_segment(source, defined[n]) or "" for n in sorted(reached))
-    text += ex.peer_harness((BENCH / "exercises.py").read_text(encoding="utf-8"))
+    text += ex.peer_harness(exercises_source)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _harness_at(commit: str) -> str:
+    sources = []
+    for name in ("bench/repos.py", "bench/exercises.py"):
+        proc = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{name}"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ValueError(f"cannot read {name} at {commit}: {proc.stderr.strip()}")
+        sources.append(proc.stdout)
+    return peer_harness(*sources)
 
 
 def _solved(rows: list[dict[str, Any]]) -> str:
     return f"{sum(1 for r in rows if r['solved'])}/{len(rows)}"
 
 
-def render(runs: list[Run], tasks: list[RepoTask] | None = None) -> str:
+def latest_rows(runs: list[Run]) -> dict[str, tuple[Run, list[dict[str, Any]]]]:
+    """Each row's latest measurement, the agent row once per set of flags (`agent` for the
+    compact profile, `agent --prompt-profile full` beside it): label -> (run, results)."""
+    columns: dict[str, tuple[Run, list[dict[str, Any]]]] = {}
+    for run in runs:
+        for row, results in run.rows.items():
+            label = row if row != "agent" or not run.extra else f"agent {shlex.join(run.extra)}"
+            columns[label] = (run, results)
+    order = [*(k for k in columns if k.startswith("agent")),
+             *(n for n in ROWS if n in columns and n != "agent"),
+             *sorted(k for k in columns if not k.startswith("agent") and k not in ROWS)]
+    return {k: columns[k] for k in order}
+
+
+def render(runs: list[Run]) -> str:
     lines = ["# Real repositories with a real local model", "",
              "Rendered by `python bench/repos.py report` from `bench/repos_runs.jsonl`. Method: "
              "bench/repos.py's docstring and bench/README.md (Real repositories); the tasks: "
@@ -561,23 +590,29 @@ def render(runs: list[Run], tasks: list[RepoTask] | None = None) -> str:
         lines += ["No run recorded yet. `python bench/repos.py validate` proves each task; "
                   "`python bench/repos.py run` measures the rows.", ""]
     else:
-        run = runs[-1]
-        names = [n for n in ROWS if n in run.rows] + sorted(set(run.rows) - set(ROWS))
-        lines += [f"## Latest run ({run.started}, commit {run.commit})", "",
-                  f"Model `{run.model}` served by {run.server}; temperature 0; load average at "
-                  f"start {run.load}. baseagent flags beyond `batch --oss`: "
-                  f"`{shlex.join(run.extra) or '(none)'}`. {run.note}", "",
+        columns = latest_rows(runs)
+        lines += ["## Each row's latest run", "",
                   "| row | solved | model calls | input tokens | output tokens | cached input "
-                  "| wall s |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for name in names:
-            rows = run.rows[name]
-            lines.append(f"| {name} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} | "
-                         f"{sum(r['input_tokens'] for r in rows)} | "
+                  "| wall s | run (commit) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for label, (run, rows) in columns.items():
+            row = label.split(" ")[0]
+            lines.append(f"| {label} | {_solved(rows)} | {sum(r['model_calls'] for r in rows)} "
+                         f"| {sum(r['input_tokens'] for r in rows)} | "
                          f"{sum(r['output_tokens'] for r in rows)} | "
-                         f"{ex.cached_share(run.served.get(name))} | "
-                         f"{sum(r['wall_s'] for r in rows):.0f} |")
-        lines += ["", "### Every row, per task (each lost task's reason)", "",
-                  *ex._per_task(run, names), ""]
+                         f"{ex.cached_share(run.served.get(row))} | "
+                         f"{sum(r['wall_s'] for r in rows):.0f} | {run.started} "
+                         f"({run.commit}) |")
+        models = sorted({f"`{run.model}` served by {run.server}" for run, _ in columns.values()})
+        lines += ["", f"Model: {'; '.join(models)}; temperature 0.", "",
+                  "### Every row, per task (each lost task's reason)", "",
+                  "| task | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        names = list(dict.fromkeys(r["name"] for _, rows in columns.values() for r in rows))
+        by_label = {k: {r["name"]: r for r in rows} for k, (_, rows) in columns.items()}
+        for name in names:
+            cells = [("-" if (r := by_label[k].get(name)) is None else
+                      "solved" if r["solved"] else f"✗ {r['why']}") for k in columns]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
     lines += ["## Every run", "", "| started (UTC) | commit | rows | flags | note |",
               "|---|---|---|---|---|"]
     for run in runs:
@@ -600,8 +635,10 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--rows", default="agent", help=f"comma-separated, of {', '.join(ROWS)}")
     run_p.add_argument("--only", default="")
     run_p.add_argument("--model", default="openai/local")
-    run_p.add_argument("--api-base", required=True,
-                       help="an OpenAI-compatible server (bench/exercises.py's llama-server)")
+    run_p.add_argument("--api-base", default=None,
+                       help="an OpenAI-compatible server; default: serve the local model here "
+                            "as bench/exercises.py does (llama-server, --temp 0)")
+    run_p.add_argument("--local-model", default=ex.DEFAULT_MODEL_FILE)
     run_p.add_argument("--work", type=Path, default=None)
     run_p.add_argument("--note", default="")
     run_p.add_argument("--no-record", action="store_true")
@@ -623,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "record":
         try:
             run = ex.combine_runs([Run(**json.loads((w / "run.json").read_text()))
-                                   for w in args.work], harness_at=lambda _c: "same",
+                                   for w in args.work], harness_at=_harness_at,
                                   note=args.note)
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
@@ -663,9 +700,17 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     log(f"work directory: {work}")
     run = Run(started=f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M}",
-              commit=ex._commit(), model=args.model, server=args.api_base, load=ex._load(),
+              commit=ex._commit(), model=args.model, server=args.api_base or "",
+              load=ex._load(),
               note=args.note, extra=list(args.agent_flags),
               exercises="repos" + (f" ({len(tasks)} of them)" if only else ""))
+    gguf = None
+    if not args.api_base:
+        from local_server import WHEEL
+
+        gguf = ex._local_model_path(args.local_model)
+        run.server = (f"llama-server ({WHEEL[0]}, -dev none --jinja -t 2 -c {ex.CONTEXT} -np 1 "
+                      f"--temp 0) with {gguf.name}")
     stamp = ex._task_stamp(run, peer_harness())
     kept_by_row = {}
     for row in rows if args.resume else ():
@@ -673,42 +718,52 @@ def main(argv: list[str] | None = None) -> int:
             kept_by_row[row] = ex.kept_tasks(ex._task_log(work, row), stamp)
         except ValueError as exc:
             parser.error(str(exc))
-    from usage_proxy import UsageProxy
+    def measure(api_base: str) -> None:
+        from usage_proxy import UsageProxy
 
-    proxy = UsageProxy(args.api_base).start()
-    try:
-        for row in rows:
-            started = time.monotonic()
-            if row == "agent":
-                proxy.tag = "agent/"
-                run.rows[row] = [asdict(r) for r in run_agent(tasks, args.model, proxy.api_base,
-                                                               work, run.extra, log)]
-            else:
-                def one(task: RepoTask, row: str = row) -> TaskResult:
-                    shutil.rmtree(work / row / task.id, ignore_errors=True)
-                    proxy.tag = f"{row}/{task.id}"
-                    if row == "aider":
-                        result = run_aider(task, args.model, proxy.api_base, work, log)
-                    elif row == "codex":
-                        result = run_codex(task, args.model, proxy.api_base, work, log)
-                    else:
-                        result = run_mini(row, task, args.model, proxy.api_base, work, log)
-                    served = proxy.totals(f"{row}/{task.id}")
-                    result.cached_tokens = served["cached_tokens"]
-                    if row == "codex":
-                        result.model_calls = served["calls"]
-                    return result
+        proxy = UsageProxy(api_base).start()
+        try:
+            for row in rows:
+                started = time.monotonic()
+                if row == "agent":
+                    proxy.tag = "agent/"
+                    results = run_agent(tasks, args.model, proxy.api_base, work, run.extra, log)
+                    run.rows[row] = [asdict(r) for r in results]
+                else:
+                    def one(task: RepoTask, row: str = row) -> TaskResult:
+                        shutil.rmtree(work / row / task.id, ignore_errors=True)
+                        proxy.tag = f"{row}/{task.id}"
+                        if row == "aider":
+                            result = run_aider(task, args.model, proxy.api_base, work, log)
+                        elif row == "codex":
+                            result = run_codex(task, args.model, proxy.api_base, work, log)
+                        else:
+                            result = run_mini(row, task, args.model, proxy.api_base, work, log)
+                        served = proxy.totals(f"{row}/{task.id}")
+                        result.cached_tokens = served["cached_tokens"]
+                        if row == "codex":
+                            result.model_calls = served["calls"]
+                        return result
 
-                run.rows[row], kept = ex.run_peer_row(row, tasks, one, ex._task_log(work, row),
-                                                      stamp, kept_by_row.get(row), log)
-                if kept:
-                    run.note = (run.note + " " if run.note else "") + \
-                        f"({kept} of the {row} row's tasks from an earlier invocation)"
-            run.served[row] = proxy.totals(f"{row}/")
-            (work / "run.json").write_text(json.dumps(asdict(run)))
-            log(f"{row}: solved {_solved(run.rows[row])} in {time.monotonic() - started:.0f}s")
-    finally:
-        proxy.stop()
+                    run.rows[row], kept = ex.run_peer_row(
+                        row, tasks, one, ex._task_log(work, row), stamp, kept_by_row.get(row), log)
+                    if kept:
+                        run.note = (run.note + " " if run.note else "") + \
+                            f"({kept} of the {row} row's tasks from an earlier invocation)"
+                run.served[row] = proxy.totals(f"{row}/")
+                (work / "run.json").write_text(json.dumps(asdict(run)))
+                log(f"{row}: solved {_solved(run.rows[row])} in "
+                    f"{time.monotonic() - started:.0f}s")
+        finally:
+            proxy.stop()
+
+    if gguf is None:
+        measure(args.api_base)
+    else:
+        from local_server import serve
+
+        with serve(gguf, work / "server.log", ex.CONTEXT) as api_base:
+            measure(api_base)
     if not args.no_record:
         ex.append_run(run, RUNS)
         RESULTS.write_text(render(ex.load_runs(RUNS)), encoding="utf-8")

@@ -130,3 +130,32 @@ def test_a_lost_task_says_why(task, scripted_server, tmp_path, monkeypatch):
                                ["--prompt-profile", "full"], lambda _message: None)
     assert not result.solved
     assert result.why.startswith("no file edited; suite fails (3 failed, 44 passed)"), result
+
+
+def test_the_report_shows_both_profiles_beside_the_peers_with_each_lost_reason():
+    def result(name: str, solved: bool, why: str = "") -> dict:
+        return {"name": name, "solved": solved, "status": "passed" if solved else "failed",
+                "model_calls": 3, "input_tokens": 10, "output_tokens": 2, "wall_s": 1.0,
+                "why": why, "tests": "", "cached_tokens": None}
+
+    def run(extra: list[str], rows: dict) -> repos.Run:
+        return repos.Run(started="2026-11-28 09:00", commit="abc", model="openai/local",
+                         server="http://s", load="1", note="", extra=extra, rows=rows,
+                         exercises="repos")
+
+    compact = run([], {"agent": [result("a", True), result("b", False, "no file edited")],
+                       "aider": [result("a", False, "edited x.py, not the buggy file"),
+                                 result("b", False, "timed out")]})
+    full = run(["--prompt-profile", "full"], {"agent": [result("a", True), result("b", True)]})
+    text = repos.render([compact, full])
+    assert "| agent | 1/2 |" in text and "| agent --prompt-profile full | 2/2 |" in text
+    assert "| aider | 0/2 |" in text
+    assert "| b | ✗ no file edited | solved | ✗ timed out |" in text
+    assert text.count("| 2026-11-28 09:00 | abc |") == 2  # every run listed
+
+
+def test_a_peer_harness_changes_with_the_peer_code_only():
+    source = (REPO / "bench" / "repos.py").read_text()
+    same = repos.peer_harness(source)
+    assert repos.peer_harness(source.replace("def render(", "def render_again(")) == same
+    assert repos.peer_harness(source.replace('"--no-auto-commits",', "")) != same
