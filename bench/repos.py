@@ -65,6 +65,8 @@ STEP_LIMIT = 30
 TASK_TIMEOUT_S = 900
 CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini",
                 "conftest.py")
+# Modules Python runs at start-up when found on the path (the suites' PYTHONPATH).
+HOOK_FILES = ("sitecustomize.py", "usercustomize.py")
 
 TAIL = """
 ####
@@ -241,13 +243,19 @@ def make_workspace(task: RepoTask, dest: Path, cache: Path = CACHE, bug: bool = 
 
 def check_command(task: RepoTask, cache: Path = CACHE, python: str | Path | None = None,
                   timeout: int = CHECK_TIMEOUT_S) -> str:
-    """Put the pristine tests and test configuration back, then run the whole suite."""
+    """Put the pristine tests and test configuration back (and remove any the release has
+    not: a conftest.py or sitecustomize.py an agent added would decide the verdict), then
+    run the whole suite."""
     source = pristine(task, cache)
     steps = []
-    for rel in (*task.tests, *(c for c in CONFIG_FILES if (source / c).is_file())):
+    for rel in (*task.tests, *CONFIG_FILES,
+                *(str(Path(task.pythonpath) / n) for n in HOOK_FILES)):
         q = shlex.quote(rel)
-        steps.append(f"rm -rf {q} && mkdir -p {shlex.quote(str(Path(rel).parent))} && "
-                     f"cp -a {shlex.quote(str(source / rel))} {q}")
+        if (source / rel).exists():
+            steps.append(f"rm -rf {q} && mkdir -p {shlex.quote(str(Path(rel).parent))} && "
+                         f"cp -a {shlex.quote(str(source / rel))} {q}")
+        else:
+            steps.append(f"rm -rf {q}")
     return " && ".join(steps) + f" && timeout {timeout} {task.test_command(python)}"
 
 

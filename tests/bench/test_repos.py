@@ -159,3 +159,15 @@ def test_a_peer_harness_changes_with_the_peer_code_only():
     same = repos.peer_harness(source)
     assert repos.peer_harness(source.replace("def render(", "def render_again(")) == same
     assert repos.peer_harness(source.replace('"--no-auto-commits",', "")) != same
+
+
+def test_a_conftest_the_release_has_not_cannot_decide_the_check(task, tmp_path):
+    ws = repos.make_workspace(task, tmp_path / "ws")
+    (ws / "conftest.py").write_text(
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n")
+    (ws / "sitecustomize.py").write_text("raise SystemExit(0)\n")
+    passed, output = repos.run_check(task, ws)
+    assert not passed and "3 failed" in output
+    assert not (ws / "conftest.py").exists() and not (ws / "sitecustomize.py").exists()
