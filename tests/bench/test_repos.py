@@ -171,3 +171,18 @@ def test_a_conftest_the_release_has_not_cannot_decide_the_check(task, tmp_path):
     passed, output = repos.run_check(task, ws)
     assert not passed and "3 failed" in output
     assert not (ws / "conftest.py").exists() and not (ws / "sitecustomize.py").exists()
+
+
+def test_a_peer_row_runs_end_to_end_with_the_scripted_fix(task, scripted_server, tmp_path):
+    from agents import peer_versions
+
+    require(peer_versions() is not None,
+            "mini-swe-agent is not in bench/.peer-venv: python bench/exercises.py peer")
+    done = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    server = scripted_server([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": FIX}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": done}}]}])
+    result = repos.run_mini("mini-tool", task, "openai/scripted", server.api_base, tmp_path,
+                            lambda _message: None)
+    assert result.solved and result.tests == "47 passed" and result.model_calls == 2, result
+    assert "iso8601.py" not in str(server.requests[0]["messages"])
