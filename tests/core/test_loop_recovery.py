@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
-from baseagent.core.prose_code import Fragment, file_blocks, fragments
+from baseagent.helps.code_blocks import Fragment, file_blocks, fragments
 from baseagent.llm.types import ModelTurn
 from baseagent.output import events as ev
 from test_loop import assert_pairs_intact, call, make_loop, tool_results
@@ -490,7 +490,7 @@ def test_a_reply_that_only_echoes_the_failing_tests_is_told_nothing_changed(tmp_
 
 
 def test_echo_overlap_is_measured_on_words_not_lines():
-    from baseagent.core.echo import echo_share, echoes
+    from baseagent.helps.echo import echo_share, echoes
 
     note = ("Overwrote a.py (27 bytes)\nNote: this exact call was already made with the same "
             "result. The file already holds exactly this content: writing it again changes "
@@ -790,7 +790,7 @@ def test_no_repair_round_without_an_attempt_or_with_rounds_off(tmp_path):
 # -- the probe merges a block that drops names into its file, by name -------------------------
 
 def test_merge_definitions_replaces_by_name_and_keeps_the_rest():
-    from baseagent.core.prose_code import merge_definitions
+    from baseagent.helps.code_blocks import merge_definitions
     current = ('"""Doc."""\nSIDES = 6\n\n\nclass Character:\n    def __init__(self):\n'
                '        pass\n\n\n@staticmethod\ndef modifier(value):\n    pass\n')
     moved = ("import random\n\nclass Character:\n    def __init__(self):\n"

@@ -728,6 +728,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
+    from baseagent.helps import for_profile
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import ToolContext
@@ -774,9 +775,9 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 session=session, compactor=compactor, cancelled=cancelled,
                 thread_id=prepared.thread_id,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
-                tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
-                show_named_files=prepared.profile.show_named_files,
-                probe=prepared.profile.probe,
+                tool_choice=prepared.tool_choice, helps=for_profile(
+                    prepared.profile.prose_code, prepared.profile.show_named_files,
+                    prepared.profile.probe),
                 all_tools_failed=settings.all_tools_failed)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
@@ -890,6 +891,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
     `system`: a specialist's system prompt (default: the built-in one); `settings` and
     `route` are a specialist's own when it has its own model."""
     from baseagent.core.loop import Loop
+    from baseagent.helps import for_profile
     from baseagent.tools.registry import ToolRegistry
 
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
@@ -900,7 +902,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
                                      route),
                 cancelled=tool_context.cancelled.with_reason(
                     "the delegating run was interrupted"),
-                thread_id=tool_context.thread_id)
+                thread_id=tool_context.thread_id, helps=for_profile())
 
 
 def open_record(prepared: Prepared, client: ModelClientProtocol,

@@ -65,6 +65,17 @@ def named_test_command(*texts: str) -> str | None:
     return None
 
 
+def repository_notes(history: list[dict[str, Any]]) -> str:
+    """What the repository says about itself to the model (AGENTS.md, in the opening
+    environment context), where a test command may be named."""
+    for message in history[:3]:
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) \
+                and "<INSTRUCTIONS>" in content:
+            return content
+    return ""
+
+
 def runs_tests(command: str) -> bool:
     """Whether a command runs a known test runner."""
     return bool(_RUNNER.search(command))
@@ -155,6 +166,15 @@ class Evidence:
         if self.test_command is None:
             return True
         return bool(_RUNNER.search(command)) or self.test_command in command
+
+    def stands(self, open_steps: list[Any] | None = None) -> bool:
+        """Whether an answer already stands on evidence, so the verification round would
+        only cost a model call: the turn edited code or names a test command, the tests ran
+        after the last edit and exited 0, and the turn's plan has no `open_steps`. Asked
+        again at that point, a small model restates its success at length (one such reply
+        ran past a task's time budget after the tests had passed); a turn with nothing run
+        still gets the round."""
+        return self.needed and self.proof() is not None and not open_steps
 
     def verdict(self) -> Verdict:
         return "evidence" if self.proof() is not None else "statement"
