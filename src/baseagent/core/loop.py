@@ -14,8 +14,9 @@ The contract of a turn (`run_turn`), in order:
    an answer, code left in the text, an announced next step), and the loop steps again.
 4. A reply without tool calls that no help takes is the answer. Unless the turn is already
    verified, one verification round asks the model to check its work (skipped when the
-   answer already stands on evidence: core/evidence.py), and one more round when the
-   answer still lacks evidence; a final check (--output-schema) gets one correction round.
+   answer already stands on evidence, or the turn changed no file and names no test:
+   core/evidence.py), and one more round when the answer still lacks evidence; a final
+   check (--output-schema) gets one correction round.
 5. The turn closes with exactly one of turn.completed (with `verification`), turn.failed
    or turn.requires_action, after the items that span the turn (the plan) complete.
 
@@ -267,7 +268,7 @@ class Loop:
                 # The plan is checked when it is this turn's: an older turn's plan may be
                 # about another task.
                 plan = latest_plan(self.history) if self._turn_items.has("todo_list") else None
-                if not state.evidence.stands(open_steps(plan)):
+                if state.evidence.wants_round(open_steps(plan)):
                     reminder = verification_reminder(state.input.text, plan,
                                                      state.evidence.missing())
                     self.append({"role": "user", "content": reminder})
@@ -278,7 +279,7 @@ class Loop:
                 self.append({"role": "user",
                              "content": EVIDENCE_PROMPT.format(missing=missing)})
                 continue
-            note = state.evidence.tests_note()
+            note = state.evidence.note()
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
     def _step(self, alone: list[dict[str, Any]] | None = None) -> ModelTurn:
@@ -422,7 +423,8 @@ class Loop:
         state = self._state
         assert state is not None
         if prepared.error is None:
-            state.evidence.saw(prepared.item_type, result.success, result.item)
+            state.evidence.saw(prepared.item_type, result.success, result.item, result.output,
+                               lambda: prepared.named_changes(self.tool_context))
             if result.success and prepared.item_type == "file_change" \
                     and result.item.get("diff") != "":
                 state.repeats.forget()  # files changed: earlier results may not repeat
