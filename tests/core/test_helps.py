@@ -60,3 +60,21 @@ def test_a_help_overrides_only_the_hooks_it_uses():
     assert help.start_turn(None, "task") == "task"  # type: ignore[arg-type]
     assert help.before_first_step(None) is None  # type: ignore[arg-type]
     assert help.after_reply(None, None) is False  # type: ignore[arg-type]
+
+
+def test_test_runs_get_a_few_times_the_first_run_within_bounds():
+    from baseagent.helps.test_time import TestClock, timed_out
+
+    clock = TestClock()
+    assert clock.timeout_ms(120_000) is None  # nothing timed yet: the shell's default
+    clock.saw("Exit code: 124\nWall time: 120.0 seconds\nOutput:\n"
+              "command timed out after 120000 milliseconds")
+    assert clock.reference is None  # a run that was stopped times nothing
+    clock.saw("Exit code: 1\nWall time: 0.2 seconds\nOutput:\n1 failed in 0.01s")
+    assert clock.timeout_ms(120_000) == 5_000  # the floor
+    clock.saw("Exit code: 0\nWall time: 9.0 seconds\nOutput:\n")  # the first run stands
+    assert clock.timeout_ms(120_000) == 5_000
+    clock.reset()
+    clock.saw("Exit code: 0\nWall time: 40.0 seconds\nOutput:\n")
+    assert clock.timeout_ms(120_000) == 120_000  # never past the shell's own
+    assert timed_out("...\ncommand timed out after 5000 milliseconds") == 5.0

@@ -173,6 +173,25 @@ def test_an_edit_forgets_earlier_failures(tmp_path):
 
 # -- code left in the answer -------------------------------------------------------------------
 
+def test_a_test_run_of_looping_code_is_stopped_and_the_model_told(tmp_path):
+    """The test runs the prose-code help adds are timed from the first one (a few times it,
+    5 s at least): code that loops forever is stopped there and reported as likely
+    looping."""
+    _hamming(tmp_path, solved=False)
+    wrong = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
+    looping = "hamming.py\n```python\ndef distance(a, b):\n    while True:\n        pass\n```"
+    loop, client, rec = make_loop(tmp_path, [{"content": wrong}, {"content": looping},
+                                             {"content": "Gave up."}], verify=False)
+    task = f"Implement distance in hamming.py. Run the tests with `{PYTEST} hamming_test.py`."
+    assert loop.run_turn(task).final_message == "Gave up."
+    first, stopped = rec.completed("command_execution")
+    assert first.exit_code == 1 and stopped.exit_code == 124
+    told = client.requests[2][-1]
+    assert told["role"] == "user" and "likely loops forever" in told["content"]
+    assert told["content"].startswith("The test run was stopped after ")
+    assert "(the first run of the tests took " in told["content"]
+
+
 def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
     (tmp_path / "hamming.py").write_text("def distance(strand_a, strand_b):\n    pass\n")
     answer = ("Here is the updated hamming.py:\n\n```python\ndef distance(strand_a, strand_b):\n"

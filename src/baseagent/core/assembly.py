@@ -777,7 +777,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                 paused=prepared.resumed.paused if prepared.resumed is not None else None,
                 tool_choice=prepared.tool_choice, helps=for_profile(
                     prepared.profile.prose_code, prepared.profile.show_named_files,
-                    prepared.profile.probe),
+                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
                 all_tools_failed=settings.all_tools_failed)
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))

@@ -131,3 +131,12 @@ class CallItems:
         self.emitter.send(engine.OutputSubmitted(call_id=call.id, name=call.name,
                                                  item_id=call.item_id, output=output))
         self.emitter.send(engine.ItemCompleted(external_result_item(call, output)))
+
+    def refuse(self, call: ToolCall, refusal: str) -> ToolResult:
+        """A call that gave the same result twice is not run again: a failed item, a
+        notice, and the refusal as its result."""
+        prepared = PreparedCall(name=call.name, raw_arguments=call.arguments,
+                                error=refusal.removeprefix("Error: "))
+        self.emitter.notice(f"not running {call.name} again: the same call gave the same "
+                            "result twice")
+        return self.run_as_item(call, prepared, None)

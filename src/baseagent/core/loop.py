@@ -48,7 +48,7 @@ from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, Pas
                                  Status, TurnEnded, TurnInput, TurnOutcome, TurnState,
                                  attachment_message, history_message, tool_choice,
                                  tool_message)
-from baseagent.helps.contract import TurnHelp, not_an_answer
+from baseagent.helps.contract import TurnHelp, capped, not_an_answer
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.output.emitter import Emitter
@@ -282,7 +282,8 @@ class Loop:
             note = state.evidence.note()
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
-    def _step(self, alone: list[dict[str, Any]] | None = None) -> ModelTurn:
+    def _step(self, alone: list[dict[str, Any]] | None = None,
+              max_chars: int | None = None) -> ModelTurn:
         """One observe → think → act round; returns what the model said. With `alone`, only
         think, on those messages (TurnContext.ask_alone)."""
         state = self._state
@@ -294,7 +295,7 @@ class Loop:
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
-        turn = self._think(alone)
+        turn = self._think(alone, max_chars)
         if turn.tool_calls and alone is None:
             self._act(turn.tool_calls)
         return turn
@@ -305,19 +306,21 @@ class Loop:
         if self.cancelled():
             raise RunInterrupted()
 
-    def _think(self, alone: list[dict[str, Any]] | None = None) -> ModelTurn:
+    def _think(self, alone: list[dict[str, Any]] | None = None,
+               max_chars: int | None = None) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives.
         With `alone`, those messages are sent instead of the history, with no tools, and
         the reply does not reach the history."""
         specs = [] if alone is not None else self.registry.specs()
         stream = StreamItems(self.emitter, hold_calls=bool(specs))
+        progress = capped(stream.progress, max_chars)  # a reply past it: ReplyTooLong
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
                 messages, estimate = self.compactor.prepare(self.history) if alone is None \
                     else (alone, sum(len(str(m["content"])) for m in alone) // 4)
                 try:
                     choice = tool_choice(self.tool_choice, bool(specs), self._tool_called)
-                    turn = self.client.complete(messages, specs, stream.progress,
+                    turn = self.client.complete(messages, specs, progress,
                                                 estimated_input_tokens=estimate, **choice)
                     break
                 except ContextOverflowError:
@@ -364,7 +367,8 @@ class Loop:
                     raise RunInterrupted()
                 refusal = state.repeats.refusal(call.name, call.arguments)
                 if refusal is not None:
-                    self._refuse(call, refusal)
+                    # the same result twice: not run again, a failed item and a notice
+                    self._append_tool(call, self._calls.refuse(call, refusal).output)
                     succeeded.append(False)
                     if state.repeats.exhausted():
                         self._not_run([c for c, _, _ in handed_over] + calls[index + 1:],
@@ -406,16 +410,6 @@ class Loop:
     def _not_run(self, calls: list[ToolCall], why: str = "the run was interrupted") -> None:
         for call in calls:
             self._append_tool(call, f"Error: not run: {why}")
-
-    def _refuse(self, call: ToolCall, refusal: str) -> None:
-        """A call that gave the same result twice is not run again: a failed item, a
-        notice, and the refusal as its result."""
-        prepared = PreparedCall(name=call.name, raw_arguments=call.arguments,
-                                error=refusal.removeprefix("Error: "))
-        self.emitter.notice(f"not running {call.name} again: the same call gave the same "
-                            "result twice")
-        result = self._calls.run_as_item(call, prepared, self._budget)
-        self._append_tool(call, result.output)
 
     def _observe(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> str:
         """Take note of a finished call (evidence, repeated failures) and return the text
@@ -469,10 +463,11 @@ class Loop:
         self._state.evidence = Evidence.for_turn(self.task, repository_notes(self.history))
         self._state.repeats = RepeatedCalls()
 
-    def ask_alone(self, messages: list[dict[str, Any]], notice: str) -> ModelTurn:
+    def ask_alone(self, messages: list[dict[str, Any]], notice: str,
+                  max_chars: int | None = None) -> ModelTurn:
         self._stop_if_cancelled()
         self.emitter.notice(notice)
-        return self._step(alone=messages)
+        return self._step(messages, max_chars)
 
     def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
         prepared = self.registry.prepare(call.name, call.arguments)

@@ -26,7 +26,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from baseagent.llm.types import ModelTurn, ToolCall
+from baseagent.llm.errors import ModelError
+from baseagent.llm.types import ModelTurn, ProgressFn, ToolCall
 
 if TYPE_CHECKING:
     from baseagent.core.evidence import Evidence
@@ -68,9 +69,11 @@ class TurnContext(Protocol):
     def restart_evidence(self) -> None:
         """Forget the turn's edits and commands so far (and the calls it saw repeated)."""
 
-    def ask_alone(self, messages: list[dict[str, Any]], notice: str) -> ModelTurn:
+    def ask_alone(self, messages: list[dict[str, Any]], notice: str,
+                  max_chars: int | None = None) -> ModelTurn:
         """One model call (a step of the turn) on these messages instead of the history,
-        without tools; the reply does not join the history."""
+        without tools; the reply does not join the history. A reply whose text grows past
+        `max_chars` is cut: ReplyTooLong."""
 
     def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
         """Run one call as an item, outside the history; its result and what its tool
@@ -94,6 +97,24 @@ class TurnHelp(Protocol):
 
     def after_reply(self, turn: ModelTurn, ctx: TurnContext) -> bool:
         return False
+
+
+class ReplyTooLong(ModelError):
+    """A reply cut because its text grew past what the help asked for could need."""
+
+
+def capped(progress: ProgressFn, max_chars: int | None) -> ProgressFn:
+    """`progress`, raising ReplyTooLong once the streamed text passes `max_chars` (the model
+    client stops reading the stream there)."""
+    if max_chars is None:
+        return progress
+
+    def check(text: str, reasoning: str, *calls: Any) -> None:
+        if len(text) > max_chars:
+            raise ReplyTooLong(f"the reply grew past {max_chars} characters")
+        progress(text, reasoning, *calls)
+
+    return check
 
 
 def not_an_answer(turn: ModelTurn) -> str | None:

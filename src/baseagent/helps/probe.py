@@ -23,19 +23,30 @@ from typing import Any
 
 from baseagent.core.evidence import is_test_file
 from baseagent.helps.code_blocks import unchanged_blocks, written_path
-from baseagent.helps.contract import Message, TurnContext, TurnHelp
+from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.named_files import named_file_texts
 from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
 from baseagent.helps.test_report import read_report
+from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
 from baseagent.llm.types import ToolCall
-from baseagent.prompts.system import (PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
-                                      PROBE_SYSTEM, PROBE_UNCHANGED)
+from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_FOLLOW_UP,
+                                      PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED, PROBE_SYSTEM,
+                                      PROBE_UNCHANGED)
+
+# A reply may hold this many times the files of the task (those to change and the tests)
+# and this much more; past that it is cut and counted as a miss.
+REPLY_TIMES_FILES = 4
+REPLY_SLACK_CHARS = 6_000
 
 
 class Probe(TurnHelp):
-    def __init__(self, max_rounds: int = MAX_REPAIR_ROUNDS) -> None:
+    def __init__(self, max_rounds: int = MAX_REPAIR_ROUNDS,
+                 clock: TestClock | None = None) -> None:
         self.max_rounds = max_rounds  # repair rounds at most
+        # Times the task's tests before the first message: the prose-code help, which
+        # runs the tests of each reply, shares it (helps/test_time.py).
+        self.clock = clock or TestClock()
         # The turn's messages and attempts; None when it cannot be sent alone (images, a
         # continued turn) or the task names no file to change.
         self.plan: ProbePlan | None = None
@@ -57,6 +68,8 @@ class Probe(TurnHelp):
         if plan is None or not ctx.has_tool("write_file") or not ctx.has_tool("shell"):
             return None
         keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
+        _, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
+        self.clock.saw(output)  # the task's own first test run
         while ctx.calls_left > keep and (message := plan.next_message()) is not None:
             self._put_back(ctx, message.start)
             exchange = [{"role": "user", "content": message.text}]
@@ -92,7 +105,14 @@ class Probe(TurnHelp):
         else (None, what the attempt left and what the tests said of it, or None when it
         wrote nothing); and the reply's text."""
         ctx.restart_evidence()
-        turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange], notice)
+        limit = REPLY_TIMES_FILES * sum(map(len, [*plan.files.values(), *plan.tests.values()])) \
+            + REPLY_SLACK_CHARS
+        try:
+            turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange], notice,
+                                 max_chars=limit)
+        except ReplyTooLong:
+            ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+            return None, None, ""
         reply = turn.text
         cwd = ctx.cwd
         allowed = {os.path.normpath(cwd / name) for name in plan.files}
@@ -115,17 +135,17 @@ class Probe(TurnHelp):
         runs = [result for call, result, _ in results if call.name == "shell"]
         if not runs:
             return None, None, reply
-        return None, Attempt(_current(ctx, plan.files), read_report(runs[-1].output)), reply
+        seconds = timed_out(runs[-1].output)
+        report = read_report(runs[-1].output) if seconds is None \
+            else looping_report(seconds, self.clock.reference)
+        return None, Attempt(_current(ctx, plan.files), report), reply
 
     def _put_back(self, ctx: TurnContext, files: dict[str, str]) -> None:
         """Write the files that differ from these contents (the probe's starting points)."""
         for name, content in files.items():
             if _read(ctx, name) == content:
                 continue
-            ctx.run_quiet(ToolCall(
-                id=f"call_{uuid.uuid4().hex[:24]}", name="write_file",
-                arguments=json.dumps({"file_path": name, "content": content},
-                                     ensure_ascii=False)))
+            ctx.run_quiet(_call("write_file", {"file_path": name, "content": content}))
 
 
 def _current(ctx: TurnContext, files: dict[str, str]) -> dict[str, str]:
@@ -139,3 +159,8 @@ def _read(ctx: TurnContext, name: str) -> str | None:
         return (ctx.cwd / name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _call(name: str, arguments: dict[str, str]) -> ToolCall:
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name,
+                    arguments=json.dumps(arguments, ensure_ascii=False))

@@ -15,23 +15,30 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from typing import Literal
+from typing import Any, Literal
 
 from baseagent.helps.code_blocks import (differs, file_blocks, fragments, merged_blocks,
                                          test_command_block, without_blocks, written_path)
 from baseagent.helps.contract import Message, TurnContext, TurnHelp, not_an_answer
+from baseagent.helps.test_time import TestClock, looping_note, timed_out
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
                                       PROSE_CODE_MERGED, PROSE_CODE_TELL, PROSE_COMMAND_RUN,
                                       PROSE_TESTS_RUN)
+from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
 # What an answer with code for a file and no tool call leads to.
 ProseCodeMode = Literal["apply", "tell", "off"]
 
 
 class ProseCode(TurnHelp):
-    def __init__(self, mode: ProseCodeMode = "apply") -> None:
+    def __init__(self, mode: ProseCodeMode = "apply", clock: TestClock | None = None,
+                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS) -> None:
         self.mode = mode
+        # The test runs it adds get a timeout from the task's own first run (test_time.py).
+        self.clock = clock or TestClock()
+        self.shell_timeout_ms = shell_timeout_ms
+        self.test_calls: list[str] = []  # the ids of those runs in the conversation
         self.told = False  # "tell": once a turn
         # The note about blocks not written because they drop top-level names, sent after
         # the step; once a turn.
@@ -40,12 +47,31 @@ class ProseCode(TurnHelp):
 
     def start_turn(self, ctx: TurnContext, message: Message) -> Message:
         self.told, self.fragment_note, self.told_fragment = False, None, False
+        self.clock.reset()
+        self.test_calls = []
         return message
 
     def after_reply(self, turn: ModelTurn, ctx: TurnContext) -> bool:
         if turn.tool_calls:
-            return self._tell_fragment(ctx)
+            fragment = self._tell_fragment(ctx)
+            return self._tell_looping(ctx) or fragment
         return self._tell_fragment(ctx) or self._tell(turn, ctx)
+
+    def _tell_looping(self, ctx: TurnContext) -> bool:
+        """After the step's test runs that this help added: the first that finished times
+        the task's tests; one that was stopped at its timeout is reported as likely
+        looping."""
+        ids, self.test_calls = set(self.test_calls), []
+        outputs = [str(m.get("content")) for m in ctx.history[-50:]
+                   if m.get("role") == "tool" and m.get("tool_call_id") in ids]
+        for output in outputs:
+            seconds = timed_out(output)
+            if seconds is not None:
+                ctx.append({"role": "user",
+                            "content": looping_note(seconds, self.clock.reference)})
+                return True
+            self.clock.saw(output)
+        return False
 
     def _tell_fragment(self, ctx: TurnContext) -> bool:
         """The note about a reply's code blocks that were not written, after the step's tool
@@ -122,12 +148,17 @@ class ProseCode(TurnHelp):
             note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
             if shown is not None:
                 blocks.append(shown)
-            calls.append(_call("shell", {"command": command}, note.format(command=command)))
+            timeout = self.clock.timeout_ms(self.shell_timeout_ms)
+            calls.append(_call("shell", {"command": command} if timeout is None else
+                               {"command": command, "timeout_ms": timeout},
+                               note.format(command=command)))
+            if not alone:
+                self.test_calls.append(calls[-1].id)
         if calls:
             turn.tool_calls = calls + turn.tool_calls
             turn.text = without_blocks(turn.text, blocks)
 
 
-def _call(name: str, arguments: dict[str, str], note: str) -> ToolCall:
+def _call(name: str, arguments: dict[str, Any], note: str) -> ToolCall:
     return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name,
                     arguments=json.dumps(arguments, ensure_ascii=False), note=note)

@@ -277,6 +277,17 @@ PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. 
 PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
+# A test run inside the helps stopped at its timeout (helps/test_time.py): a few times the
+# task's own first run, so a candidate that loops costs seconds, not the shell's minutes.
+TESTS_LOOPING = ("the tests did not finish within {seconds:g} s{before}: the code likely "
+                 "loops forever")
+TESTS_LOOPING_NOTE = ("The test run was stopped after {seconds:g} s{before}: your code likely "
+                      "loops forever (a loop whose condition never changes, or one that "
+                      "waits for input). Find that loop and fix it.")
+TESTS_BEFORE = " (the first run of the tests took {reference:.1f} s)"
+PROBE_TIMING_NOTICE = "timing the task's tests as the task has them"
+PROBE_CUT_NOTICE = ("the reply grew past {chars} characters, more than the files of the task "
+                    "could need: cut, counted as a miss")
 # The end of the answer when the whole-file probe passed the tests (helps/probe.py).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 # A code block for a file that left out top-level names the file defines: never written
