@@ -69,7 +69,7 @@ STEPS = [{"content": "Hi", "tool_calls": [
 
 
 def test_tool_call_arguments_stream_in_pieces_that_join_up(tmp_path, monkeypatch):
-    monkeypatch.setattr("baseagent.core.loop.STREAM_UPDATE_INTERVAL_S", 60.0)  # no timing
+    monkeypatch.setattr("baseagent.core.streaming.STREAM_UPDATE_INTERVAL_S", 60.0)  # no timing
     (tmp_path / "notes.txt").write_text("x\n")
     loop, client, rec = make_loop(tmp_path, STEPS, tools=builtin_tools(), verify=False)
     seen = Engine()
@@ -132,14 +132,14 @@ def test_every_tool_result_is_a_tool_message(tmp_path):
     ], tools=builtin_tools(), verify=False, flags=flags)
     seen = Engine()
     loop.emitter.add_listener(seen)
-    original = loop._run_tool
+    original = loop._calls.run
 
-    def run_tool(call, prepared):  # cancelled while c1 runs
+    def run_tool(call, prepared, budget):  # cancelled while c1 runs
         if call.id == "c1":
             flags.append(True)
-        return original(call, prepared)
+        return original(call, prepared, budget)
 
-    loop._run_tool = run_tool
+    loop._calls.run = run_tool
     outcome = loop.run_turn("go")
     assert outcome.status == "interrupted"
     messages = seen.of(engine.ToolMessage)

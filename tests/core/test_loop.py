@@ -13,6 +13,7 @@ import pytest
 
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.core.loop import Loop, TurnInput
+from baseagent.helps import for_profile
 from baseagent.core.turn_input import SchemaCheck
 from baseagent.llm.errors import ContextOverflowError, ModelError
 from baseagent.output import events as ev
@@ -46,12 +47,17 @@ def call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, A
     return out
 
 
+HELP_OPTIONS = ("prose_code", "show_named_files", "probe", "probe_rounds")
+
+
 def make_loop(tmp_path: Path, steps: list[Any], *, tools: list[Any] | None = None,
               **kw: Any) -> tuple[Loop, DeterministicClient, Recorder]:
     client = DeterministicClient(steps)
     recorder = Recorder()
     history = [{"role": "system", "content": "system"}, {"role": "user", "content": "env"}]
     flags = kw.pop("flags", None)
+    if "helps" not in kw:  # the helps the composition root gives a run of these options
+        kw["helps"] = for_profile(**{k: kw.pop(k) for k in HELP_OPTIONS if k in kw})
     loop = Loop(client=client, registry=ToolRegistry(tools), emitter=Emitter([recorder]),
                 tool_context=ToolContext(cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}),
                 history=history, cancelled=CancelToken(lambda: bool(flags)) if flags is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
-from baseagent.core.prose_code import Fragment, file_blocks, fragments
+from baseagent.helps.code_blocks import Fragment, file_blocks, fragments
 from baseagent.llm.types import ModelTurn
 from baseagent.output import events as ev
 from test_loop import assert_pairs_intact, call, make_loop, tool_results
@@ -172,6 +172,25 @@ def test_an_edit_forgets_earlier_failures(tmp_path):
 
 
 # -- code left in the answer -------------------------------------------------------------------
+
+def test_a_test_run_of_looping_code_is_stopped_and_the_model_told(tmp_path):
+    """The test runs the prose-code help adds are timed from the first one (a few times it,
+    5 s at least): code that loops forever is stopped there and reported as likely
+    looping."""
+    _hamming(tmp_path, solved=False)
+    wrong = "hamming.py\n```python\ndef distance(a, b):\n    return 0\n```"
+    looping = "hamming.py\n```python\ndef distance(a, b):\n    while True:\n        pass\n```"
+    loop, client, rec = make_loop(tmp_path, [{"content": wrong}, {"content": looping},
+                                             {"content": "Gave up."}], verify=False)
+    task = f"Implement distance in hamming.py. Run the tests with `{PYTEST} hamming_test.py`."
+    assert loop.run_turn(task).final_message == "Gave up."
+    first, stopped = rec.completed("command_execution")
+    assert first.exit_code == 1 and stopped.exit_code == 124
+    told = client.requests[2][-1]
+    assert told["role"] == "user" and "likely loops forever" in told["content"]
+    assert told["content"].startswith("The test run was stopped after ")
+    assert "(the first run of the tests took " in told["content"]
+
 
 def test_a_whole_file_in_the_answer_is_written_and_the_model_told(tmp_path):
     (tmp_path / "hamming.py").write_text("def distance(strand_a, strand_b):\n    pass\n")
@@ -490,7 +509,7 @@ def test_a_reply_that_only_echoes_the_failing_tests_is_told_nothing_changed(tmp_
 
 
 def test_echo_overlap_is_measured_on_words_not_lines():
-    from baseagent.core.echo import echo_share, echoes
+    from baseagent.helps.echo import echo_share, echoes
 
     note = ("Overwrote a.py (27 bytes)\nNote: this exact call was already made with the same "
             "result. The file already holds exactly this content: writing it again changes "
@@ -790,7 +809,7 @@ def test_no_repair_round_without_an_attempt_or_with_rounds_off(tmp_path):
 # -- the probe merges a block that drops names into its file, by name -------------------------
 
 def test_merge_definitions_replaces_by_name_and_keeps_the_rest():
-    from baseagent.core.prose_code import merge_definitions
+    from baseagent.helps.code_blocks import merge_definitions
     current = ('"""Doc."""\nSIDES = 6\n\n\nclass Character:\n    def __init__(self):\n'
                '        pass\n\n\n@staticmethod\ndef modifier(value):\n    pass\n')
     moved = ("import random\n\nclass Character:\n    def __init__(self):\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baseagent.core.named_files import inside, named_in
+from baseagent.helps.named_files import inside, named_in
 
 
 @pytest.mark.parametrize("text, names", [

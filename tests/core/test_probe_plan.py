@@ -1,11 +1,11 @@
-"""The whole-file probe's plan (core/probe.py): which message comes next, which attempt is
+"""The whole-file probe's plan (helps/probe_plan.py): which message comes next, which attempt is
 the best, and when the repair rounds stop. No model, no files: the loop's tests
 (test_loop_recovery.py) run it end to end."""
 from __future__ import annotations
 
-from baseagent.core.probe import MAX_MISSES, Attempt, ProbePlan
-from baseagent.core.test_report import Failure
-from baseagent.core.test_report import TestReport as Report
+from baseagent.helps.probe_plan import MAX_MISSES, Attempt, ProbePlan
+from baseagent.helps.test_report import Failure
+from baseagent.helps.test_report import TestReport as Report
 
 
 def attempt(passed: int, *failing: str) -> Attempt:

@@ -1,4 +1,4 @@
-"""Reading a test run's output: counts, and each failure on its own (core/test_report.py).
+"""Reading a test run's output: counts, and each failure on its own (helps/test_report.py).
 The outputs are real runs of pytest and unittest on a small module."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baseagent.core.test_report import MAX_FAILURE_LINES, read_report
+from baseagent.helps.test_report import MAX_FAILURE_LINES, read_report
 
 TESTS = """\
 import unittest

@@ -34,8 +34,9 @@ def test_read_shell_patch_verify_answer(scripted_server, workspace, home):
         {"tool_calls": [tool("shell", command="echo checked && python3 -c 'print(6*7)'")]},
         {"tool_calls": [tool("apply_patch", input=PATCH)]},
         {"content": "Changed greet()."},
-        # after the verification reminder: read back, then answer for good
-        {"tool_calls": [tool("shell", command="cat app.py")]},
+        # after the verification reminder: run the changed code (reading it back with
+        # `cat` would not be evidence), then answer for good
+        {"tool_calls": [tool("shell", command="python3 -c 'import app; print(app.greet())'")]},
         {"content": "Verified: greet() returns 'hello, world'."},
     ])
     run = run_agent(["--instruction", "make greet say hello, world"], cwd=workspace,

@@ -6,6 +6,7 @@ JSONL that stays linear in a long streamed answer.
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 from baseagent.prompts.profiles import COMPACT_SYSTEM_PROMPT
@@ -193,7 +194,8 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     # start from the best attempt, which they repeat (nothing to write, nothing to test);
     # the stub put back for the agent's turn; the agent's write
     assert len(run.completed_items("file_change")) == 5
-    assert len(run.completed_items("command_execution")) == 3  # 2 probes, the agent's run
+    # the task's own test run (it times the tests), 2 probes, the agent's run
+    assert len(run.completed_items("command_execution")) == 4
     assert (workspace / "hamming.py").read_text() == SOLVED
     assert run.events[-1]["verification"]["by"] == "evidence"
 
@@ -231,3 +233,51 @@ def test_a_file_that_drops_a_top_level_name_is_not_written_and_the_model_hears_w
     note = server.requests[1]["messages"][-1]
     assert note["role"] == "user" and "dnd.py was not written" in note["content"]
     assert "`modifier`" in note["content"]
+
+
+LOOPING = "def distance(strand_a, strand_b):\n    while True:\n        pass\n"
+
+
+def test_a_looping_candidate_is_stopped_in_seconds_and_told(scripted_server, workspace, home):
+    """The probe times the task's tests as the task has them; a candidate that loops forever
+    is stopped at a few times that (5 s at least), not at the shell's two minutes, and the
+    repair round says it likely loops."""
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    server = scripted_server([
+        {"content": f"hamming.py\n```python\n{LOOPING}```"},
+        {"content": "I am not sure."},  # the second probe message: no code
+        {"content": f"It never ends.\n\nhamming.py\n```python\n{SOLVED}```"}])
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base, timeout=120)
+    assert run.returncode == 0, run.stderr
+    timing, looping, passing = run.completed_items("command_execution")
+    assert timing["exit_code"] == 1  # the stub fails its test, quickly
+    assert looping["exit_code"] == 124
+    stopped = re.search(r"command timed out after (\d+) milliseconds", looping["aggregated_output"])
+    # five times the task's own run, at least 5 s: never the shell's 120 s
+    assert stopped and 5_000 <= int(stopped.group(1)) < 120_000
+    repair = server.requests[2]["messages"][1]["content"]
+    assert f"the tests did not finish within {int(stopped.group(1)) / 1000:g} s" in repair
+    assert "likely loops forever" in repair
+    assert passing["exit_code"] == 0 and (workspace / "hamming.py").read_text() == SOLVED
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_reply_longer_than_the_task_could_need_is_cut(scripted_server, workspace, home):
+    """A probe reply that grows past what the task's files could need is cut and counted
+    as a miss: the next message goes out."""
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    rambling = "".join(f"Consider the case number {i}, which is not like the others.\n"
+                       for i in range(2_000))
+    server = scripted_server([
+        {"content": rambling, "chunk_size": 256},
+        {"content": f"hamming.py\n```python\n{SOLVED}```"}])
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    notices = [e["message"] for e in run.of_type("error")]
+    assert any("more than the files of the task could need: cut, counted as a miss" in m
+               for m in notices)
+    assert len(server.requests) == 2 and (workspace / "hamming.py").read_text() == SOLVED

@@ -734,6 +734,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
+    from baseagent.helps import for_profile
+    from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import HistoryView, ToolContext
 
@@ -783,9 +785,9 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         max_iterations=settings.max_iterations, verify=settings.verify,
         session=session, compactor=compactor, cancelled=cancelled,
         thread_id=prepared.thread_id, paused=paused,
-        tool_choice=prepared.tool_choice, prose_code=prepared.profile.prose_code,
-        show_named_files=prepared.profile.show_named_files,
-        probe=prepared.profile.probe,
+        tool_choice=prepared.tool_choice, helps=for_profile(
+            prepared.profile.prose_code, prepared.profile.show_named_files,
+            prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
     if factory is None:
@@ -954,6 +956,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
     `system`: a specialist's system prompt (default: the built-in one); `settings` and
     `route` are a specialist's own when it has its own model."""
     from baseagent.core.loop import Loop
+    from baseagent.helps import for_profile
     from baseagent.tools.registry import ToolRegistry
 
     from baseagent.tools.tool import HistoryView
@@ -968,7 +971,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
                                      route),
                 cancelled=tool_context.cancelled.with_reason(
                     "the delegating run was interrupted"),
-                thread_id=tool_context.thread_id)
+                thread_id=tool_context.thread_id, helps=for_profile())
 
 
 def open_record(prepared: Prepared, client: ModelClientProtocol,

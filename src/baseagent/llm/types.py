@@ -20,7 +20,7 @@ class ToolCall:
     arguments: str  # raw JSON text exactly as the model produced it
     # What the tool result tells the model beside the output: how the arguments were
     # repaired to be read (a call written as text with slips in its JSON), or that the call
-    # was made from code the answer held (core/prose_code.py). "" when there is nothing.
+    # was made from code the answer held (helps/prose_code.py). "" when there is nothing.
     note: str = ""
 
 

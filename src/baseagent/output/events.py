@@ -196,14 +196,23 @@ class TurnStarted(_Model):
 
 
 class Verification(_Model):
-    """What the turn's answer rests on (core/evidence.py): `evidence`, a command that exited
-    0 after the last edit (`command`, `exit_code`), or only the model's `statement` (with
-    the `reason` no evidence counted)."""
+    """What the turn's answer rests on (core/evidence.py): `evidence`, a command that
+    exercises the change and exited 0 after the last edit (`command`, `exit_code`), or only
+    the model's `statement` (with the `reason` no evidence counted); `failed_writes`, only
+    when there are some: the paths of writes that failed and were not made good."""
 
     by: Literal["evidence", "statement"]
     command: str | None = None
     exit_code: int | None = None
     reason: str | None = None
+    failed_writes: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_writes(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("failed_writes") is None:
+            data.pop("failed_writes", None)  # the wire stays as it was without them
+        return data
 
 
 class TurnCompleted(_Model):

@@ -8,11 +8,11 @@ chooses the "whole" edit format for weak models for the same reason).
 
 `compact`: a short system prompt, three tools (shell, read_file, write_file) with one-line
 descriptions and no parameter prose, and whole-file edits; code the model leaves in its
-answer for a file is written with write_file (core/prose_code.py), and the files the task
-names are shown with it (core/named_files.py), as Aider shows the files in play. About 600
+answer for a file is written with write_file (helps/prose_code.py), and the files the task
+names are shown with it (helps/named_files.py), as Aider shows the files in play. About 600
 tokens, plus those files. Before the conversation, the task and those files are sent
 without tools, asking for whole files (Aider's way), then with the tests shown, then in
-repair rounds with the best attempt and one failing test (core/probe.py): kept if the
+repair rounds with the best attempt and one failing test (helps/probe.py): kept if the
 tests then pass, undone if not.
 
 `auto` (the default) picks `compact` for local models (`--oss`, or a local provider such
@@ -68,13 +68,13 @@ class PromptProfile:
     system_prompt: str
     # Built-in tools offered when the user names no toolsets (None: all of them).
     tools: tuple[str, ...] | None
-    # What an answer with a file's code and no tool call leads to (core/loop.py).
+    # What an answer with a file's code and no tool call leads to (helps/prose_code.py).
     prose_code: Literal["apply", "tell"]
     descriptions: dict[str, str] = field(default_factory=dict)
-    # The files the instruction names are shown after it (core/named_files.py).
+    # The files the instruction names are shown after it (helps/named_files.py).
     show_named_files: bool = False
     # Once a turn, before the conversation, the task alone answered with whole files, kept
-    # if its files pass the tests (core/loop.py _probe).
+    # if its files pass the tests (helps/probe.py).
     probe: bool = False
 
     def shape(self, spec: dict[str, Any]) -> dict[str, Any]:

@@ -223,7 +223,7 @@ STUMBLE_PROMPTS = {
 PROSE_CODE_APPLIED = (
     "Wrote {path} with the whole content of the code block in your reply.")
 # The whole-file probe's reply held a block that left out names the file defines: its
-# definitions were merged into the file by name (core/prose_code.merged_blocks).
+# definitions were merged into the file by name (helps/code_blocks.merged_blocks).
 PROSE_CODE_MERGED = (
     "Wrote {path}: your code block left out {names}, so its definitions replaced those of "
     "the same names in the file and the rest of the file was kept.")
@@ -236,7 +236,7 @@ PROSE_TESTS_RUN = (
 PROSE_CODE_CUT = (
     "Your reply was cut off ({why}); {path} was written from the complete code block "
     "before the cut, and what followed it was dropped.")
-# The whole-file probe (core/loop.py _probe): once a turn, before the conversation, the task
+# The whole-file probe (helps/probe.py): once a turn, before the conversation, the task
 # and its files without tools, answered Aider's way.
 PROBE_SYSTEM = """\
 Act as an expert software developer. You are given a task and the files it names.
@@ -248,7 +248,7 @@ the entire content of the file
 ```
 
 Always send the whole file, never a part of it or a diff. Do not change the tests."""
-# The probe's second message adds the tests the task names (core/loop.py _probe), these
+# The probe's second message adds the tests the task names (helps/probe.py), these
 # many bytes at most (a few thousand tokens: a small local model reads them in a minute).
 PROBE_TESTS_SECTION = ("\nThe tests your code must pass (shown to you; do not change or "
                        "repeat them):\n{files}")
@@ -256,7 +256,7 @@ PROBE_TESTS_SECTION = ("\nThe tests your code must pass (shown to you; do not ch
 PROBE_NOTICES = ("first, a whole-file answer to the task alone (no tools): kept only if the "
                  "tests pass",
                  "again, with the tests shown: kept only if they pass")
-# A repair round of the probe (core/probe.py): the task, the best attempt so far and one of
+# A repair round of the probe (helps/probe_plan.py): the task, the best attempt so far and one of
 # its failing tests, the whole file asked for again.
 PROBE_REPAIR = """\
 {task}
@@ -277,10 +277,21 @@ PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. 
 PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
-# The end of the answer when the whole-file probe passed the tests (core/loop.py _probe).
+# A test run inside the helps stopped at its timeout (helps/test_time.py): a few times the
+# task's own first run, so a candidate that loops costs seconds, not the shell's minutes.
+TESTS_LOOPING = ("the tests did not finish within {seconds:g} s{before}: the code likely "
+                 "loops forever")
+TESTS_LOOPING_NOTE = ("The test run was stopped after {seconds:g} s{before}: your code likely "
+                      "loops forever (a loop whose condition never changes, or one that "
+                      "waits for input). Find that loop and fix it.")
+TESTS_BEFORE = " (the first run of the tests took {reference:.1f} s)"
+PROBE_TIMING_NOTICE = "timing the task's tests as the task has them"
+PROBE_CUT_NOTICE = ("the reply grew past {chars} characters, more than the files of the task "
+                    "could need: cut, counted as a miss")
+# The end of the answer when the whole-file probe passed the tests (helps/probe.py).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 # A code block for a file that left out top-level names the file defines: never written
-# (core/prose_code.fragments), and the model told why (core/loop.py _tell_fragment).
+# (helps/code_blocks.fragments), and the model told why (helps/prose_code.py).
 FRAGMENT_TELL = (
     "Your code block for {path} was not written: it leaves out {names}, which {path} "
     "defines at the top level now (the tests or other code import them by name). Keep "

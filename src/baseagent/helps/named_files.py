@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from baseagent.helps.contract import Message, TurnContext, TurnHelp
+
 # A path-like word with an extension: `hamming.py`, `src/app/main.go`, `./notes.txt`.
 FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
 # What is shown: files up to this size, this much in all (a few thousand tokens).
@@ -54,7 +56,7 @@ def inside(cwd: Path, name: str) -> bool:
 
 def named_file_texts(text: str, cwd: Path) -> dict[str, str]:
     """Each file `text` names that exists under `cwd` and is small UTF-8 text, by name, in
-    the order named (shown with the task, and the whole-file probe's: core/loop.py)."""
+    the order named (shown with the task, and the whole-file probe's: helps/probe.py)."""
     found: dict[str, str] = {}
     root = cwd.resolve()
     for name in named_in(text):
@@ -85,3 +87,12 @@ def render_files(files: dict[str, str], section: str = SECTION,
         body = content if content.endswith("\n") else content + "\n"
         blocks.append(f"\n{name}\n{fence}{language}\n{body}{fence}\n")
     return section.format(files="".join(blocks)) if blocks else ""
+
+
+class NamedFiles(TurnHelp):
+    """Shows the files the task names with it (the compact profile)."""
+
+    def start_turn(self, ctx: TurnContext, message: Message) -> Message:
+        if not isinstance(message, str):
+            return message
+        return message + render_files(named_file_texts(ctx.task, ctx.cwd))

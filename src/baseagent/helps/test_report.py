@@ -1,6 +1,6 @@
 """What a test run's output says: how many tests passed, and each failure on its own.
 
-The whole-file probe's repair rounds (core/loop.py) compare attempts by the tests they
+The whole-file probe's repair rounds (helps/probe.py) compare attempts by the tests they
 pass and show the model one failing test at a time: a small model shown fifty lines of
 mixed failures fixes none of them; shown one failing test with its expected and actual
 values, it often fixes that one. Read from the text the shell tool returns (pytest's and

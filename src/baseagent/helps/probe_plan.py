@@ -1,8 +1,8 @@
 """The whole-file probe's messages: what to send next, and the best attempt so far.
 
 The compact profile answers a task that names its files and its test command first the
-way a small model answers best, without tools and with whole files (Aider's way); the loop
-(core/loop.py `_probe`) sends each message, writes the files of the reply, runs the tests
+way a small model answers best, without tools and with whole files (Aider's way); the probe
+(helps/probe.py) sends each message, writes the files of the reply, runs the tests
 and hands the attempt back here. The messages, in order:
 
 1. the task and the files to change, as they are;
@@ -21,14 +21,14 @@ and hands the attempt back here. The messages, in order:
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
    MAX_MISSES in a row that passed no more tests than the best.
 
-Nothing here runs or writes anything: the loop does, and keeps the files and the evidence.
+Nothing here runs or writes anything: helps/probe.py does, and keeps the files and the evidence.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from baseagent.core.named_files import render_files
-from baseagent.core.test_report import TestReport
+from baseagent.helps.named_files import render_files
+from baseagent.helps.test_report import TestReport
 from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
                                       PROBE_TESTS_SECTION)
 

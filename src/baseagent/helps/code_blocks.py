@@ -4,7 +4,8 @@ Small models often answer "Here is the updated file:" with the whole solution in
 block and no tool call: nothing reaches the disk, and a loop that takes any answer without
 tool calls as final ends the run with the work undone. This module finds, in such an answer,
 the blocks that are the whole new content of one file (Aider's whole-file edit format): the
-loop then writes them with write_file (and says so), or tells the model to.
+prose-code help (helps/prose_code.py) then writes them with write_file (and says so), or
+tells the model to.
 
 A block belongs to a file when the file is named just before it (a line such as
 `hamming.py`, `**hamming.py**`, "Here is hamming.py:"), in the fence's info string
@@ -18,12 +19,14 @@ block that imports the module it would be written as (the tests, echoed).
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
-from baseagent.core.named_files import inside, named_in
+from baseagent.helps.named_files import inside, named_in
+from baseagent.llm.types import ToolCall
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -335,3 +338,34 @@ def without_blocks(answer: str, blocks: list[FileBlock]) -> str:
         last = end
     kept.append(answer[last:])
     return re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
+
+
+def differs(path: Path, content: str) -> bool:
+    """Whether writing `content` would change the file (an answer that shows the file as
+    it already is, as a summary, changes nothing)."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+
+    def norm(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+
+    return norm(current) != norm(content)
+
+
+def unchanged_blocks(answer: str, cwd: Path, task: str) -> list[str]:
+    """The files that `answer` holds whole in a code block exactly as they already are."""
+    return list(dict.fromkeys(b.path for b in file_blocks(answer, cwd, task)
+                              if not differs(cwd / b.path, b.content)))
+
+
+def written_path(call: ToolCall) -> str | None:
+    """The file a write_file call writes (None for other calls, or unreadable arguments)."""
+    if call.name != "write_file":
+        return None
+    try:
+        path = json.loads(call.arguments or "{}").get("file_path")
+    except (ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) else None

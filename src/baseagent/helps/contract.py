@@ -1,0 +1,133 @@
+"""The one contract between the loop and the helps for weak models.
+
+The loop (core/loop.py) is handed a list of helps by the composition root
+(core/assembly.py, from the prompt profile) and calls each, in order, at four named points
+of a turn. Every hook has a default that does nothing, so a help implements only its own:
+
+- `start_turn(ctx, message) -> message`: a turn begins, before its user message joins the
+  history. A help resets what it keeps per turn and may add to the message (the files the
+  task names, shown with it).
+- `before_first_step(ctx) -> answer | None`: before the conversation's first model call.
+  An answer ends the turn there (the whole-file probe whose files passed the tests); the
+  first help that gives one wins.
+- `read_reply(turn, ctx, alone)`: a reply was just read, before it is shown or acted on; a
+  help may rewrite it (code left in the text becomes write_file calls). `alone`: the reply
+  to messages sent without the history or tools (the probe's).
+- `after_reply(turn, ctx) -> handled`: after the reply's calls ran (or, without calls,
+  before it is taken as the answer). A help that answers the reply with a message to the
+  model returns True, and the loop steps again; the first help that does wins. A reply
+  without calls that no help takes is the answer, which the loop then verifies.
+
+A help ends a turn by raising `TurnEnded` (core/turn.py). It reaches the turn only through
+`TurnContext`, which the loop implements: it never sees the loop's own state.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from baseagent.llm.errors import ModelError
+from baseagent.llm.types import ModelTurn, ProgressFn, ToolCall
+
+if TYPE_CHECKING:
+    from baseagent.core.evidence import Evidence
+    from baseagent.tools.tool import ToolResult
+
+Message = str | list[dict[str, Any]]
+
+
+class TurnContext(Protocol):
+    """What a help may see and do in the running turn."""
+
+    @property
+    def task(self) -> str:
+        """The turn's instruction, as text."""
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation so far (read it; add to it with `append`)."""
+
+    @property
+    def evidence(self) -> Evidence:
+        """What the turn's answer can rest on so far (core/evidence.py)."""
+
+    @property
+    def calls_left(self) -> int:
+        """Model calls the turn has left."""
+
+    def has_tool(self, name: str) -> bool: ...
+
+    def append(self, message: dict[str, Any]) -> None:
+        """A message into the history (and the session record)."""
+
+    def notice(self, text: str) -> None:
+        """A line for the person watching (the error channel)."""
+
+    def restart_evidence(self) -> None:
+        """Forget the turn's edits and commands so far (and the calls it saw repeated)."""
+
+    def ask_alone(self, messages: list[dict[str, Any]], notice: str,
+                  max_chars: int | None = None) -> ModelTurn:
+        """One model call (a step of the turn) on these messages instead of the history,
+        without tools; the reply does not join the history. A reply whose text grows past
+        `max_chars` is cut: ReplyTooLong."""
+
+    def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
+        """Run one call as an item, outside the history; its result and what its tool
+        message would say."""
+
+    def say(self, text: str) -> None:
+        """An answer shown as the agent's message and added to the history."""
+
+
+class TurnHelp(Protocol):
+    """A help for a model that needs one; subclass it and override the hooks you use."""
+
+    def start_turn(self, ctx: TurnContext, message: Message) -> Message:
+        return message
+
+    def before_first_step(self, ctx: TurnContext) -> str | None:
+        return None
+
+    def read_reply(self, turn: ModelTurn, ctx: TurnContext, alone: bool) -> None:
+        return None
+
+    def after_reply(self, turn: ModelTurn, ctx: TurnContext) -> bool:
+        return False
+
+
+class ReplyTooLong(ModelError):
+    """A reply cut because its text grew past what the help asked for could need."""
+
+
+def capped(progress: ProgressFn, max_chars: int | None) -> ProgressFn:
+    """`progress`, raising ReplyTooLong once the streamed text passes `max_chars` (the model
+    client stops reading the stream there)."""
+    if max_chars is None:
+        return progress
+
+    def check(text: str, reasoning: str, *calls: Any) -> None:
+        if len(text) > max_chars:
+            raise ReplyTooLong(f"the reply grew past {max_chars} characters")
+        progress(text, reasoning, *calls)
+
+    return check
+
+
+def not_an_answer(turn: ModelTurn) -> str | None:
+    """Why a reply without tool calls is not an answer (empty, repetition, length,
+    malformed), or None when it is one."""
+    if turn.tool_calls:
+        return None
+    if turn.finish_reason == "repetition":
+        return "repetition"
+    if turn.malformed_calls:
+        return "malformed"
+    if not turn.text.strip():
+        return "empty"
+    if turn.finish_reason == "length":
+        return "length"
+    return None

@@ -1,0 +1,166 @@
+"""The whole-file probe: before the conversation, the task and its files without tools.
+
+For the compact profile, when the task names its files and its test command: the task and
+its files are sent without tools, asking for whole files, Aider's way; the files in the
+reply are written (by the prose-code help, which this one needs) and the tests run. If they
+pass, that is the answer (verified by evidence) and the exchange joins the history. If not,
+the same is asked with the tests shown, then in repair rounds with the best attempt so far
+and one of its failing tests (helps/probe_plan.py says why and when they stop), each
+attempt starting from the files it was shown. If none passes, the files are put back as the
+task had them, the probe's evidence is dropped and the turn goes on as the agent's own from
+the unchanged task: a model that answers a short prompt well keeps that answer, and one
+that does better with tools loses nothing but the probe's time. At temperature 0 the same
+prompt gets the same reply, so no message is sent twice. The probe spends at most half the
+turn's model calls, and writes only the files to change (never a test file the reply
+repeats): what it writes is what it puts back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+from baseagent.core.evidence import is_test_file
+from baseagent.helps.code_blocks import unchanged_blocks, written_path
+from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
+from baseagent.helps.named_files import named_file_texts
+from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
+from baseagent.helps.test_report import read_report
+from baseagent.helps.test_time import TestClock, looping_report, timed_out
+from baseagent.core.turn import history_message, tool_message
+from baseagent.llm.types import ToolCall
+from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_FOLLOW_UP,
+                                      PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED, PROBE_SYSTEM,
+                                      PROBE_UNCHANGED)
+
+# A reply may hold this many times the files of the task (those to change and the tests)
+# and this much more; past that it is cut and counted as a miss.
+REPLY_TIMES_FILES = 4
+REPLY_SLACK_CHARS = 6_000
+
+
+class Probe(TurnHelp):
+    def __init__(self, max_rounds: int = MAX_REPAIR_ROUNDS,
+                 clock: TestClock | None = None) -> None:
+        self.max_rounds = max_rounds  # repair rounds at most
+        # Times the task's tests before the first message: the prose-code help, which
+        # runs the tests of each reply, shares it (helps/test_time.py).
+        self.clock = clock or TestClock()
+        # The turn's messages and attempts; None when it cannot be sent alone (images, a
+        # continued turn) or the task names no file to change.
+        self.plan: ProbePlan | None = None
+
+    def start_turn(self, ctx: TurnContext, message: Message) -> Message:
+        self.plan = None
+        command = ctx.evidence.test_command
+        if isinstance(message, str) and command is not None:
+            named = named_file_texts(ctx.task, ctx.cwd)
+            files = {name: text for name, text in named.items() if not is_test_file(name)}
+            tests = {name: text for name, text in named.items() if is_test_file(name)}
+            if files:
+                self.plan = ProbePlan(message, files, tests, command,
+                                      max_rounds=self.max_rounds)
+        return message
+
+    def before_first_step(self, ctx: TurnContext) -> str | None:
+        plan, self.plan = self.plan, None
+        if plan is None or not ctx.has_tool("write_file") or not ctx.has_tool("shell"):
+            return None
+        keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
+        _, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
+        self.clock.saw(output)  # the task's own first test run
+        while ctx.calls_left > keep and (message := plan.next_message()) is not None:
+            self._put_back(ctx, message.start)
+            exchange = [{"role": "user", "content": message.text}]
+            final, attempt, reply = self._once(ctx, exchange, message.notice, plan)
+            follow_up = self._follow_up(ctx, reply, plan) \
+                if final is None and attempt is None and message.follow_up else None
+            if follow_up is not None and ctx.calls_left > keep:
+                # The reply said why the test fails but sent no code, or sent the code as
+                # it was: asked for the changed file now, after what it said.
+                exchange += [{"role": "assistant", "content": reply},
+                             {"role": "user", "content": follow_up}]
+                final, attempt, _ = self._once(ctx, exchange, PROBE_FOLLOW_UP_NOTICE, plan)
+            if final is not None:
+                return final
+            plan.took(attempt)
+        self._put_back(ctx, plan.files)  # the turn starts from the task's files
+        ctx.restart_evidence()
+        return None
+
+    def _follow_up(self, ctx: TurnContext, reply: str, plan: ProbePlan) -> str | None:
+        """What a repair round's reply that wrote nothing is told: the file is asked for
+        when it sent no code, and a change when it sent the code unchanged."""
+        names = ", ".join(plan.files)
+        if reply.strip() and "```" not in reply:
+            return PROBE_FOLLOW_UP.format(names=names)
+        if unchanged_blocks(reply, ctx.cwd, ctx.task):
+            return PROBE_UNCHANGED.format(names=names)
+        return None
+
+    def _once(self, ctx: TurnContext, exchange: list[dict[str, Any]], notice: str,
+              plan: ProbePlan) -> tuple[str | None, Attempt | None, str]:
+        """One probe message (the last of `exchange`): (its answer, None) if the tests pass;
+        else (None, what the attempt left and what the tests said of it, or None when it
+        wrote nothing); and the reply's text."""
+        ctx.restart_evidence()
+        limit = REPLY_TIMES_FILES * sum(map(len, [*plan.files.values(), *plan.tests.values()])) \
+            + REPLY_SLACK_CHARS
+        try:
+            turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange], notice,
+                                 max_chars=limit)
+        except ReplyTooLong:
+            ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+            return None, None, ""
+        reply = turn.text
+        cwd = ctx.cwd
+        allowed = {os.path.normpath(cwd / name) for name in plan.files}
+        calls = [c for c in turn.tool_calls
+                 if (path := written_path(c)) is None or os.path.normpath(cwd / path) in allowed]
+        if not any(written_path(c) is not None for c in calls):
+            return None, None, reply
+        turn.tool_calls = calls
+        results = [(call, *ctx.run_quiet(call)) for call in calls]
+        evidence = ctx.evidence
+        if evidence.missing() is None and evidence.edits:
+            ctx.append(history_message(turn))
+            for call, _, output in results:
+                ctx.append(tool_message(call.id, output))
+            written = [os.path.relpath(p, cwd) for p in evidence.edited]
+            answer = PROBE_PASSED.format(files=", ".join(dict.fromkeys(written)) or "the files",
+                                         command=evidence.summary().get("command"))
+            ctx.say(answer)
+            return answer, None, reply
+        runs = [result for call, result, _ in results if call.name == "shell"]
+        if not runs:
+            return None, None, reply
+        seconds = timed_out(runs[-1].output)
+        report = read_report(runs[-1].output) if seconds is None \
+            else looping_report(seconds, self.clock.reference)
+        return None, Attempt(_current(ctx, plan.files), report), reply
+
+    def _put_back(self, ctx: TurnContext, files: dict[str, str]) -> None:
+        """Write the files that differ from these contents (the probe's starting points)."""
+        for name, content in files.items():
+            if _read(ctx, name) == content:
+                continue
+            ctx.run_quiet(_call("write_file", {"file_path": name, "content": content}))
+
+
+def _current(ctx: TurnContext, files: dict[str, str]) -> dict[str, str]:
+    """These files as they are on disk now (a file that cannot be read: as given)."""
+    current = {name: _read(ctx, name) for name in files}
+    return {name: text if text is not None else files[name] for name, text in current.items()}
+
+
+def _read(ctx: TurnContext, name: str) -> str | None:
+    try:
+        return (ctx.cwd / name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _call(name: str, arguments: dict[str, str]) -> ToolCall:
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name,
+                    arguments=json.dumps(arguments, ensure_ascii=False))
