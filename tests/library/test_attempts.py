@@ -36,11 +36,12 @@ OTHER_WRONG = "def add(a, b):\n    return 3\n"
 def by_attempt(scripts: dict[int, list[dict[str, Any]]]) -> KeyedResponder:
     """Each attempt's own script, told apart by its copy's path (attempt-K) in the
     environment context."""
-    def attempt_of(body: dict[str, Any]) -> int:
-        match = re.search(r"attempt-(\d+)", json.dumps(body["messages"][:2]))
-        return int(match.group(1)) if match else 0
+    return KeyedResponder(scripts.get, key_of=by_attempt_number)  # type: ignore[arg-type]
 
-    return KeyedResponder(scripts.get, key_of=attempt_of)  # type: ignore[arg-type]
+
+def by_attempt_number(body: dict[str, Any]) -> int:
+    match = re.search(r"attempt-(\d+)", json.dumps(body["messages"][:2]))
+    return int(match.group(1)) if match else 0
 
 
 def writes(code: str, answer: str, test: bool = True) -> list[dict[str, Any]]:
@@ -108,6 +109,10 @@ def test_the_attempt_whose_tests_pass_is_applied(scripted_server, project, tmp_p
     # The thread goes on from the winner's conversation.
     assert any(m.get("content") == "added" for m in agent.history)
     assert not any(m.get("content") == "subtracted" for m in agent.history)
+    # Attempts after the first are sampled above temperature 0 (at 0 they would repeat it).
+    temperatures = {by_attempt_number(body): body.get("temperature")
+                    for body in server.requests}
+    assert temperatures[1] in (None, 0) and temperatures[2] == temperatures[3] == 0.7
     # The session record holds every attempt's items.
     record = next((tmp_path / "sessions").glob("*.jsonl")).read_text()
     assert "subtracted" in record and "three" in record

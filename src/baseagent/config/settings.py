@@ -151,6 +151,10 @@ class RunOptions(_Options):
         "Independent attempts at each turn, each in its own copy of the workspace; the one "
         "with the best evidence (tests passed, then the smaller change) is applied "
         "(core/attempts.py, docs/ATTEMPTS.md)"))
+    attempts_temperature: float | None = Field(
+        0.7, ge=0, le=2, description="The sampling temperature of attempts 2..N when the "
+                                     "run's is unset or 0 (at 0 every attempt would give the "
+                                     "same answer); 0 or None: every attempt the run's")
     attempts_parallel: Literal["auto", "on", "off"] = Field(
         "auto", description="Run the attempts at once (on) or one after another (off); auto: "
                             "one after another on a local server (--oss, a localhost "

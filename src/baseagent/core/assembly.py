@@ -835,7 +835,8 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
                  model_client: ModelClientProtocol | None, route: Route | None) \
         -> tuple[Loop, ModelClientProtocol, bool]:
     """One attempt's loop (core/attempts.py): the thread's settings, tools and cancellation
-    over the copy `cwd` of the workspace (its sandbox's writable root), `history` (the
+    over the copy `cwd` of the workspace (its sandbox's writable root; attempts after the
+    first at `attempts_temperature` when the run's is 0 or unset), `history` (the
     thread's, read in the copy), its own emitter (to `listener`) and client (a caller's
     model client is shared: then the attempts run one after another); no session record
     (its events reach the thread's) and no delegation. Returns (loop, client, shared)."""
@@ -844,7 +845,11 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import HistoryView, ToolContext
 
-    settings = prepared.settings.model_copy(update={"cwd": cwd, "attempts": 1})
+    update: dict[str, Any] = {"cwd": cwd, "attempts": 1}
+    varied = prepared.settings.attempts_temperature
+    if number > 1 and not prepared.settings.temperature and varied is not None:
+        update["temperature"] = varied  # at 0 each attempt would repeat the first
+    settings = prepared.settings.model_copy(update=update)
     emitter = Emitter([listener])
     litellm_limits = model_client is None
     if model_client is not None:
