@@ -199,6 +199,26 @@ def test_a_workspace_changed_meanwhile_is_left_alone(scripted_server, project, t
     assert outside.read_text() == "changed\n"
 
 
+def test_a_cancelled_turn_applies_nothing(scripted_server, project, tmp_path):
+    server = scripted_server(by_attempt({1: writes(RIGHT, "done", test=False),
+                                         2: writes(RIGHT, "done", test=False)}))
+    holder: dict[str, Agent] = {}
+
+    def cancel_after_the_first_write(event: Any) -> None:
+        if event.type == "item.completed" and event.item.type == "file_change":
+            holder["agent"].cancel("enough")
+
+    agent = Agent(model="openai/scripted", api_base=server.api_base, api_key="sk-test-dummy",
+                  cwd=project, verify=False, session=False, attempts=2,
+                  on_event=cancel_after_the_first_write)
+    holder["agent"] = agent
+    with agent:
+        result = agent.run(TASK)
+    assert result.status == "interrupted"
+    assert "NotImplementedError" in (project / "calc.py").read_text()
+    assert not any("attempt-2" in json.dumps(body) for body in server.requests)
+
+
 def test_one_attempt_keeps_the_stream_as_it_was(scripted_server, project, tmp_path):
     server = scripted_server(writes(RIGHT, "done", test=False))
     events: list[Any] = []

@@ -493,6 +493,9 @@ class Attempts:
              relay: _Relay) -> Attempt:
         copy = scratch / f"attempt-{number}" / (self._cwd.name or "workspace")
         attempt = Attempt(number, copy)
+        if self._cancelled.is_set():  # the turn was cancelled: no more attempts start
+            attempt.status, attempt.error = "interrupted", "not started: cancelled"
+            return attempt
         relay.say(f"attempt {number} of {self.count}"
                   + (", at once with the others" if self.parallel else "")
                   + ": in its own copy of the workspace")
