@@ -826,7 +826,8 @@ def _attempts(prepared: Prepared, inner: Loop, *, client: ModelClientProtocol, e
                                               shared_client=model_client is not None),
                     emitter=emitter, session=session, env=prepared.child_env,
                     cancelled=cancelled, thread_id=prepared.thread_id,
-                    test_timeout=settings.shell_timeout_ms / 1000)
+                    test_timeout=settings.shell_timeout_ms / 1000,
+                    sandbox=settings.sandbox, network=settings.sandbox_network)
 
 
 def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,

@@ -27,8 +27,6 @@ import difflib
 import hashlib
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
 import uuid
@@ -195,34 +193,20 @@ class TestRun:
                 "failed": self.failed}
 
 
-def run_tests(command: str, cwd: Path, env: Mapping[str, str], timeout: float) -> TestRun:
-    """The task's test command run in an attempt's copy (its own process group, killed at
-    the timeout), read for its counts."""
-    try:
-        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=dict(env),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    except OSError:
-        return TestRun(command, None, None, 0)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return TestRun(command, None, None, 0)
-    _kill_group(proc)  # whatever it left running
-    report = read_report(output[-_MAX_TEST_OUTPUT:].decode("utf-8", "replace"))
-    return TestRun(command, proc.returncode, report.passed, report.failed)
+def run_tests(command: str, cwd: Path, env: Mapping[str, str], timeout: float,
+              sandbox: str = "workspace-write", network: bool = False) -> TestRun:
+    """The task's test command run in an attempt's copy as the model's commands run there
+    (the run's sandbox mode, the copy its workspace; under the supervisor, everything it
+    started killed when it returns), read for its counts. Exit code None: it timed out or
+    could not start."""
+    from baseagent.tools.confined import run_confined
 
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError):
-        pass
+    done = run_confined(["/bin/sh", "-c", command], cwd=cwd, env=env, timeout=timeout,
+                        mode=sandbox, network=network)
+    if done is None:
+        return TestRun(command, None, None, 0)
+    report = read_report((done.stdout + done.stderr)[-_MAX_TEST_OUTPUT:])
+    return TestRun(command, done.returncode, report.passed, report.failed)
 
 
 @dataclass
@@ -384,7 +368,8 @@ class Attempts:
 
     def __init__(self, inner: Any, *, count: int, parallel: bool, make: MakeAttempt,
                  cwd: Path, client: Any, emitter: Any, session: Any, env: Mapping[str, str],
-                 cancelled: Any, thread_id: str, test_timeout: float) -> None:
+                 cancelled: Any, thread_id: str, test_timeout: float,
+                 sandbox: str = "workspace-write", network: bool = False) -> None:
         self._inner = inner
         self.history: list[dict[str, Any]] = inner.history
         self.count = count
@@ -398,6 +383,8 @@ class Attempts:
         self._cancelled = cancelled
         self._thread_id = thread_id
         self._test_timeout = test_timeout
+        self._sandbox = sandbox
+        self._network = network
         self._lock = threading.Lock()
 
     @property
@@ -425,6 +412,9 @@ class Attempts:
             try:
                 base = listing(self._cwd)
                 scratch = Path(tempfile.mkdtemp(prefix="baseagent-attempts-"))
+                if scratch.resolve().is_relative_to(self._cwd.resolve()):
+                    raise AttemptsError(f"the workspace {self._cwd} holds the temporary "
+                                        f"directory {scratch.parent}: no copies inside it")
             except (AttemptsError, OSError) as exc:
                 return self._end("failed", f"attempts: {exc}")
             attempts = self._run_all(turn, base, scratch)
@@ -536,7 +526,8 @@ class Attempts:
             return attempt
         command = named_test_command(turn.text, _repository_notes(history))
         if command is not None and not self._cancelled.is_set():
-            attempt.tests = run_tests(command, copy, self._env, self._test_timeout)
+            attempt.tests = run_tests(command, copy, self._env, self._test_timeout,
+                                      self._sandbox, self._network)
         return attempt
 
     def _adopt(self, winner: Attempt) -> None:
