@@ -275,19 +275,38 @@ def test_cli_attempts_flag(scripted_server, project, tmp_path):
 
 
 def test_batch_with_attempts(scripted_server, project, tmp_path):
-    server = scripted_server(by_attempt({1: writes(WRONG, "subtracted"),
+    """`--attempts 2` for the batch; a task's own `attempts` wins over it."""
+    server = scripted_server(by_attempt({0: writes(RIGHT, "alone", test=False),
+                                         1: writes(WRONG, "subtracted"),
                                          2: writes(RIGHT, "added")}))
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"id": "calc", "workspace": str(project),
-                                 "instruction": TASK.replace("python", sys.executable),
-                                 "attempts": 2}) + "\n")
+    instruction = TASK.replace("python", sys.executable)
+    tasks.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"id": "calc", "workspace": str(project), "instruction": instruction},
+        {"id": "once", "workspace": str(project), "instruction": instruction, "attempts": 1})))
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out"
     run = run_agent(["batch", str(tasks), "--out", str(out), "--workers", "1", "--no-verify",
-                     "--json"], cwd=tmp_path, home=home, api_base=server.api_base, parse=False)
+                     "--attempts", "2", "--json"], cwd=tmp_path, home=home,
+                    api_base=server.api_base, parse=False)
     assert run.returncode == 0, run.stderr
-    result = json.loads((out / "results.jsonl").read_text().splitlines()[0])
-    assert result["agent_status"] == "completed", result
+    results = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert results["calc"]["agent_status"] == results["once"]["agent_status"] == "completed"
     events = parse_jsonl((out / "tasks" / "calc" / "events.jsonl").read_text())
     assert events[-1]["attempts"]["winner"] == 2
+    once = parse_jsonl((out / "tasks" / "once" / "events.jsonl").read_text())
+    assert "attempts" not in once[-1]
+
+
+@pytest.mark.parametrize(("value", "ok"), [(1, True), (3, True), (16, True), (0, False),
+                                           (17, False), (True, False), ("2", False)])
+def test_a_tasks_attempts_are_checked(tmp_path, value, ok):
+    from baseagent.batch.tasks import TaskFileError, parse_task_line
+
+    line = {"instruction": "x", "attempts": value}
+    if ok:
+        assert parse_task_line(line, 1, tmp_path).attempts == value
+    else:
+        with pytest.raises(TaskFileError, match="attempts must be an integer from 1 to 16"):
+            parse_task_line(line, 1, tmp_path)
