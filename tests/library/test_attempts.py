@@ -310,3 +310,31 @@ def test_a_tasks_attempts_are_checked(tmp_path, value, ok):
     else:
         with pytest.raises(TaskFileError, match="attempts must be an integer from 1 to 16"):
             parse_task_line(line, 1, tmp_path)
+
+
+def test_attempts_and_a_loop_of_ones_own_are_refused_together(project):
+    from baseagent.errors import ConfigError
+    from baseagent.testing.deterministic import DeterministicClient
+
+    agent = Agent(model="openai/x", cwd=project, session=False, attempts=2,
+                  model_client=DeterministicClient([{"content": "hi"}]),
+                  loop=lambda parts: parts.default())
+    with agent, pytest.raises(ConfigError, match="attempts"):
+        agent.run("hello")
+
+
+def test_a_shared_model_client_runs_the_attempts_in_turn(project):
+    """A caller's model client is one object: the attempts take turns on it, and the
+    thread's usage counts every attempt's calls. Equal attempts: the earlier one wins."""
+    from baseagent.testing.deterministic import DeterministicClient
+
+    model = DeterministicClient([{"content": "first"}, {"content": "second"}])
+    events: list[Any] = []
+    with Agent(model="openai/x", cwd=project, session=False, verify=False, attempts=2,
+               model_client=model, on_event=events.append) as agent:
+        result = agent.run("say something")
+    assert result.final_message == "first"
+    verdict = json.loads(events[-1].model_dump_json())["attempts"]
+    assert verdict["parallel"] is False and verdict["winner"] == 1
+    assert model.totals.calls == 2
+    assert result.usage.input_tokens == model.totals.input_tokens > 0

@@ -787,6 +787,9 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         probe=prepared.profile.probe,
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
+    if factory is not None and settings.attempts > 1:
+        raise ConfigError("attempts: a loop of your own (loop=) runs each turn once; "
+                          "give one or the other")
     if factory is None and settings.attempts > 1:
         loop = _attempts(prepared, default(), client=client, emitter=emitter, session=session,
                          cancelled=cancelled, processes=processes, approver=approver,
