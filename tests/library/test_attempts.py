@@ -336,5 +336,6 @@ def test_a_shared_model_client_runs_the_attempts_in_turn(project):
     assert result.final_message == "first"
     verdict = json.loads(events[-1].model_dump_json())["attempts"]
     assert verdict["parallel"] is False and verdict["winner"] == 1
+    assert verdict["reason"] == "its turn completed; the first of 2 equal"
     assert model.totals.calls == 2
     assert result.usage.input_tokens == model.totals.input_tokens > 0

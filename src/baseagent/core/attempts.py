@@ -258,8 +258,10 @@ def why(winner: Attempt, others: Sequence[Attempt]) -> str:
     else:
         reason = "no attempt completed; the best kept"
     tied = [o for o in others if o.rank()[:5] == winner.rank()[:5]]
-    if tied:
+    if any(o.size > winner.size for o in tied):
         reason += f"; the smaller change ({winner.size} lines) among {len(tied) + 1} equal"
+    elif tied:
+        reason += f"; the first of {len(tied) + 1} equal"
     return reason
 
 
@@ -277,7 +279,7 @@ class _Relay(EventListener):
         self._emitter = emitter
         self._lock = lock
         self._hold = hold
-        self._held: list[tuple[str, Any]] = []
+        self._held: list[tuple[str, Any, bool]] = []  # (kind, payload, fresh id)
         self._ids: dict[str, str] = {}
         self.ended: engine.TurnEnded | None = None
 
