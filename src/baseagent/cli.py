@@ -81,6 +81,8 @@ def _version(value: bool) -> None:
 _MODEL = typer.Option(None, "--model", "-m", help="litellm model string [env BASEAGENT_MODEL; default openai/gpt-4.1]")
 _API_BASE = typer.Option(None, "--api-base", help="Provider API base URL.")
 _MAX_ITERATIONS = typer.Option(None, "--max-iterations", help="Model calls per turn [200].")
+_ATTEMPTS = typer.Option(None, "--attempts", metavar="N", help="Independent attempts at the task, each in its own copy of the workspace; the one with the best evidence (tests passed, then the smaller change) is applied [1] (docs/ATTEMPTS.md).")
+_ATTEMPTS_PARALLEL = typer.Option(None, "--attempts-parallel", metavar="auto|on|off", help="Run the attempts at once (on) or one after another (off) [auto: one after another on a local server].")
 _COST_LIMIT = typer.Option(None, "--cost-limit", help="Stop before spending more than this many USD.")
 _TEMPERATURE = typer.Option(None, "--temperature")
 _MAX_TOKENS = typer.Option(None, "--max-tokens", help="Max output tokens per model call.")
@@ -133,7 +135,7 @@ def read_instruction(instruction: Optional[str]) -> str:
 _SHARED_RUN_OPTIONS = ("model", "api_base", "max_iterations", "cost_limit", "temperature",
                        "max_tokens", "context_window", "sandbox", "reasoning_effort",
                        "tool_choice", "system_prompt_file", "append_system_prompt",
-                       "prompt_profile")
+                       "prompt_profile", "attempts", "attempts_parallel")
 
 
 def _run_flags(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,6 +168,8 @@ def main_command(
     api_base: Optional[str] = _API_BASE,
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="Workspace directory [default: .]"),
     max_iterations: Optional[int] = _MAX_ITERATIONS,
+    attempts: Optional[int] = _ATTEMPTS,
+    attempts_parallel: Optional[str] = _ATTEMPTS_PARALLEL,
     cost_limit: Optional[float] = _COST_LIMIT,
     temperature: Optional[float] = _TEMPERATURE,
     max_tokens: Optional[int] = _MAX_TOKENS,
@@ -823,6 +827,8 @@ def batch_command(
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
     max_iterations: Optional[int] = typer.Option(None, "--max-iterations", "--max_turns", help="Model calls per task [200]; --max_turns is hermes' batch_runner name."),
+    attempts: Optional[int] = _ATTEMPTS,
+    attempts_parallel: Optional[str] = _ATTEMPTS_PARALLEL,
     cost_limit: Optional[float] = _COST_LIMIT,
     temperature: Optional[float] = _TEMPERATURE,
     max_tokens: Optional[int] = _MAX_TOKENS,

@@ -77,7 +77,8 @@ ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": F
                "toolsets": {}, "checkpoints": True,
                "retry_schedule": "exponential", "retry_linear_delay": 10.0,
                "retry_max_total_wait": 600.0, "tool_output_max_tokens": None,
-               "tool_output_limits": {},
+               "tool_output_limits": {}, "attempts": 1, "attempts_parallel": "auto",
+               "attempts_temperature": 0.7,
                "storage": {"kind": "jsonl",
                            "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.

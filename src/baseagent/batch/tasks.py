@@ -1,6 +1,7 @@
 """The task file of a batch: one JSON object per line, parsed and checked before anything runs.
 
-A line is `{"id", "instruction", "workspace", "setup", "check", "model", "metadata"}` with
+A line is `{"id", "instruction", "workspace", "setup", "check", "model", "metadata",
+"attempts"}` with
 only `instruction` required; hermes-agent's `{"prompt": ...}` lines are read as they are.
 Every problem (bad JSON, a missing instruction, a duplicate id, a workspace that does not
 exist) is found here and reported with its line number, so a batch never starts on a file
@@ -18,7 +19,9 @@ from typing import Any
 from baseagent.errors import InputError
 
 KNOWN_KEYS = frozenset({"id", "instruction", "prompt", "workspace", "setup", "check", "model",
-                        "metadata"})
+                        "metadata", "attempts"})
+# A task's own `attempts` at most (as the `attempts` setting).
+MAX_ATTEMPTS = 16
 # Ids used as directory names as they are; anything else gets a readable, unique slug.
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -40,6 +43,8 @@ class Task:
     check: str | None = None
     model: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The task's own --attempts (None: the batch's).
+    attempts: int | None = None
 
     @property
     def key(self) -> str:
@@ -50,7 +55,7 @@ class Task:
         return {"id": self.id, "instruction": self.instruction, "index": self.index,
                 "workspace": str(self.workspace) if self.workspace else None,
                 "setup": self.setup, "check": self.check, "model": self.model,
-                "metadata": self.metadata}
+                "metadata": self.metadata, "attempts": self.attempts}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Task":
@@ -58,7 +63,7 @@ class Task:
         return cls(id=data["id"], instruction=data["instruction"], index=data["index"],
                    workspace=Path(workspace) if workspace else None, setup=data.get("setup"),
                    check=data.get("check"), model=data.get("model"),
-                   metadata=dict(data.get("metadata") or {}))
+                   metadata=dict(data.get("metadata") or {}), attempts=data.get("attempts"))
 
 
 def task_key(task_id: str) -> str:
@@ -91,6 +96,10 @@ def parse_task_line(data: Any, number: int, base: Path) -> Task:
         value = data.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise TaskFileError(f"{where}: {name} must be a non-empty string")
+    attempts = data.get("attempts")
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)
+                                 or not 1 <= attempts <= MAX_ATTEMPTS):
+        raise TaskFileError(f"{where}: attempts must be an integer from 1 to {MAX_ATTEMPTS}")
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise TaskFileError(f"{where}: metadata must be an object")
@@ -101,7 +110,8 @@ def parse_task_line(data: Any, number: int, base: Path) -> Task:
             raise TaskFileError(f"{where}: workspace is not a directory: {workspace}")
     return Task(id=str(raw_id), instruction=instruction, index=number - 1, workspace=workspace,
                 setup=data.get("setup"), check=data.get("check"),
-                model=data["model"].strip() if data.get("model") else None, metadata=metadata)
+                model=data["model"].strip() if data.get("model") else None, metadata=metadata,
+                attempts=attempts)
 
 
 def load_tasks(path: Path) -> list[Task]:

@@ -184,6 +184,8 @@ class TaskRunner:
                                   "record_session": True, "checkpoints": False}
         if task.model:
             update["model"] = task.model
+        if task.attempts is not None:
+            update["attempts"] = task.attempts
         settings = self.settings.model_copy(update=update)
         with open(task_dir / EVENTS_FILE, "wb") as events:
             agent = Agent.from_settings(settings, env=self.env, sinks=[JsonlSink(events)])

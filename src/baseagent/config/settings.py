@@ -147,6 +147,18 @@ class RunOptions(_Options):
         "continue", description="When every tool call of a model answer failed: continue "
                                 "(the model reads the errors, as in Codex) or fail the turn "
                                 "(AgentB's rule, error code all_tools_failed)")
+    attempts: int = Field(1, ge=1, le=16, description=(
+        "Independent attempts at each turn, each in its own copy of the workspace; the one "
+        "with the best evidence (tests passed, then the smaller change) is applied "
+        "(core/attempts.py, docs/ATTEMPTS.md)"))
+    attempts_temperature: float | None = Field(
+        0.7, ge=0, le=2, description="The sampling temperature of attempts 2..N when the "
+                                     "run's is unset or 0 (at 0 every attempt would give the "
+                                     "same answer); 0 or None: every attempt the run's")
+    attempts_parallel: Literal["auto", "on", "off"] = Field(
+        "auto", description="Run the attempts at once (on) or one after another (off); auto: "
+                            "one after another on a local server (--oss, a localhost "
+                            "api_base: one slot), at once otherwise")
 
     @field_validator("cwd", mode="after")
     @classmethod

@@ -790,7 +790,14 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
             prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
-    if factory is None:
+    if factory is not None and settings.attempts > 1:
+        raise ConfigError("attempts: a loop of your own (loop=) runs each turn once; "
+                          "give one or the other")
+    if factory is None and settings.attempts > 1:
+        loop = _attempts(prepared, default(), client=client, emitter=emitter, session=session,
+                         cancelled=cancelled, processes=processes, approver=approver,
+                         model_client=model_client, route=route)
+    elif factory is None:
         loop = default()
     else:
         from baseagent.core.parts import AgentLoop, LoopParts
@@ -806,6 +813,82 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
                             "core/parts.py)")
     return Connected(client=client, tool_context=tool_context, session=session, loop=loop,
                      notices=list(notices))
+
+
+def _attempts(prepared: Prepared, inner: Loop, *, client: ModelClientProtocol, emitter: Emitter,
+              session: SessionRecorder | None, cancelled: CancelToken,
+              processes: ProcessTracker, approver: Approver | str | None,
+              model_client: ModelClientProtocol | None, route: Route | None) -> Any:
+    """The loop of a thread with `attempts` > 1 (core/attempts.py): each attempt a Loop of
+    its own over a copy of the workspace, built by `attempt_loop`."""
+    from baseagent.core.attempts import Attempts, runs_in_parallel
+
+    settings = prepared.settings
+    make = functools.partial(attempt_loop, prepared, cancelled=cancelled, processes=processes,
+                             approver=approver, model_client=model_client, route=route)
+    return Attempts(inner, count=settings.attempts, make=make, cwd=settings.cwd, client=client,
+                    parallel=runs_in_parallel(settings.attempts_parallel, oss=settings.oss,
+                                              api_base=settings.api_base,
+                                              shared_client=model_client is not None),
+                    emitter=emitter, session=session, env=prepared.child_env,
+                    cancelled=cancelled, thread_id=prepared.thread_id,
+                    test_timeout=settings.shell_timeout_ms / 1000,
+                    sandbox=settings.sandbox, network=settings.sandbox_network)
+
+
+def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
+                 history: list[dict[str, Any]], *, cancelled: CancelToken,
+                 processes: ProcessTracker, approver: Approver | str | None,
+                 model_client: ModelClientProtocol | None, route: Route | None) \
+        -> tuple[Loop, ModelClientProtocol, bool]:
+    """One attempt's loop (core/attempts.py): the thread's settings, tools and cancellation
+    over the copy `cwd` of the workspace (its sandbox's writable root; attempts after the
+    first at `attempts_temperature` when the run's is 0 or unset), `history` (the
+    thread's, read in the copy), its own emitter (to `listener`) and client (a caller's
+    model client is shared: then the attempts run one after another); no session record
+    (its events reach the thread's) and no delegation. Returns (loop, client, shared)."""
+    from baseagent.core.loop import Loop
+    from baseagent.helps import for_profile
+    from baseagent.output.emitter import Emitter
+    from baseagent.sandbox.policy import Policy
+    from baseagent.tools.tool import HistoryView, ToolContext
+
+    update: dict[str, Any] = {"cwd": cwd, "attempts": 1}
+    varied = prepared.settings.attempts_temperature
+    if number > 1 and not prepared.settings.temperature and varied is not None:
+        update["temperature"] = varied  # at 0 each attempt would repeat the first
+    settings = prepared.settings.model_copy(update=update)
+    emitter = Emitter([listener])
+    litellm_limits = model_client is None
+    if model_client is not None:
+        client = model_client
+    else:
+        client = _model_client(settings, prepared.thread_id, emitter.notice,
+                               settings.max_tokens or limits(settings, True, route)[1],
+                               route, redact=prepared.redactor.data)
+        client.bind_cancel(cancelled)
+    tool_context = ToolContext(
+        cwd=cwd, env=prepared.child_env, sandbox=settings.sandbox,
+        sandbox_network=settings.sandbox_network,
+        shell_timeout_ms=settings.shell_timeout_ms, cancelled=cancelled,
+        writable_roots=list(settings.writable_roots), processes=processes,
+        grep_backend=settings.grep_backend, grep_timeout_s=settings.grep_timeout_s,
+        thread_id=prepared.thread_id, delegate=None,
+        sandbox_policy=Policy.build(settings.sandbox, cwd, settings.writable_roots,
+                                    prepared.child_env, settings.sandbox_network),
+        approvals=run_approvals(settings, approver, emitter),
+        history=HistoryView(history), settings=tool_settings(settings))
+    loop = Loop(client=client, registry=prepared.registry, emitter=emitter,
+                tool_context=tool_context, history=history,
+                max_iterations=settings.max_iterations, verify=settings.verify, session=None,
+                compactor=_compactor(settings, client, prepared.registry, emitter, None,
+                                     litellm_limits, route),
+                cancelled=cancelled, thread_id=prepared.thread_id,
+                tool_choice=prepared.tool_choice, helps=for_profile(
+                    prepared.profile.prose_code, prepared.profile.show_named_files,
+                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
+                all_tools_failed=settings.all_tools_failed)
+    return loop, client, model_client is not None
 
 
 def check_parts(context_policy: Any, tool_executor: Any, loop: Any) -> dict[str, Any]:

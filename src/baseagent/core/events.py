@@ -249,7 +249,8 @@ class TurnEnded:
     """How a turn ended, in the loop's terms. `usage` is the thread's cumulative tokens
     (llm/types.py TOKEN_KEYS; given when the turn completed or paused), `cost_usd` this turn's cost (None when the model is not
     priced), `verification` what the answer rests on (None when verification is off),
-    `pending` the calls a `requires_action` turn waits for."""
+    `pending` the calls a `requires_action` turn waits for, `attempts` the
+    attempts' verdict (--attempts N)."""
 
     status: EndStatus
     usage: Mapping[str, int] = field(default_factory=dict)
@@ -258,6 +259,9 @@ class TurnEnded:
     cost_usd: float | None = None
     verification: Mapping[str, Any] | None = None
     pending: tuple[PendingTool, ...] = ()
+    # With --attempts N (core/attempts.py): which attempt was applied, why, and how each
+    # did; None for a turn of one attempt.
+    attempts: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ def _turn_ended(event: engine.TurnEnded) -> ev.ThreadEvent:
         verification = event.verification
         return ev.TurnCompleted(
             usage=ev.Usage(**event.usage), cost_usd=event.cost_usd,
-            verification=ev.Verification(**verification) if verification else None)
+            verification=ev.Verification(**verification) if verification else None,
+            attempts=dict(event.attempts) if event.attempts is not None else None)
     if event.status == "requires_action":
         return ev.TurnRequiresAction(tool_calls=[pending_call(c) for c in event.pending],
                                      usage=ev.Usage(**event.usage))

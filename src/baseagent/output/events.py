@@ -223,6 +223,16 @@ class TurnCompleted(_Model):
     cost_usd: float | None = None
     # baseagent's extension: how the answer was verified; null when verification is off.
     verification: Verification | None = None
+    # baseagent's extension, only with --attempts N (absent otherwise): which attempt was
+    # applied and why, and each attempt's evidence (core/attempts.py, docs/ATTEMPTS.md).
+    attempts: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_attempts(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("attempts", 0) is None:
+            del data["attempts"]
+        return data
 
 
 class TurnFailed(_Model):

@@ -109,10 +109,12 @@ def git_override_env(env: Mapping[str, str], *, cwd: Path,
 
 
 def run_confined(argv: list[str], *, cwd: Path, env: Mapping[str, str],
-                 timeout: float) -> subprocess.CompletedProcess[str] | None:
-    """Run `argv` as a read-only command would run (see the module docstring); stdout and
-    stderr as text (bounded). None when it cannot be started or does not finish in time."""
-    policy = Policy.build("read-only", cwd, network=False)
+                 timeout: float, mode: str = "read-only",
+                 network: bool = False) -> subprocess.CompletedProcess[str] | None:
+    """Run `argv` as a read-only command would run (see the module docstring; `mode`: as a
+    command of that sandbox mode runs, `cwd` its workspace); stdout and stderr as text
+    (bounded). None when it cannot be started or does not finish in time."""
+    policy = Policy.build(mode, cwd, network=network)  # type: ignore[arg-type]
     tracker = ProcessTracker()
     try:
         try:
