@@ -243,3 +243,27 @@ def test_builtin_tools_keep_a_stable_order():
     registry = ToolRegistry()
     assert registry.specs() is registry.specs()  # built once: identical bytes every request
     assert json.dumps(registry.specs()) == json.dumps(ToolRegistry().specs())
+
+
+@pytest.mark.parametrize("name", ["shell", "write_file"])
+def test_arguments_nested_past_what_json_reads_are_an_error_result(tmp_path, name):
+    """A native tool call whose arguments nest thousands of brackets deep (json.loads raises
+    RecursionError, not ValueError) is a failed call the model reads, not the turn's end."""
+    deep = '{"command": ' + "[" * 5000 if name == "shell" else '{"file_path": ' + "[" * 5000
+    loop, client, _rec = make_loop(tmp_path, [
+        {"tool_calls": [{"name": name, "arguments": deep}]},
+        {"content": "gave up"}, {"content": "gave up, verified"}],
+        tools=builtin_tools(), prose_code="apply")
+    outcome = loop.run_turn("do it")
+    assert outcome.status == "completed", outcome.error
+    [result] = tool_results(loop.history).values()
+    assert result.startswith("Error")
+    assert_pairs_intact(loop.history)
+
+
+def test_a_plan_or_an_answer_nested_past_what_json_reads_is_no_crash():
+    from baseagent.core.plan import parse_plan
+    from baseagent.core.turn_input import schema_problem
+
+    assert parse_plan('{"plan": ' + "[" * 5000) is None
+    assert "deeper" in schema_problem("[" * 5000, {"type": "object"})

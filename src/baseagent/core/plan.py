@@ -25,7 +25,7 @@ def parse_plan(arguments: Any) -> Args | None:
     try:
         data = json.loads(arguments) if isinstance(arguments, str) else arguments
         return Args.model_validate(data)
-    except (TypeError, ValueError, ValidationError):
+    except (TypeError, ValueError, ValidationError, RecursionError):
         return None
 
 

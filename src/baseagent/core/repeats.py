@@ -64,7 +64,7 @@ class RepeatedCalls:
     def _key(name: str, arguments: str) -> tuple[str, str]:
         try:
             canonical = json.dumps(json.loads(arguments or "{}"), sort_keys=True)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what json reads
             canonical = arguments
         return name, canonical
 

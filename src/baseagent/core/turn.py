@@ -129,7 +129,7 @@ def history_message(turn: ModelTurn) -> dict[str, Any]:
             continue
         try:
             json.loads(tc["function"]["arguments"] or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what json reads
             tc["function"]["arguments"] = "{}"
     return message
 

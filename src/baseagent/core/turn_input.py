@@ -81,6 +81,8 @@ def schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:
         value = json.loads((text or "").strip())
     except ValueError as exc:
         return f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    except RecursionError:
+        return "it nests deeper than a JSON answer may"
     import jsonschema
 
     validator = jsonschema.validators.validator_for(schema)(schema)

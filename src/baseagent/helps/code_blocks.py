@@ -366,6 +366,6 @@ def written_path(call: ToolCall) -> str | None:
         return None
     try:
         path = json.loads(call.arguments or "{}").get("file_path")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return path if isinstance(path, str) else None
