@@ -861,6 +861,21 @@ def batch_command(
     raise typer.Exit(code)
 
 
+@app.command("batch-report", hidden=True)
+def batch_report_command(
+    out_dir: Path = typer.Argument(..., metavar="DIR", help="A batch's --out directory."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Where to write the report [DIR/report.html]."),
+) -> None:
+    """`baseagent batch report DIR`: one self-contained HTML file of the batch (docs/BATCH.md)."""
+    from baseagent.batch.report import build_report
+
+    if not (out_dir / "results.jsonl").is_file():
+        raise _fail_usage(f"{out_dir}: no results.jsonl (not a batch's --out directory?)")
+    path = build_report(out_dir, output)
+    print(f"baseagent batch: report written to {path}", file=sys.stderr)
+    raise typer.Exit(0)
+
+
 def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
                  out: Optional[Path], run_name: Optional[str]) -> tuple[Path, Path]:
     """TASKS.jsonl and --out DIR, from our names or hermes' batch_runner's (--dataset_file,
@@ -892,6 +907,9 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(exec_cli.main(args[1:]))
     obj = {}
+    if args[:2] == ["batch", "report"]:
+        # `batch report DIR`: `batch` itself takes TASKS.jsonl, so report is its own command.
+        args = ["batch-report", *args[2:]]
     if args and args[0] == "chat":
         # `baseagent chat [OPTIONS]`: the main command's options, session forced.
         args, obj = args[1:], {"chat": True}
