@@ -114,3 +114,18 @@ def test_the_diff_is_bounded_and_binary_files_are_named(tmp_path: Path, monkeypa
     (work / ".git").mkdir()
     (work / ".git" / "HEAD").write_text("ref\n")
     assert ".git/HEAD" not in (workspace_diff(None, work) or "")
+
+
+def test_a_line_naming_files_outside_the_batch_directory_is_not_read(tmp_path: Path) -> None:
+    out = _batch_dir(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "secret").mkdir(parents=True)
+    (elsewhere / "secret" / "key.txt").write_text("SECRET\n")
+    (elsewhere / "events.jsonl").write_text(json.dumps({"type": "error", "message": "SECRET"}))
+    line = {"id": "t2", "status": "failed", "workspace": str(elsewhere / "secret"),
+            "task_dir": str(elsewhere), "session": str(elsewhere / "events.jsonl")}
+    with open(out / "results.jsonl", "a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    t2 = report_data(out)["tasks"][2]
+    assert (t2["diff"], t2["events"]) == (None, [])
+    assert "SECRET" not in render_report(report_data(out))

@@ -35,6 +35,19 @@ MAX_EVENTS = 2_000         # transcript events per task
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "node_modules"})
 
 
+def _inside(value: Any, root: Path) -> Path | None:
+    """A path results.jsonl names, if it lies under the batch's directory (a workspace, a
+    task's records): a line naming another place is not read."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        path = Path(value).resolve()
+        path.relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return path
+
+
 def _tail(text: Any, limit: int = MAX_TEXT) -> Any:
     if not isinstance(text, str) or len(text) <= limit:
         return text
@@ -98,12 +111,12 @@ def workspace_diff(template: Path | None, workspace: Path) -> str | None:
     return diff[:MAX_DIFF + 200]
 
 
-def _session_records(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _session_records(result: dict[str, Any], root: Path) -> list[dict[str, Any]]:
     session = result.get("session")
     if not isinstance(session, str) or "#" in session:
-        return []
-    path = Path(session)
-    if not path.is_file():
+        return []  # in the SQLite store: the events file stands in
+    path = _inside(session, root)
+    if path is None or not path.is_file():
         return []
     from baseagent.core.recorder import read_records
 
@@ -113,12 +126,14 @@ def _session_records(result: dict[str, Any]) -> list[dict[str, Any]]:
         return []
 
 
-def _events(result: dict[str, Any], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _events(result: dict[str, Any], records: list[dict[str, Any]],
+            root: Path) -> list[dict[str, Any]]:
     from baseagent.serve.transcript import recorded_events
 
     events = recorded_events(records) if records else []
-    if not events and isinstance(result.get("task_dir"), str):
-        path = Path(result["task_dir"]) / "events.jsonl"
+    task_dir = _inside(result.get("task_dir"), root)
+    if not events and task_dir is not None:
+        path = task_dir / "events.jsonl"
         if path.is_file():
             for line in path.read_text("utf-8", "replace").splitlines():
                 try:
@@ -152,12 +167,15 @@ def why(result: dict[str, Any]) -> str | None:
     return f"agent status {result.get('agent_status')}"
 
 
-def task_entry(result: dict[str, Any]) -> dict[str, Any]:
-    records = _session_records(result)
+def task_entry(result: dict[str, Any], root: Path) -> dict[str, Any]:
+    """One task's data for the page, from its results.jsonl line and its files under
+    `root` (the batch's directory)."""
+    records = _session_records(result, root)
     workspace = result.get("workspace")
     template = result.get("template")
-    diff = workspace_diff(Path(template) if template else None, Path(workspace)) \
-        if isinstance(workspace, str) else None
+    copy = _inside(workspace, root)
+    diff = workspace_diff(Path(template) if isinstance(template, str) and template else None,
+                          copy) if copy is not None else None
     check = result.get("check") or None
     if check:
         check = {**check, "output": _tail(check.get("output"))}
@@ -172,14 +190,14 @@ def task_entry(result: dict[str, Any]) -> dict[str, Any]:
         "usage": result.get("usage"), "cost_usd": result.get("cost_usd"),
         "duration_s": result.get("duration_s"), "model_calls": _model_calls(records),
         "workspace": workspace, "diff": diff, "metadata": result.get("metadata"),
-        "events": _events(result, records),
+        "events": _events(result, records, root),
     }
 
 
 def report_data(out_dir: Path) -> dict[str, Any]:
     layout = Layout(Path(out_dir))
     results = list(latest(read_results(layout.results)).values())
-    tasks = [task_entry(r) for r in results]
+    tasks = [task_entry(r, layout.root) for r in results]
     summary = None
     if layout.summary.is_file():
         try:
