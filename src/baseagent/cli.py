@@ -789,6 +789,7 @@ def serve_command(
     token: Optional[str] = typer.Option(None, "--token", help="The bearer token [env BASEAGENT_SERVE_TOKEN; default: a random one, printed once]."),
     allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", metavar="NAME", help="Another Host name to accept (behind a proxy)."),
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="New threads' workspace [default: .]"),
+    batch: Optional[Path] = typer.Option(None, "--batch", metavar="DIR", help="Also show this batch's report at /batch (rebuilt on each load)."),
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
 ) -> None:
@@ -800,7 +801,8 @@ def serve_command(
     defaults.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v})
     options = ServeOptions(host=host, port=port, token=token or os.environ.get(TOKEN_ENV) or None,
                            allow_hosts=tuple(allow_host or ()), config_file=root.get("config"),
-                           profile=root.get("profile"), defaults=defaults)
+                           profile=root.get("profile"), defaults=defaults,
+                           batch_dir=batch.resolve() if batch else None)
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from batch_helpers import responder, run_batch, write_task, write_tasks
 from helpers import AGENT, agent_env
+from conftest import TOKEN, require_serve
 from test_browser import SHOTS, browser, by_css  # noqa: F401 - the fixture
 
 PAYLOAD = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
@@ -95,3 +96,27 @@ def test_a_failed_tasks_reason_and_transcript_are_two_clicks_away_and_inert(
     assert not by_css(browser, "#detail img") and not by_css(browser, "#detail script")
     if os.environ.get("BASEAGENT_SCREENSHOTS"):
         browser.save_screenshot(str(SHOTS / "batch-report-task.png"))
+
+    # `serve --batch DIR`: the same report, built on each load, behind the server's login.
+    require_serve()
+    from baseagent.serve.command import Background, ServeOptions
+
+    server = Background(ServeOptions(port=0, batch_dir=out, defaults={"cwd": str(tmp_path)}),
+                        {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                        TOKEN)
+    try:
+        import httpx
+
+        assert httpx.get(server.url + "/batch").status_code == 401
+        served = httpx.get(server.url + "/batch", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert served.status_code == 200 and "report-data" in served.text
+        assert "script-src 'unsafe-inline'" in served.headers["content-security-policy"]
+        browser.get(f"{server.url}/?token={TOKEN}&view=batch")
+        _wait(lambda: browser.current_url.endswith("/batch"), "the report's address")
+        _wait(lambda: by_css(browser, '#tasks li[data-task="bad"]'), "the served report")
+        by_css(browser, '#tasks li[data-task="bad"]')[0].click()
+        why = _wait(lambda: by_css(browser, "#detail .why")[0].text, "the served reason")
+        assert why.startswith("check failed with exit code 1")
+        assert browser.execute_script("return window.pwned") is None
+    finally:
+        server.stop()
