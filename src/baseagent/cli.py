@@ -843,7 +843,8 @@ def batch_command(
     config: Optional[Path] = _CONFIG,
     profile: Optional[str] = _PROFILE,
 ) -> None:
-    """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
+    """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR
+    (`baseagent batch report DIR`: its HTML report)."""
     # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
     given = {k: v for k, v in ctx.params.items() if v is not None and v is not False}
     params = {**ctx.find_root().params, **given}
