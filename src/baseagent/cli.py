@@ -793,6 +793,7 @@ def serve_command(
     token: Optional[str] = typer.Option(None, "--token", help="The bearer token [env BASEAGENT_SERVE_TOKEN; default: a random one, printed once]."),
     allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", metavar="NAME", help="Another Host name to accept (behind a proxy)."),
     cwd: Optional[Path] = typer.Option(None, "--cwd", "-C", help="New threads' workspace [default: .]"),
+    batch: Optional[Path] = typer.Option(None, "--batch", metavar="DIR", help="Also show this batch's report at /batch (rebuilt on each load)."),
     model: Optional[str] = _MODEL,
     api_base: Optional[str] = _API_BASE,
 ) -> None:
@@ -804,7 +805,8 @@ def serve_command(
     defaults.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v})
     options = ServeOptions(host=host, port=port, token=token or os.environ.get(TOKEN_ENV) or None,
                            allow_hosts=tuple(allow_host or ()), config_file=root.get("config"),
-                           profile=root.get("profile"), defaults=defaults)
+                           profile=root.get("profile"), defaults=defaults,
+                           batch_dir=batch.resolve() if batch else None)
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
@@ -847,7 +849,8 @@ def batch_command(
     config: Optional[Path] = _CONFIG,
     profile: Optional[str] = _PROFILE,
 ) -> None:
-    """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR."""
+    """Run every task of TASKS.jsonl in its own workspace copy; results in --out DIR
+    (`baseagent batch report DIR`: its HTML report)."""
     # Run flags given before `batch` (`baseagent --model M batch ...`) count too.
     given = {k: v for k, v in ctx.params.items() if v is not None and v is not False}
     params = {**ctx.find_root().params, **given}
@@ -865,6 +868,21 @@ def batch_command(
     except (BatchError, BaseAgentError) as exc:
         raise _fail_usage(str(exc)) from None
     raise typer.Exit(code)
+
+
+@app.command("batch-report", hidden=True)
+def batch_report_command(
+    out_dir: Path = typer.Argument(..., metavar="DIR", help="A batch's --out directory."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Where to write the report [DIR/report.html]."),
+) -> None:
+    """`baseagent batch report DIR`: one self-contained HTML file of the batch (docs/BATCH.md)."""
+    from baseagent.batch.report import build_report
+
+    if not (out_dir / "results.jsonl").is_file():
+        raise _fail_usage(f"{out_dir}: no results.jsonl (not a batch's --out directory?)")
+    path = build_report(out_dir, output)
+    print(f"baseagent batch: report written to {path}", file=sys.stderr)
+    raise typer.Exit(0)
 
 
 def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
@@ -898,6 +916,9 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(exec_cli.main(args[1:]))
     obj = {}
+    if args[:2] == ["batch", "report"]:
+        # `batch report DIR`: `batch` itself takes TASKS.jsonl, so report is its own command.
+        args = ["batch-report", *args[2:]]
     if args and args[0] == "chat":
         # `baseagent chat [OPTIONS]`: the main command's options, session forced.
         args, obj = args[1:], {"chat": True}

@@ -164,6 +164,7 @@ class TaskRunner:
         task_dir.mkdir(parents=True)
         fresh_workspace(workspace, task.workspace)
         result["workspace"] = str(workspace)
+        result["template"] = str(task.workspace) if task.workspace else None
         result["task_dir"] = str(task_dir)
         command_env = self._command_env()
 
@@ -221,8 +222,14 @@ class TaskRunner:
             result["check"] = {"exit_code": check.exit_code, "passed": check.exit_code == 0,
                                "output": check.output}
             passed = check.exit_code == 0
+            if not passed:  # why it did not pass (docs/BATCH.md), the run's own error kept
+                result["error"] = f"check failed with exit code {check.exit_code}: " \
+                                  f"{_last_line(check.output)}" + \
+                                  (f" (agent: {run.error})" if run.error else "")
         else:
             passed = run.status == "completed"
+            if not passed and not result["error"]:
+                result["error"] = f"the agent's run ended {run.status}"
         result["status"] = "passed" if passed else "failed"
         try:
             self._trajectories(self._log(settings, run.thread_id), task_dir, task, run.status)

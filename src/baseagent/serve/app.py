@@ -38,6 +38,9 @@ EXPORT_FORMATS = ("atif", "sharegpt", "openai")
 DECISIONS = ("approved", "approved_for_session", "denied")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+# The batch report is one self-contained page: its scripts and styles are inline.
+REPORT_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+              "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
 def parse_json_object(raw: bytes) -> dict[str, Any]:
@@ -85,8 +88,10 @@ def _handled(fn: Handler) -> Handler:
 
 
 class Api:
-    def __init__(self, registry: Registry, max_body: int, max_streams: int) -> None:
+    def __init__(self, registry: Registry, max_body: int, max_streams: int,
+                 batch_dir: Path | None = None) -> None:
         self.registry = registry
+        self.batch_dir = batch_dir
         self.max_body = max_body
         self.max_streams = max_streams
         self.streams = 0
@@ -107,7 +112,21 @@ class Api:
     # -- the page ---------------------------------------------------------------------------
 
     async def index(self, request: Request) -> Response:
+        if self.batch_dir is not None and request.query_params.get("view") == "batch":
+            return Response(status_code=303, headers={"location": "/batch"})
         return self._file("index.html")
+
+    async def batch_report(self, request: Request) -> Response:
+        """`serve --batch DIR`: the batch's report, built anew on each load (so it follows a
+        running batch), inline scripts and styles only (its own CSP)."""
+        if self.batch_dir is None:
+            raise HttpError(404, "no batch here (serve --batch DIR)")
+        from baseagent.batch.report import render_report, report_data
+
+        page = await run_in_threadpool(lambda: render_report(report_data(self.batch_dir)))
+        return Response(page, media_type="text/html; charset=utf-8", headers={
+            "cache-control": "no-store", "content-security-policy": REPORT_CSP,
+            "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"})
 
     async def static(self, request: Request) -> Response:
         return self._file(request.path_params["name"])
@@ -257,18 +276,19 @@ class Api:
 
 def create_app(settings: ServeSettings, *, token: str, host: str, port: int,
                allow_hosts: tuple[str, ...] = (), max_body: int = DEFAULT_MAX_BODY,
-               max_streams: int = DEFAULT_MAX_STREAMS) -> Any:
+               max_streams: int = DEFAULT_MAX_STREAMS, batch_dir: Path | None = None) -> Any:
     """The ASGI app: the guard (serve/guard.py) around the routes. `token` is the bearer
     token every request must carry; `host`/`port` where it listens (the Host and Origin
     headers it accepts)."""
     from baseagent.serve.guard import allowed_hosts
 
     registry = Registry(settings)
-    api = Api(registry, max_body, max_streams)
+    api = Api(registry, max_body, max_streams, batch_dir)
     h = _handled
     routes = [
         Route("/", h(api.index)),
         Route("/static/{name}", h(api.static)),
+        Route("/batch", h(api.batch_report)),
         Route("/openapi.json", h(api.openapi)),
         Route("/api/info", h(api.info)),
         Route("/api/threads", h(api.list_threads)),

@@ -41,6 +41,7 @@ class ServeOptions:
     log_bytes: int = 8 * 1024 * 1024  # events kept per thread and vocabulary
     max_streams: int = 256  # open event streams, all threads together
     max_threads: int = 64  # live threads (the idle longest is closed to make room)
+    batch_dir: Path | None = None  # --batch DIR: its report at /batch (batch/report.py)
 
 
 def is_loopback(host: str) -> bool:
@@ -88,7 +89,8 @@ def build(options: ServeOptions, env: Mapping[str, str], sock: socket.socket, to
                              profile=options.profile, defaults=dict(options.defaults),
                              log_bytes=options.log_bytes, max_threads=options.max_threads)
     return create_app(settings, token=token, host=options.host, port=port,
-                      allow_hosts=options.allow_hosts, max_streams=options.max_streams)
+                      allow_hosts=options.allow_hosts, max_streams=options.max_streams,
+                      batch_dir=options.batch_dir)
 
 
 def uvicorn_server(app: Any) -> Any:
@@ -127,6 +129,10 @@ def run(options: ServeOptions, env: Mapping[str, str]) -> int:
     else:
         print(f"baseagent serve: listening on http://{shown}:{port}/ (log in with "
               f"http://{shown}:{port}/?token=YOUR_TOKEN)", file=sys.stderr)
+    if options.batch_dir is not None:
+        print(f"baseagent serve: the report of batch {options.batch_dir} is at "
+              f"http://{shown}:{port}/batch (rebuilt on each load; log in first, or add "
+              "&view=batch to the address above)", file=sys.stderr)
     app = build(options, env, sock, token)
     server = uvicorn_server(app)
     server.run(sockets=[sock])
