@@ -58,11 +58,19 @@ def blocks(path: Path) -> list[Block]:
             end += 1
         mark = name = None
         above = [line for line in lines[max(0, index - 3):index] if line.strip()]
+        # The paragraph just above the block (a caption may wrap over several lines).
+        start = index - 1
+        while start >= 0 and not lines[start].strip():
+            start -= 1
+        first = start
+        while first > 0 and lines[first - 1].strip():
+            first -= 1
+        caption = lines[first] if start >= 0 else ""
         if above:
             tag = _MARK.search(above[-1])
             if tag:
                 mark, name = tag.group(1), tag.group(2)
-            elif above[-1].lstrip().startswith("*Illustration"):
+            elif caption.lstrip().startswith("*Illustration"):
                 mark = "illustration"
         found.append(Block(path, index + 1, match.group(1), "\n".join(lines[index + 1:end]) + "\n",
                            mark, name))
