@@ -65,12 +65,12 @@ def blocks(path: Path) -> list[Block]:
         first = start
         while first > 0 and lines[first - 1].strip():
             first -= 1
-        caption = lines[first] if start >= 0 else ""
+        caption = lines[first:start + 1] if start >= 0 else []
         if above:
             tag = _MARK.search(above[-1])
             if tag:
                 mark, name = tag.group(1), tag.group(2)
-            elif caption.lstrip().startswith("*Illustration"):
+            elif any(line.lstrip().startswith("*Illustration") for line in caption):
                 mark = "illustration"
         found.append(Block(path, index + 1, match.group(1), "\n".join(lines[index + 1:end]) + "\n",
                            mark, name))
