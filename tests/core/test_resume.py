@@ -303,6 +303,9 @@ def test_the_library_resumes_with_the_recorded_settings(tmp_path):
         def bind_cancel(self, _token: object) -> None:
             pass
 
+        def close(self) -> None:
+            pass
+
     ws = tmp_path / "ws"
     ws.mkdir()
     rec = SessionRecorder(tmp_path / f"{TID}.jsonl")

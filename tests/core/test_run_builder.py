@@ -192,3 +192,18 @@ def test_nothing_probes_a_client_for_bind_cancel():
                 probes.append(f"{path.relative_to(src)}:{node.lineno}")
     assert probes == []
     assert "bind_cancel" in ModelClientProtocol.__dict__
+
+
+def test_close_is_declared_on_the_client_protocol_and_never_probed():
+    """Issue 43, item 5: the engine closes a model client through its protocol's `close`,
+    never by looking for one (core/delegation.py once did, with getattr)."""
+    import ast
+
+    assert "close" in ModelClientProtocol.__dict__
+    src = REPO / "src" / "baseagent" / "core"
+    probes = [f"{path.name}:{node.lineno}" for path in sorted(src.rglob("*.py"))
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "hasattr") and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant) and node.args[1].value == "close"]
+    assert probes == []

@@ -927,7 +927,7 @@ def check_model_client(model_client: Any) -> None:
 
     if not isinstance(model_client, ModelClientProtocol):
         raise TypeError(f"model_client: a {type(model_client).__name__} is not a model "
-                        "client (it needs totals, complete() and bind_cancel(); "
+                        "client (it needs totals, complete(), bind_cancel() and close(); "
                         "llm/types.py ModelClientProtocol)")
 
 

@@ -143,9 +143,7 @@ class Delegation:
         with self._lock:
             clients, self._own_clients = list(self._own_clients.values()), {}
         for client in clients:
-            close = getattr(client, "close", None)  # the direct path's connection
-            if callable(close):
-                close()
+            client.close()  # the direct path's connection
 
     def _client_of(self, spec: SpecialistRun) -> ModelClientProtocol:
         if spec.client is None:
@@ -274,9 +272,7 @@ class SharedTotals:
         self._inner.bind_cancel(cancelled)
 
     def close(self) -> None:
-        close = getattr(self._inner, "close", None)
-        if callable(close):
-            close()
+        self._inner.close()
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = lambda _t, _r: None,

@@ -171,3 +171,8 @@ class ModelClientProtocol(Protocol):
                  **options: Any) -> ModelTurn:
         """One model call (with the client's own retries); adds its usage to `totals`.
         `options` carries `tool_choice` when the run sets one (only then)."""
+
+    def close(self) -> None:
+        """Release what the client holds open (the direct path's connection to the
+        provider); a client that holds nothing does nothing. Whoever made the client closes
+        it (an injected one is its caller's)."""

@@ -51,6 +51,9 @@ class DeterministicClient:
         """Called by the composition root with the run's cancellation."""
         self.cancelled = cancelled
 
+    def close(self) -> None:
+        """Nothing to release: no connection is held."""
+
     @property
     def calls(self) -> int:
         return len(self.requests)
