@@ -35,8 +35,11 @@ PICK_PROMPT = "resume which? (number or id, Enter: none) › "
 
 
 def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | list[str] = (),
-          env: Mapping[str, str] | None = None) -> int:
+          env: Mapping[str, str] | None = None, first: str | None = None,
+          images: Any = ()) -> int:
     """Run the interactive session until the user leaves; returns the exit code.
+    `first`: the session's first message (`baseagent "TASK"` on a terminal), sent with
+    `images` before the prompt is shown.
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
@@ -68,7 +71,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     sink.message(KEYS + " · /help")
     try:
-        code = session.loop()
+        code = session.loop(first, images)
         if code == EXIT_OK:  # the person left (Ctrl-D, /exit): how to come back
             session.farewell()
         return code
@@ -150,13 +153,18 @@ class InteractiveSession:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def loop(self) -> int:
+    def loop(self, first: str | None = None, images: Any = ()) -> int:
         from baseagent.interactive.commands import UnknownCommand, instruction_text, parse
 
         if self._input is None:
             from baseagent.interactive.prompt import InputLine
 
             self._input = InputLine(HISTORY_FILE.expanduser())
+        if first is not None:  # the seeded session: the task typed on the command line
+            from baseagent.interactive.prompt import PROMPT
+
+            self.sink.message(f"{PROMPT}{first}", "")
+            self.turn(first, images)
         while self._exit_code is None:
             try:
                 line = self._input.read()
@@ -177,7 +185,7 @@ class InteractiveSession:
                 return EXIT_OK
         return self._exit_code
 
-    def turn(self, instruction: str) -> None:
+    def turn(self, instruction: str, images: Any = ()) -> None:
         """One turn of the current thread; Ctrl-C stops it and the session goes on."""
         from baseagent.signals import SignalGuard
 
@@ -186,7 +194,7 @@ class InteractiveSession:
         guard = SignalGuard(agent).install()
         self.sink.waiting()
         try:
-            result = agent.run(instruction)
+            result = agent.run(instruction, images=images)
         except (ConfigError, InputError) as exc:
             self.sink.stop_waiting()
             self.sink.message(f"error: {exc}", "red")
