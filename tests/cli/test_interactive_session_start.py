@@ -129,3 +129,48 @@ def test_resume_replays_the_earlier_conversation(scripted_server, workspace, hom
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6300010000050001"
+                    "0d0a2db40000000049454e44ae426082")
+
+
+def test_at_mentions_complete_as_you_type_and_attach_the_file(scripted_server, workspace,
+                                                               home, tmp_path):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "notes_about_parsing.txt").write_text("the parser is in lexer.py\n")
+    (workspace / "secret").symlink_to(tmp_path)  # leads out of the workspace
+    (tmp_path / "out.txt").write_text("not for the model\n")
+    dropped = tmp_path / "My Shot.png"
+    dropped.write_bytes(PNG)
+    server = scripted_server([{"content": "Read it."}, {"content": "A pixel."}])
+    child = spawn([*session_args(server), "--no-verify"], workspace, home)
+    prompt(child)
+    child.send("explain @notes_ab")
+    wait(child, "src/notes_about_parsing.txt")  # the completion menu, from the workspace
+    child.send("\t")  # take the first completion
+    child.send(" please\r")
+    wait(child, "attached @src/notes_about_parsing.txt (26 bytes)")
+    wait(child, "✓ completed · turn 1")
+    prompt(child)
+    users = [m for m in server.requests[0]["messages"] if m["role"] == "user"]
+    sent = users[-1]["content"]
+    assert sent.startswith("explain @src/notes_about_parsing.txt please")
+    assert '<file path="src/notes_about_parsing.txt">\nthe parser is in lexer.py\n</file>' in sent
+
+    # a dropped image (the terminal pastes its path, spaces escaped) goes as an image;
+    # a mention through a symlink out of the workspace is not sent
+    child.send(f"what is this {str(dropped).replace(' ', chr(92) + ' ')} @secret/out.txt\r")
+    wait(child, "@secret/out.txt: outside the workspace, not attached")
+    wait(child, "attached My Shot.png (image)")
+    wait(child, "✓ completed · turn 2")
+    prompt(child)
+    last = [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert {p["type"] for p in last["content"]} == {"text", "image_url"}
+    assert "not for the model" not in str(last["content"])
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    history = home / ".baseagent" / "prompt_history"
+    assert history.stat().st_mode & 0o777 == 0o600

@@ -212,12 +212,13 @@ class InteractiveSession:
         if self._input is None:
             from baseagent.interactive.prompt import InputLine
 
-            self._input = InputLine(HISTORY_FILE.expanduser())
+            self._input = InputLine(HISTORY_FILE.expanduser(),
+                                    workspace=lambda: Path(self.agent.settings.cwd))
         if first is not None:  # the seeded session: the task typed on the command line
             from baseagent.interactive.prompt import PROMPT
 
             self.sink.message(f"{PROMPT}{first}", "")
-            self.turn(first, images)
+            self._send(first, images)
         while self._exit_code is None:
             try:
                 line = self._input.read()
@@ -233,10 +234,20 @@ class InteractiveSession:
                 self.sink.message(str(exc), "yellow")
                 continue
             if command is None:
-                self.turn(instruction_text(line))
+                self._send(instruction_text(line))
             elif self.command(command.name, command.argument):
                 return EXIT_OK
         return self._exit_code
+
+    def _send(self, line: str, images: Any = ()) -> None:
+        """A line the person typed, with the files it mentions (@path) and the images
+        dropped on it attached (interactive/mentions.py)."""
+        from baseagent.interactive.mentions import attach
+
+        attached = attach(line, Path(self.agent.settings.cwd))
+        for note in attached.notes:
+            self.sink.message(note, "")
+        self.turn(attached.text, [*images, *attached.images])
 
     def turn(self, instruction: str, images: Any = ()) -> None:
         """One turn of the current thread; Ctrl-C stops it and the session goes on."""
