@@ -506,8 +506,12 @@ class PrettySink(EventListener):
                     self._print(Text(f"  {line}", style="dim"))
             status = command_status(outcome) if outcome is not None else "in_progress"
             exit_code = data.get("exit_code")
-            code = "none" if exit_code is None else str(exit_code)
-            self._print(Text(f"  exit {code} ({status})", style=_STATUS_STYLE.get(status, "")))
+            if status == "declined":  # never ran: no exit code to speak of
+                self._print(Text("  declined", style=_STATUS_STYLE["declined"]))
+            else:
+                code = "none" if exit_code is None else str(exit_code)
+                self._print(Text(f"  exit {code} ({status})",
+                                 style=_STATUS_STYLE.get(status, "")))
             self._status("thinking")
 
     def _file_change(self, item: engine.ToolCallItem) -> None:
