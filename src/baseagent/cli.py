@@ -268,7 +268,7 @@ def main_command(
             code = start(settings, resume=loaded, notes=notes,
                          first=instruction, images=images)
         except ConfigError as exc:
-            raise _fail_usage(str(exc)) from None
+            raise _fail_usage(_first_run_hint(str(exc))) from None
         raise typer.Exit(code)
 
     from baseagent.config.load import ConfigError
@@ -301,8 +301,18 @@ def main_command(
         code = run(settings, text, resume=loaded, notes=notes, external_tools=tools, images=images,
                    tool_outputs=outputs, approver=_terminal_approver() if present else None)
     except (ConfigError, InputError) as exc:
-        raise _fail_usage(str(exc)) from None
+        raise _fail_usage(_first_run_hint(str(exc))) from None
     raise typer.Exit(code)
+
+
+NO_KEY_HINT = ("; no key? --oss runs a local model (Ollama, LM Studio, llama-server), and the "
+               "offline demo needs none (docs/getting-started.md)")
+
+
+def _first_run_hint(message: str) -> str:
+    """A missing API key on the main command (a first run, most often) also names the ways
+    to go on without one."""
+    return message + NO_KEY_HINT if message.startswith("missing API key for ") else message
 
 
 def _resumed(settings: "Settings", flags: Mapping[str, Any], resume: Optional[str],
@@ -540,7 +550,7 @@ def sessions_default(
 ) -> None:
     """`baseagent sessions` alone lists the threads (what a person typing it wants)."""
     if ctx.invoked_subcommand is None:
-        sessions_list(ctx, directory, db, False)
+        sessions_list(ctx, directory, db, False, 20)
         print("(baseagent sessions show ID | search TEXT | rm ID | list --json; resume with "
               "baseagent --resume ID)", file=sys.stderr)
 
@@ -600,11 +610,17 @@ def sessions_list(
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
     db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON summary per line."),
+    limit: int = typer.Option(20, "--limit", "-n", min=0, help="Show the newest N threads (0: all)."),
 ) -> None:
-    """Every thread, newest first (by thread id: UUIDv7 ids are time-ordered)."""
+    """The newest threads first (by thread id: UUIDv7 ids are time-ordered), with their
+    workspace."""
     from baseagent import sessions
 
     summaries = sessions.list_sessions(_storage(ctx, directory, db))
+    if limit and len(summaries) > limit:
+        print(f"(the newest {limit} of {len(summaries)} threads; --limit N or --limit 0 for "
+              "more)", file=sys.stderr)
+        summaries = summaries[:limit]
     if as_json:
         for summary in summaries:
             print(sessions.summary_json(summary))
@@ -679,7 +695,10 @@ def sessions_rm(
     except SessionLoadError as exc:
         raise _fail_usage(str(exc)) from None
     if older_than is not None:
-        removed += sessions.prune(storage, older_than)
+        pruned = sessions.prune(storage, older_than)
+        if not pruned:
+            print(f"no record older than {older_than:g} days: nothing removed", file=sys.stderr)
+        removed += pruned
     for where in removed:
         print(f"removed {where}")
 

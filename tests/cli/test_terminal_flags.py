@@ -137,3 +137,47 @@ def test_help_tells_the_defaults_as_they_apply(workspace, home):
     for flag in ("--full-auto", "--yolo, --dangerously-bypass-approvals-and-sandbox",
                  "--image FILE", "-c KEY=VALUE", "--continue", "completion bash|zsh|fish"):
         assert flag in text, flag
+
+
+def _record(directory, thread_id: str, cwd: str, end: dict) -> None:
+    records = [{"kind": "meta", "thread_id": thread_id, "model": "openai/x", "cwd": cwd,
+                "ts": "2026-11-28T09:00:00Z"},
+               {"kind": "event", "event": {"type": "turn.started"}},
+               {"kind": "event", "event": end}]
+    (directory / f"{thread_id}.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_sessions_list_limit_workspace_and_interrupted(workspace, home):
+    directory = home / ".baseagent" / "sessions"
+    directory.mkdir(parents=True)
+    for n in range(3):
+        _record(directory, f"01a00000-0000-7000-8000-00000000000{n}", f"{home}/proj{n}",
+                {"type": "turn.completed", "usage": {}})
+    _record(directory, "01a00000-0000-7000-8000-000000000009", "/srv/work",
+            {"type": "turn.failed", "error": {"message": "interrupted (SIGINT)"}})
+    listed = run_agent(["sessions", "list", "--limit", "2"], cwd=workspace, home=home,
+                       parse=False)
+    assert listed.returncode == 0, listed.stderr
+    lines = [line for line in listed.stdout.splitlines() if not line.startswith("  ↳")]
+    assert lines[0].split() == ["THREAD", "ID", "UPDATED", "TURNS", "STATUS", "MODEL",
+                                "WORKSPACE", "FIRST", "INSTRUCTION"]
+    assert len(lines) == 3 and "interrupted" in lines[1] and "/srv/work" in lines[1]
+    assert "~/proj2" in lines[2]
+    assert "the newest 2 of 4 threads" in listed.stderr
+    every = run_agent(["sessions", "list"], cwd=workspace, home=home, parse=False)
+    assert every.stdout.count("openai/x") == 4 and every.stderr == ""
+
+    nothing = run_agent(["sessions", "rm", "--older-than", "30"], cwd=workspace, home=home,
+                        parse=False)
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    assert "no record older than 30 days: nothing removed" in nothing.stderr
+
+
+def test_a_first_run_without_a_key_names_the_ways_on(workspace, home):
+    run = run_agent(["-i", "hi"], cwd=workspace, home=home, parse=False,
+                    env_extra={"OPENAI_API_KEY": ""})
+    assert run.returncode == 2
+    [line] = run.stderr.splitlines()
+    assert line.startswith("baseagent: error: missing API key for openai: set OPENAI_API_KEY")
+    assert "--oss" in line and "offline demo" in line
