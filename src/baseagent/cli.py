@@ -1019,7 +1019,17 @@ def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click's multi-line usage errors become one line, exit code 2."""
+    from baseagent.early import release
+
     args = sys.argv[1:] if argv is None else argv
+    release()  # Ctrl-C is a KeyboardInterrupt from here on, caught below (no traceback)
+    try:
+        _main(args)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def _main(args: list[str]) -> None:
     if args and args[0] == "exec":
         # The argv of Codex `exec` (fixed by Codex clients) goes to its own parser untouched.
         from baseagent import exec_cli

@@ -2,7 +2,8 @@
 
 Enter sends; Esc then Enter (or Alt-Enter) starts a new line; a pasted block keeps its
 newlines; Up/Down walk the history, which is kept in ~/.baseagent/prompt_history.
-Ctrl-C at the prompt clears the line, Ctrl-D on an empty line leaves. `@` completes
+Ctrl-C at the prompt clears the line (twice at an empty one leaves), Ctrl-D on an empty
+line leaves. `@` completes
 workspace paths (interactive/mentions.py).
 """
 from __future__ import annotations
@@ -15,6 +16,10 @@ PROMPT = "› "
 CONTINUATION = "  "
 
 
+class EmptyLineInterrupt(KeyboardInterrupt):
+    """Ctrl-C at an empty prompt (the session leaves on the second in a row)."""
+
+
 class InputLine:
     """Reads one instruction at a time from the terminal."""
 
@@ -25,6 +30,14 @@ class InputLine:
         from prompt_toolkit.key_binding import KeyBindings
 
         bindings = KeyBindings()
+
+        @bindings.add("c-c")
+        def _interrupt(event) -> None:  # type: ignore[no-untyped-def]
+            buffer = event.current_buffer
+            if buffer.text:  # a line being typed: dropped, the prompt stays
+                event.app.exit(exception=KeyboardInterrupt())
+            else:
+                event.app.exit(exception=EmptyLineInterrupt())
 
         @bindings.add("escape", "enter")
         def _newline(event) -> None:  # type: ignore[no-untyped-def]

@@ -219,13 +219,24 @@ class InteractiveSession:
 
             self.sink.message(f"{PROMPT}{first}", "")
             self._send(first, images)
+        from baseagent.interactive.prompt import EmptyLineInterrupt
+
+        armed = False  # Ctrl-C was pressed at an empty prompt: a second one leaves
         while self._exit_code is None:
             try:
                 line = self._input.read()
+            except EmptyLineInterrupt:
+                if armed:
+                    return EXIT_OK
+                armed = True
+                self.sink.message("Ctrl-C again to leave (or Ctrl-D)", "dim")
+                continue
             except KeyboardInterrupt:
+                armed = False
                 continue  # Ctrl-C at the prompt: the line is dropped, the session stays
             except EOFError:
                 return EXIT_OK
+            armed = False
             if not line.strip():
                 continue
             try:
