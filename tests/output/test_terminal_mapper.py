@@ -157,7 +157,7 @@ def test_an_interrupted_command_a_plan_a_sub_agent_and_a_pause():
                    "« sub-agent completed after 1 items\n"
                    "$ sleep 9\n"
                    "  interrupted\n"  # no output of its own: the text the model got
-                   "  exit none (declined)\n"
+                   "  stopped\n"
                    "Plan (1/2 done)\n"
                    "  [x] read\n"
                    "  [ ] fix\n"
