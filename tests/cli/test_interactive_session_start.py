@@ -17,7 +17,9 @@ def call(name: str, **arguments: str) -> dict:
 
 def test_a_task_on_the_command_line_opens_the_session_with_it(scripted_server, workspace, home):
     server = scripted_server([{"content": "Seeded answer."}, {"content": "Second answer."}])
-    child = spawn([*session_args(server), "--no-verify", "say hello"], workspace, home)
+    (workspace / "shot.png").write_bytes(PNG)
+    child = spawn([*session_args(server), "--no-verify", "--image", "shot.png", "say hello"],
+                  workspace, home)
     wait(child, "› say hello")
     wait(child, "✓ completed · turn 1")
     prompt(child)  # the session goes on: the prompt, not the end of a one-shot run
@@ -25,8 +27,10 @@ def test_a_task_on_the_command_line_opens_the_session_with_it(scripted_server, w
     child.send("and again\r")
     wait(child, "✓ completed · turn 2")
     prompt(child)
-    users = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "user"]
-    assert "say hello" in users and "and again" in users  # one thread
+    first = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
+    assert {p["type"] for p in first["content"]} == {"text", "image_url"}  # --image with it
+    users = [str(m["content"]) for m in server.requests[-1]["messages"] if m["role"] == "user"]
+    assert any("say hello" in u for u in users) and "and again" in users  # one thread
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()

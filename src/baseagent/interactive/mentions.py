@@ -100,8 +100,9 @@ def _file_block(name: str, path: Path, room: int) -> tuple[str | None, str]:
 
 
 def _dropped_images(line: str, root: Path) -> Iterator[Path]:
-    """Image files named by a word of the line as a path (absolute, ~, or relative to the
-    workspace): what a terminal pastes when a file is dropped on it."""
+    """Image files named by a word of the line as an absolute path (or ~/..., file://...):
+    what a terminal pastes when a file is dropped on it. A relative name is a word of the
+    sentence; `@name` attaches it."""
     for match in DROPPED.finditer(line):
         word = next(g for g in match.groups() if g is not None)
         if word.startswith("@"):
@@ -112,7 +113,8 @@ def _dropped_images(line: str, root: Path) -> Iterator[Path]:
         if not word.lower().endswith(IMAGE_SUFFIXES):
             continue
         path = Path(word).expanduser()
-        path = path if path.is_absolute() else root / path
+        if not path.is_absolute():  # a word of the sentence (`fix logo.png`): @logo.png asks
+            continue
         try:
             if path.is_file():
                 yield path.resolve()

@@ -154,6 +154,7 @@ class InteractiveSession:
         self.agent: Any = None
         self._input = input_line
         self._resumed_turns = 0
+        self._held_images: list[Any] = []  # --image with no task: for the first line
         self._exit_code: int | None = None
 
     # -- the thread's Agent ------------------------------------------------------------------
@@ -219,6 +220,9 @@ class InteractiveSession:
 
             self.sink.message(f"{PROMPT}{first}", "")
             self._send(first, images)
+        elif images:  # --image without a task: sent with the first line typed
+            self._held_images = list(images)
+            self.sink.message(f"{len(images)} image(s) will go with your first message", "")
         from baseagent.interactive.prompt import EmptyLineInterrupt
 
         armed = False  # Ctrl-C was pressed at an empty prompt: a second one leaves
@@ -256,6 +260,8 @@ class InteractiveSession:
         from baseagent.interactive.mentions import attach
 
         attached = attach(line, Path(self.agent.settings.cwd))
+        images = [*self._held_images, *images]
+        self._held_images = []
         for note in attached.notes:
             self.sink.message(note, "")
         self.turn(attached.text, [*images, *attached.images])
