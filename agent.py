@@ -3,11 +3,17 @@
 The src/ directory is put on the path so the checkout works even before `pip install -e .`.
 """
 import os
+import signal
 import sys
+
+if __name__ == "__main__":
+    # Ctrl-C before the CLI is imported ends the run quietly (baseagent/early.py): set
+    # before any import, as early as a script can.
+    signal.signal(signal.SIGINT, lambda signum, _frame: os._exit(128 + signum))
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
 
-from baseagent.cli import main  # noqa: E402
-
 if __name__ == "__main__":
-    main()
+    from baseagent.early import entry
+
+    entry()

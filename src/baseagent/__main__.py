@@ -1,3 +1,3 @@
-from baseagent.cli import main
+from baseagent.early import entry
 
-main()
+entry()

@@ -413,6 +413,30 @@ class Agent:
             raise TurnError(result) from result.exception
         return result.final_message or ""
 
+    # -- the context, on request (the interactive /compact and /status) ------------------------
+
+    def compact(self) -> str:
+        """Summarise this thread's history now (the next turn starts from the summary); says
+        what happened. The context policy must offer it (the built-in one does)."""
+        self._acquire()
+        try:
+            connected = self._connect()
+            compact_now = getattr(connected.loop.compactor, "compact_now", None) \
+                if connected is not None else None
+            if compact_now is None:
+                return "not compacted: this thread's context policy does not compact on request"
+            return str(compact_now(self._prepared.history))
+        finally:
+            self._busy.release()
+
+    def context_occupancy(self) -> tuple[int, int] | None:
+        """(tokens the next prompt holds, tokens a prompt may use) once the model is
+        connected (after a turn); None before, or under a context policy that cannot say."""
+        connected = self._connected
+        occupancy = getattr(connected.loop.compactor, "occupancy", None) \
+            if connected is not None else None
+        return occupancy(self._prepared.history) if occupancy is not None else None
+
     # -- checkpoints ---------------------------------------------------------------------------
 
     def diff(self, session: bool = False) -> Diff:

@@ -33,9 +33,12 @@ app = typer.Typer(
         "\b\n"
         "Usage:\n"
         "  baseagent                               interactive session (on a terminal)\n"
-        "  baseagent chat [OPTIONS]                the same, explicitly\n"
-        "  baseagent [OPTIONS] \"TASK\"              one task, then exit (the same as -i TASK)\n"
+        "  baseagent [OPTIONS] \"TASK\"              on a terminal: the session, TASK its first\n"
+        "                                          message; piped or --json: one task, then exit\n"
+        "  baseagent -i \"TASK\"                     one task, then exit (anywhere)\n"
+        "  baseagent chat [OPTIONS]                the session, explicitly\n"
         "  echo TEXT | baseagent [OPTIONS]         the task from stdin\n"
+        "  baseagent --continue                    this workspace's newest thread, continued\n"
         "  baseagent --resume ID -i TEXT           continue a thread (--resume-last: newest)\n"
         "  baseagent sessions [list|show|rm]       the recorded threads\n"
         "  baseagent toolsets [list|split NAME]    the config's named toolsets\n"
@@ -43,14 +46,16 @@ app = typer.Typer(
         "  baseagent diff | undo [THREAD]          a thread's last turn: its changes, or undo it\n"
         "  baseagent serve [--port N]              HTTP API and web page (docs/SERVE.md)\n"
         "  baseagent exec --json [resume ID] TEXT  Codex `exec` command line (Codex SDK)\n"
+        "  baseagent completion bash|zsh|fish      the shell's completion script\n"
         "  baseagent -V | version                  the version\n\n"
         "A first word that names a command (chat, sessions, export, diff, undo, mcp, toolsets, "
-        "batch, serve, exec, version) runs that command; send such a word as the task with `baseagent -- WORD` "
+        "batch, serve, exec, completion, version) runs that command; send such a word as the task with `baseagent -- WORD` "
         "or -i WORD. --config may also follow a command (baseagent mcp list --config F).\n\n"
         "\b\n"
         "Examples:\n"
         "  cd ~/src/myproject && baseagent -m anthropic/claude-sonnet-4-5\n"
         "  baseagent \"make the failing test pass\" --cost-limit 2\n"
+        "  baseagent --full-auto --image screenshot.png \"match this layout\"\n"
         "  baseagent --json -i \"add a CHANGELOG entry\" > run.jsonl\n"
         "  baseagent sessions show 0199a213\n"
         "  baseagent export --all --format sharegpt -o train.jsonl\n\n"
@@ -87,7 +92,7 @@ _COST_LIMIT = typer.Option(None, "--cost-limit", help="Stop before spending more
 _TEMPERATURE = typer.Option(None, "--temperature")
 _MAX_TOKENS = typer.Option(None, "--max-tokens", help="Max output tokens per model call.")
 _CONTEXT_WINDOW = typer.Option(None, "--context-window", help="Override the model's context window (tokens).")
-_SANDBOX = typer.Option(None, "--sandbox", help="danger-full-access (default) | workspace-write | read-only")
+_SANDBOX = typer.Option(None, "--sandbox", help="read-only | workspace-write | danger-full-access. Default: workspace-write when a person is at the terminal (stdin and stdout a TTY, no --json); danger-full-access headless (piped, --json, scripts); read-only under `exec` (as Codex exec).")
 _NO_VERIFY = typer.Option(False, "--no-verify", help="Skip the self-verification step.")
 _CONFIG = typer.Option(None, "--config", help="TOML config file [default ~/.baseagent/config.toml].")
 _PROFILE = typer.Option(None, "--profile", "-p", metavar="NAME", help="Use the config file's [profiles.NAME] table (above the rest of the file, below env and flags) [env BASEAGENT_PROFILE; default: the file's `profile` key].")
@@ -95,8 +100,12 @@ _REASONING_EFFORT = typer.Option(None, "--reasoning-effort", help="low | medium 
 _APPROVAL = typer.Option(
     None, "--ask-for-approval", "-a", metavar="POLICY",
     help="When you are asked before a command runs: untrusted | on-failure | on-request | "
-         "never. On a terminal the default is on-request (with --sandbox workspace-write); "
-         "headless runs never ask (and run with full access) unless told.")
+         "never. Default: on-request when a person is at the terminal (with --sandbox "
+         "workspace-write); never headless (piped, --json, exec: nobody to ask).")
+_FULL_AUTO = typer.Option(False, "--full-auto", help="Work without asking: --sandbox workspace-write with --ask-for-approval on-request (asks only to leave the sandbox).")
+_YOLO = typer.Option(False, "--yolo", "--dangerously-bypass-approvals-and-sandbox", help="No sandbox and no approvals (--sandbox danger-full-access, --ask-for-approval never). Only where the machine is disposable.")
+_IMAGE = typer.Option(None, "--image", metavar="FILE", help="Attach an image (png, jpeg, gif, webp) to the task, for vision models (repeatable; FILE,FILE too).")
+_SET = typer.Option(None, "-c", metavar="KEY=VALUE", help="A setting for this run, as Codex's -c: a settings name (-c model=openai/gpt-4.1, -c sandbox_network=true) or a Codex key (model_reasoning_effort, sandbox_mode, approval_policy, openai_base_url, mcp_servers.NAME.KEY); repeatable; flags win.")
 _SANDBOX_NETWORK = typer.Option(False, "--sandbox-network", help="Let commands use the network under workspace-write and read-only (off by default).")
 _TOOLS = typer.Option(None, "--tools", metavar="NAME,...", help="Only these built-in tools or groups (read, edit, shell, plan; 'none' for no built-in tool), or [toolsets.NAME] of the config (then the MCP/OpenAPI tools too are only theirs).")
 _DISABLE_TOOLS = typer.Option(None, "--disable-tools", metavar="NAME,...", help="Leave out these built-in tools or groups (or [toolsets.NAME]).")
@@ -178,6 +187,10 @@ def main_command(
     reasoning_effort: Optional[str] = _REASONING_EFFORT,
     sandbox_network: bool = _SANDBOX_NETWORK,
     ask_for_approval: Optional[str] = _APPROVAL,
+    full_auto: bool = _FULL_AUTO,
+    yolo: bool = _YOLO,
+    image: Optional[list[str]] = _IMAGE,
+    set_config: Optional[list[str]] = _SET,
     json_output: bool = typer.Option(False, "--json", help="Force JSONL output even on a terminal."),
     output_last_message: Optional[Path] = typer.Option(None, "--output-last-message", help="Write the final answer to FILE."),
     no_verify: bool = _NO_VERIFY,
@@ -185,7 +198,8 @@ def main_command(
     config: Optional[Path] = _CONFIG,
     profile: Optional[str] = _PROFILE,
     resume: Optional[str] = typer.Option(None, "--resume", metavar="THREAD_ID", help="Continue this thread (see `baseagent sessions`), with its recorded model, API base and workspace unless given."),
-    resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread."),
+    resume_last: bool = typer.Option(False, "--resume-last", help="Continue the most recently updated thread of any workspace (stderr names its workspace when it is not this one)."),
+    continue_last: bool = typer.Option(False, "--continue", help="Continue this workspace's most recently updated thread."),
     external_tools: Optional[Path] = typer.Option(None, "--external-tools", metavar="FILE", help="JSON list of tools you run ({name, description, parameters}); a call to one ends the run with exit code 3 and turn.requires_action."),
     tool_outputs: Optional[Path] = typer.Option(None, "--tool-outputs", metavar="FILE", help="With --resume: JSON object {call_id: output} for a paused run's pending calls ('-': stdin); continues that run."),
     event_format: Optional[str] = typer.Option(None, "--event-format", help="codex (default) | agentb: AgentB's event vocabulary, as JSONL."),
@@ -206,55 +220,61 @@ def main_command(
         ctx.obj = {**(ctx.obj or {}), "chat": True}
     elif ctx.invoked_subcommand is not None:
         return
-    if prompt is not None:  # `baseagent "TASK"` (cli_args.rewrite)
+    # `baseagent "TASK"` (cli_args.rewrite): on a terminal, the session's first message;
+    # elsewhere (a pipe, --json) the one-shot run -i TASK is.
+    seeded = prompt is not None and prompt != "-"
+    if prompt is not None:
         if instruction is not None:
             raise _fail_usage("give the task once: as the argument or with --instruction")
         instruction = prompt
+    overrides, config_profile = _config_overrides(set_config or [])
     flags = {
-        **_run_flags(ctx.params), "cwd": cwd,
+        **_run_flags(ctx.params), **_autonomy(full_auto, yolo, sandbox, ask_for_approval),
+        "cwd": cwd,
         "json_output": True if json_output else None,
         "output_last_message": output_last_message,
         "record_session": False if no_session else None,
         "event_format": event_format,
         "delegate": True if delegate else None,
         "planner": True if planner else None,
-        "approval_policy": ask_for_approval,
         "verbose": True if verbose else None,
     }
+    # -c KEY=VALUE under the flags (as Codex): a flag given wins.
+    flags = {**overrides, **{k: v for k, v in flags.items() if v is not None}}
+    images = _image_paths(image or [])
     from baseagent.config.load import ConfigError, load_settings, with_person_present
 
     try:
-        settings = load_settings(flags, config_file=config, profile=profile)
+        settings = load_settings(flags, config_file=config, profile=profile or config_profile)
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
-    if resume is not None and resume_last:
-        raise _fail_usage("use either --resume THREAD_ID or --resume-last, not both")
-    loaded, notes = None, []
-    if resume is not None or resume_last:
+    loaded, notes = _resumed(settings, flags, resume, resume_last, continue_last)
+    if loaded is not None:
         from baseagent.core.records import settings_for_resume
-        from baseagent.storage import load_thread, open_storage
 
+        here = settings.cwd
         try:
-            store = open_storage(settings)
-            try:
-                loaded = load_thread(store, resume, resume_last)
-            finally:
-                store.close()
             # The thread's model, API base and workspace, unless a flag says otherwise.
             settings, notes = settings_for_resume(
                 settings, loaded, {k for k, v in flags.items() if v is not None})
         except ConfigError as exc:
             raise _fail_usage(str(exc)) from None
+        if resume_last and settings.cwd != here:
+            print(f"baseagent: --resume-last: thread {loaded.thread_id} of workspace "
+                  f"{settings.cwd} (not this directory; --continue resumes this one's "
+                  f"newest thread)", file=sys.stderr)
     present = _person_present(settings.json_output)
     if present:
         settings = with_person_present(settings)
-    if instruction is None and tool_outputs is None and _interactive(ctx, settings.json_output):
+    if (instruction is None or seeded) and tool_outputs is None \
+            and _interactive(ctx, settings.json_output):
         from baseagent.interactive import start
 
         try:
-            code = start(settings, resume=loaded, notes=notes)
+            code = start(settings, resume=loaded, notes=notes,
+                         first=instruction, images=images)
         except ConfigError as exc:
-            raise _fail_usage(str(exc)) from None
+            raise _fail_usage(_first_run_hint(str(exc))) from None
         raise typer.Exit(code)
 
     from baseagent.config.load import ConfigError
@@ -284,11 +304,110 @@ def main_command(
         except InputError as exc:
             raise _fail_usage(str(exc)) from None
     try:
-        code = run(settings, text, resume=loaded, notes=notes, external_tools=tools,
+        code = run(settings, text, resume=loaded, notes=notes, external_tools=tools, images=images,
                    tool_outputs=outputs, approver=_terminal_approver() if present else None)
     except (ConfigError, InputError) as exc:
-        raise _fail_usage(str(exc)) from None
+        raise _fail_usage(_first_run_hint(str(exc))) from None
     raise typer.Exit(code)
+
+
+NO_KEY_HINT = ("; no key? --oss runs a local model (Ollama, LM Studio, llama-server), and the "
+               "offline demo needs none (docs/getting-started.md)")
+
+
+def _first_run_hint(message: str) -> str:
+    """A missing API key on the main command (a first run, most often) also names the ways
+    to go on without one."""
+    return message + NO_KEY_HINT if message.startswith("missing API key for ") else message
+
+
+def _resumed(settings: "Settings", flags: Mapping[str, Any], resume: Optional[str],
+             resume_last: bool, continue_last: bool) -> tuple[Any, list[str]]:
+    """The thread --resume ID, --resume-last (the newest of any workspace) or --continue
+    (the newest of this workspace) names, loaded; (None, []) without those flags."""
+    chosen = [name for name, given in (("--resume", resume is not None),
+                                       ("--resume-last", resume_last),
+                                       ("--continue", continue_last)) if given]
+    if len(chosen) > 1:
+        raise _fail_usage(f"use either {chosen[0]} or {chosen[1]}, not both")
+    if not chosen:
+        return None, []
+    from baseagent.config.load import ConfigError
+    from baseagent.storage import load_thread, open_storage
+
+    try:
+        store = open_storage(settings)
+        try:
+            if continue_last:
+                from baseagent.sessions import recent_in
+
+                newest = recent_in(store, settings.cwd, 1)
+                if not newest:
+                    raise _fail_usage(
+                        f"no thread recorded in {settings.cwd} to continue (`baseagent "
+                        f"sessions` lists every workspace's; --resume ID continues one)")
+                return load_thread(store, newest[0].thread_id), []
+            return load_thread(store, resume, resume_last), []
+        finally:
+            store.close()
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+
+
+def _autonomy(full_auto: bool, yolo: bool, sandbox: Optional[str],
+              approval: Optional[str]) -> dict[str, Optional[str]]:
+    """--full-auto and --yolo as the sandbox and approval policy they stand for (Codex's
+    meanings); either with --sandbox or -a, or both together, is a usage error."""
+    chosen = "--full-auto" if full_auto else \
+        "--yolo" if yolo else None
+    if full_auto and yolo:
+        raise _fail_usage("give --full-auto or --yolo, not both")
+    if chosen is None:
+        return {"sandbox": sandbox, "approval_policy": approval}
+    if sandbox is not None or approval is not None:
+        other = "--sandbox" if sandbox is not None else "--ask-for-approval"
+        raise _fail_usage(f"{chosen} sets the sandbox and the approval policy: give it or "
+                          f"{other}, not both")
+    if full_auto:
+        return {"sandbox": "workspace-write", "approval_policy": "on-request"}
+    return {"sandbox": "danger-full-access", "approval_policy": "never"}
+
+
+def _config_overrides(items: list[str]) -> tuple[dict[str, Any], Optional[str]]:
+    """-c KEY=VALUE (as exec's -c, and Codex's): the Settings overrides and the profile
+    `-c profile=NAME` names; an unknown key is a note on stderr, a malformed item a usage
+    error."""
+    from baseagent.exec_cli import ExecRequest, ExecUsageError, _config_override, \
+        parse_config_value
+
+    request = ExecRequest()
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if key.strip() == "approval_policy" and sep:  # exec ignores it; here it applies
+            request.config["approval_policy"] = parse_config_value(raw.strip())
+            continue
+        try:
+            _config_override(item, request)
+        except ExecUsageError as exc:
+            raise _fail_usage(str(exc).replace("--config", "-c")) from None
+    for notice in request.notices:
+        print(f"baseagent: note: {notice}", file=sys.stderr)
+    return request.config, request.config_profile
+
+
+def _image_paths(values: list[str]) -> list[Path]:
+    """--image FILE (repeatable, or FILE,FILE), each checked now (a usage error names a
+    file that cannot be sent) rather than after the model is reached."""
+    from baseagent.core.turn_input import image_part
+    from baseagent.errors import InputError
+
+    paths = [Path(part).expanduser().absolute() for value in values for part in value.split(",") if part]
+    for path in paths:
+        try:
+            image_part(path)
+        except InputError as exc:
+            raise _fail_usage(f"--image: {exc}") from None
+    return paths
 
 
 def _terminal_approver() -> Any:
@@ -363,6 +482,39 @@ def _read_json(path: Path, flag: str, kind: type, what: str) -> Any:
     return data
 
 
+# -- completion: the shell's completion script ------------------------------------------------
+
+COMPLETE_VAR = "_BASEAGENT_COMPLETE"  # set by the script when the shell asks for completions
+SHELLS = ("bash", "zsh", "fish")
+
+
+def _completion_classes() -> None:
+    """Register typer's completion classes (add_completion=False leaves them out)."""
+    from typer._completion_classes import completion_init
+
+    completion_init()
+
+
+@app.command("completion", short_help="Shell completion: eval \"$(baseagent completion bash)\"",
+             epilog="Examples: eval \"$(baseagent completion bash)\" in ~/.bashrc; "
+                    "baseagent completion zsh > \"${fpath[1]}/_baseagent\"; "
+                    "baseagent completion fish > ~/.config/fish/completions/baseagent.fish")
+def completion_command(
+    shell: str = typer.Argument(..., metavar="bash|zsh|fish", help="The shell to complete in."),
+) -> None:
+    """Print the completion script of this shell: commands, options and their values."""
+    if shell not in SHELLS:
+        raise _fail_usage(f"no completion for {shell!r} (choose from {', '.join(SHELLS)})")
+    import typer.main
+
+    _completion_classes()
+    from typer._click.shell_completion import get_completion_class
+
+    complete = get_completion_class(shell)
+    sys.stdout.write(complete(typer.main.get_command(app), {}, "baseagent",
+                              COMPLETE_VAR).source())
+
+
 # -- exec: the Codex `exec` command line (parsed by exec_cli, not click) -----------------------
 
 @app.command(
@@ -404,7 +556,7 @@ def sessions_default(
 ) -> None:
     """`baseagent sessions` alone lists the threads (what a person typing it wants)."""
     if ctx.invoked_subcommand is None:
-        sessions_list(ctx, directory, db, False)
+        sessions_list(ctx, directory, db, False, 20)
         print("(baseagent sessions show ID | search TEXT | rm ID | list --json; resume with "
               "baseagent --resume ID)", file=sys.stderr)
 
@@ -464,11 +616,17 @@ def sessions_list(
     directory: Optional[Path] = typer.Option(None, "--dir", help=_DIR_HELP),
     db: Optional[Path] = typer.Option(None, "--db", help=_DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON summary per line."),
+    limit: int = typer.Option(20, "--limit", "-n", min=0, help="Show the newest N threads (0: all)."),
 ) -> None:
-    """Every thread, newest first (by thread id: UUIDv7 ids are time-ordered)."""
+    """The newest threads first (by thread id: UUIDv7 ids are time-ordered), with their
+    workspace."""
     from baseagent import sessions
 
     summaries = sessions.list_sessions(_storage(ctx, directory, db))
+    if limit and len(summaries) > limit:
+        print(f"(the newest {limit} of {len(summaries)} threads; --limit N or --limit 0 for "
+              "more)", file=sys.stderr)
+        summaries = summaries[:limit]
     if as_json:
         for summary in summaries:
             print(sessions.summary_json(summary))
@@ -543,7 +701,10 @@ def sessions_rm(
     except SessionLoadError as exc:
         raise _fail_usage(str(exc)) from None
     if older_than is not None:
-        removed += sessions.prune(storage, older_than)
+        pruned = sessions.prune(storage, older_than)
+        if not pruned:
+            print(f"no record older than {older_than:g} days: nothing removed", file=sys.stderr)
+        removed += pruned
     for where in removed:
         print(f"removed {where}")
 
@@ -909,7 +1070,17 @@ def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click's multi-line usage errors become one line, exit code 2."""
+    from baseagent.early import release
+
     args = sys.argv[1:] if argv is None else argv
+    release()  # Ctrl-C is a KeyboardInterrupt from here on, caught below (no traceback)
+    try:
+        _main(args)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def _main(args: list[str]) -> None:
     if args and args[0] == "exec":
         # The argv of Codex `exec` (fixed by Codex clients) goes to its own parser untouched.
         from baseagent import exec_cli
@@ -922,9 +1093,14 @@ def main(argv: list[str] | None = None) -> None:
     if args and args[0] == "chat":
         # `baseagent chat [OPTIONS]`: the main command's options, session forced.
         args, obj = args[1:], {"chat": True}
+    import os
+
     import typer.main
 
     from baseagent.cli_args import ArgvError, rewrite
+
+    if os.environ.get(COMPLETE_VAR):  # the completion script asking (click answers, exits)
+        _completion_classes()
 
     command = typer.main.get_command(app)
     try:

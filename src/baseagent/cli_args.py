@@ -26,6 +26,8 @@ from typing import Any
 GLOBAL = frozenset({"--config", "--profile", "-p"})
 # The hidden root option the positional task becomes (cli.main_command reads it).
 PROMPT_OPTION = "--prompt"
+# click's help option, which is no parameter of the command.
+HELP = frozenset({"--help", "-h"})
 # How close a one-word task may be to a command name before it is taken for a typo.
 NEAR_MISS = 0.8
 
@@ -95,11 +97,15 @@ def rewrite(root: Any, args: list[str]) -> list[str]:
     options = Options.of(root)
     commands: dict[str, Any] = dict(getattr(root, "commands", {}))
     positions = _positionals(options, args)
+    first = positions[0] if positions else len(args)
+    after_dashes = "--" in args[:first]
+    names_command = bool(positions) and not after_dashes and args[first] in commands
+    # The root's own part of the argv (before a command, or all of it around a task): an
+    # option it does not know is named, rather than its value being taken for the task.
+    _refuse_unknown(options, args[:first] if names_command else args)
     if not positions:
         return args
-    first = positions[0]
-    after_dashes = "--" in args[:first]
-    if not after_dashes and args[first] in commands:
+    if names_command:
         head, rest = args[: first + 1], args[first + 1:]
         return _hoist_globals(options, commands[args[first]], head, rest)
     task = args[first]
@@ -111,6 +117,25 @@ def rewrite(root: Any, args: list[str]) -> list[str]:
         _refuse_near_miss(task, commands)
     rest = [a for i, a in enumerate(args) if i != first and a != "--"]
     return [PROMPT_OPTION, task, *rest]
+
+
+def _refuse_unknown(options: Options, args: list[str]) -> None:
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            return
+        if not _is_option(arg):
+            index += 1
+            continue
+        if not options.knows(arg) and arg not in HELP:
+            name = Options._name(arg)
+            longs = sorted(o for o in options.takes_value if o.startswith("--"))
+            near = [o for o in longs if len(name) > 3 and o.startswith(name)] or \
+                difflib.get_close_matches(name, longs, n=1, cutoff=0.75)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ArgvError(f"no such option: {name}{hint} (see --help)")
+        index += options.width(arg)
 
 
 def _refuse_near_miss(task: str, commands: dict[str, Any]) -> None:

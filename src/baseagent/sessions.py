@@ -101,6 +101,8 @@ def summarize(storage: MessageStorage, info: ThreadInfo) -> SessionSummary:
                     if r.get("kind") == "event" and (r.get("event") or {}).get("type")
                     == "turn.failed"]
         summary.last_error = str(failures[-1].get("message") or "") or None
+        if (summary.last_error or "").startswith("interrupted"):  # Ctrl-C, a signal
+            summary.last_status = "interrupted"
     summary.instructions = instructions_of(records)
     totals = usage_so_far([r for r in records if isinstance(r.get("kind"), str)])
     summary.input_tokens = totals.input_tokens
@@ -194,14 +196,19 @@ def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+WORKSPACE_CHARS = 40
+
+
 def render_list(summaries: list[SessionSummary]) -> str:
     if not summaries:
         return "no sessions\n"
-    rows = [("THREAD ID", "UPDATED", "TURNS", "STATUS", "MODEL", "FIRST INSTRUCTION")]
+    rows = [("THREAD ID", "UPDATED", "TURNS", "STATUS", "MODEL", "WORKSPACE",
+             "FIRST INSTRUCTION")]
     for s in summaries:
         first = s.instructions[0] if s.instructions else ""
         status = "corrupt" if s.error else s.last_status
-        rows.append((s.thread_id, s.updated, str(s.turns), status, s.model, _preview(first)))
+        rows.append((s.thread_id, s.updated, str(s.turns), status, s.model,
+                     _workspace(s.cwd), _preview(first)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for row, summary in zip(rows, [None, *summaries]):
@@ -210,6 +217,19 @@ def render_list(summaries: list[SessionSummary]) -> str:
         if reason:  # why it failed, under its row
             lines.append(f"  ↳ {_preview(reason, REASON_CHARS)}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _workspace(cwd: str) -> str:
+    """A workspace as the list shows it: under the home directory as ~/..., a long path by
+    its last parts."""
+    if not cwd:
+        return "-"
+    home = str(Path.home())
+    if cwd == home or cwd.startswith(home + "/"):
+        cwd = "~" + cwd[len(home):]
+    if len(cwd) > WORKSPACE_CHARS:
+        cwd = "…" + cwd[-(WORKSPACE_CHARS - 1):]
+    return cwd
 
 
 def show(storage: MessageStorage | Path, thread_id: str

@@ -49,18 +49,23 @@ def test_on_a_terminal_an_escalation_waits_for_the_person(scripted_server, works
         {"content": "Wrote the report."}, {"content": "Checked: it is there."}])
     child = spawn(one_shot(server, "write the report"), workspace, home)
     wait(child, "approval needed")
-    text = wait(child, "answer [y/p/n]")
+    text = wait(child, "answer [y/n]")  # no prefix offered: no [p]
     assert f"$ echo done > {target}" in text and "the report goes to the shared folder" in text
     assert "[p] allow `echo` for this session" not in text  # a redirection: no prefix
+    child.send("p\r")  # not a choice here: said so, and asked again
+    wait(child, "'p' is not an answer: type y (run it once), n (decline) or n NOTE")
+    wait(child, "answer [y/n]")
     child.send("y\r")
     wait(child, "✓ approved once")
-    wait(child, "answer [y/p/n]")
+    wait(child, "answer [y/n]")
     child.send("n the second copy is not needed\r")
     wait(child, "✗ declined: the second copy is not needed")
     wait(child, "Checked: it is there.")
     child.expect(pytest.importorskip("pexpect").EOF)
     child.close()
     assert child.exitstatus == 0, screen(child)
+    # the declined command never ran: `declined`, not an exit code
+    assert "exit none" not in screen(child), screen(child)
     assert target.read_text() == "done\n" and not Path(f"{target}.2").exists()
     # the terminal's defaults: workspace-write, and the model may ask to leave it
     shell_spec = next(t for t in server.requests[0]["tools"]
@@ -178,13 +183,13 @@ def test_untrusted_a_file_tool_asks_before_writing_outside_the_workspace(
     (workspace / ".git").mkdir()
     child = spawn(one_shot(server, "write the report", "-a", "untrusted", "--sandbox",
                            "danger-full-access"), workspace, home)
-    text = wait(child, "answer [y/p/n]")
+    text = wait(child, "answer [y/n]")
     assert "a file tool would write outside the workspace or into .git" in text
     flat = "".join(text.split())
     assert f"$write_file{target.resolve()}" in flat and "outsidetheworkspace" in flat
     child.send("y\r")
     wait(child, "✓ approved once")
-    text = wait(child, "answer [y/p/n]")
+    text = wait(child, "answer [y/n]")
     flat = "".join(text.split())  # a long workspace path wraps at the terminal's width
     assert f"$write_file{workspace.resolve()}/.git/config" in flat
     child.send("n not the repository\r")

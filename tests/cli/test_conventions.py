@@ -111,7 +111,7 @@ def test_a_run_on_a_terminal_has_a_uuid7_thread_and_says_how_to_resume_it(
         scripted_server, workspace, home):
     server = scripted_server([{"content": "Done."}])
     code, screen = run_on_pty(["--model", "openai/scripted", "--api-base", server.api_base,
-                               "--no-verify", "say done"], workspace, home)
+                               "--no-verify", "-i", "say done"], workspace, home)
     screen = ANSI.sub("", screen)
     assert code == 0, screen
     thread_id = re.search(r"thread ([0-9a-f-]{36})", screen).group(1)
@@ -121,5 +121,5 @@ def test_a_run_on_a_terminal_has_a_uuid7_thread_and_says_how_to_resume_it(
 
     quiet = scripted_server([{"content": "Done."}])
     code, screen = run_on_pty(["--model", "openai/scripted", "--api-base", quiet.api_base,
-                               "--no-verify", "--no-session", "say done"], workspace, home)
+                               "--no-verify", "--no-session", "-i", "say done"], workspace, home)
     assert code == 0 and "To continue" not in screen  # nothing recorded to resume

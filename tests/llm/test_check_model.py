@@ -49,7 +49,8 @@ def test_chutes_without_a_key_fails_before_the_run(workspace, home):
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.strip().splitlines() == [
         "baseagent: error: missing API key for chutes: set CHUTES_API_KEY (or api_key in "
-        "config)"]
+        "config); no key? --oss runs a local model (Ollama, LM Studio, llama-server), and the "
+        "offline demo needs none (docs/getting-started.md)"]
     # caught before the run: no thread, no model call, nothing retried
     assert "Reconnecting" not in run.stderr
     assert not (home / ".baseagent" / "sessions").exists()

@@ -157,7 +157,7 @@ def test_an_interrupted_command_a_plan_a_sub_agent_and_a_pause():
                    "« sub-agent completed after 1 items\n"
                    "$ sleep 9\n"
                    "  interrupted\n"  # no output of its own: the text the model got
-                   "  exit none (declined)\n"
+                   "  stopped\n"
                    "Plan (1/2 done)\n"
                    "  [x] read\n"
                    "  [ ] fix\n"
@@ -182,3 +182,22 @@ def test_the_terminal_reads_the_engine_events_not_the_codex_ones():
     sink.emit(ErrorEvent(message="not drawn"))  # the Codex form of a Notice
     sink.run_event(engine.Notice("drawn"))
     assert out.getvalue() == "! drawn\n"
+
+
+def test_an_approval_question_of_a_multi_line_command_and_a_declined_command():
+    """Issue 40, item 8: a multi-line command's later lines sit under its first; [p] is
+    offered only with a prefix; a declined command says `declined`, with no exit code."""
+    TURN = engine.TurnStarted(turn_id="turn_0", thread_id="thread_1")
+    question = engine.ApprovalItem(id="a", command="git add -A\ngit commit -m x", cwd="/w",
+                                   kind="unsafe")
+    shell = call("item_1", "command_execution", "shell", command="git add -A\ngit commit -m x")
+    got = screen([
+        TURN, engine.ItemStarted(question),
+        engine.ItemCompleted(dataclasses.replace(question, decision="denied")),
+        engine.ItemStarted(shell),
+        ran(shell, False, "declined", status="declined", exit_code=None),
+    ])
+    lines = got.splitlines()
+    assert lines[1:3] == ["  $ git add -A", "    git commit -m x"], got
+    assert "[p]" not in got and "  [y] run it once · [n] decline" in got
+    assert "  ✗ declined" in lines and "  declined" in lines and "exit none" not in got

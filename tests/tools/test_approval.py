@@ -82,15 +82,31 @@ def test_the_session_prefix_is_the_program_and_its_subcommand():
 def test_answers_the_terminal_reads():
     assert parse_answer("y", True).decision == "approved"
     assert parse_answer(" P ", True).decision == "approved_for_session"
-    assert parse_answer("p", False).decision == "approved"  # no prefix: once
+    assert parse_answer("p", False) is None  # no prefix offered: not a choice
     denied = parse_answer("n: use the mirror instead", True)
     assert denied.decision == "denied" and denied.note == "use the mirror instead"
     assert parse_answer("no", True) == ApprovalAnswer("denied", "")
     assert parse_answer("maybe", True) is None
     lines = iter(["what?", "", "n not now"])
-    answer = TerminalApprover(lambda _prompt: next(lines))(
-        ApprovalRequest("rm x", "/w", "unsafe", prefix="rm"))
+    prompts, said = [], []
+    answer = TerminalApprover(lambda prompt: prompts.append(prompt) or next(lines),
+                              said.append)(ApprovalRequest("rm x", "/w", "unsafe", prefix="rm"))
     assert answer == ApprovalAnswer("denied", "not now")
+    assert prompts == ["  answer [y/p/n]: "] * 3
+    assert said == ["  'what?' is not an answer: type y (run it once), p (this command's "
+                    "prefix, for the session), n (decline) or n NOTE (decline, telling the "
+                    "model why)",
+                    "  no answer given: type y (run it once), p (this command's prefix, for "
+                    "the session), n (decline) or n NOTE (decline, telling the model why)"]
+    # no prefix offered: [y/n], and `p` is explained rather than taken for `y`
+    lines = iter(["p", "p", "p"])
+    prompts, said = [], []
+    answer = TerminalApprover(lambda prompt: prompts.append(prompt) or next(lines),
+                              said.append)(ApprovalRequest("rm x", "/w", "unsafe"))
+    assert answer.decision == "denied" and prompts == ["  answer [y/n]: "] * 3
+    assert said[0] == "  'p' is not an answer: type y (run it once), n (decline) or n NOTE " \
+                      "(decline, telling the model why)"
+    assert said[-1] == "  no clear answer: declined"
 
     def closed(_prompt: str) -> str:
         raise EOFError

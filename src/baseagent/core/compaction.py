@@ -349,6 +349,26 @@ class Compactor:
                 "the prompt is too long for the model's context window even after compaction "
                 f"({before:,} tokens; the instructions and context alone may not fit)")
 
+    # -- on request (the interactive /compact and /status) -------------------------------------
+
+    def compact_now(self, history: list[Message]) -> str:
+        """Summarise the history now, whatever its size (the person asked: /compact); says
+        what happened. CostLimitError and ModelInterrupted propagate, as in a turn."""
+        if not has_work(history, self.head):
+            return "nothing to compact yet"
+        self._go_exact(history)
+        before = self.measure(history)
+        reason = self._summarise(history, self._counts(history), self._tools_size(), before)
+        if reason:
+            return f"not compacted: {reason}"
+        return f"compacted: {before:,} → {self.measure(history):,} tokens"
+
+    def occupancy(self, history: list[Message]) -> tuple[int, int]:
+        """(tokens the next prompt holds, as the loop estimates them; tokens a prompt may
+        use)."""
+        tokens = self.measure(history)
+        return (tokens if self._exact else math.ceil(tokens / CHARS_PER_TOKEN)), self._usable
+
     # -- accounting --------------------------------------------------------------------------
 
     def measure(self, history: list[Message]) -> int:

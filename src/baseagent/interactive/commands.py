@@ -16,6 +16,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/cost": ("", "tokens and cost of this thread so far"),
     "/diff": ("[session]", "what the last turn changed (session: every turn of this thread)"),
     "/undo": ("", "put the workspace back as it was before the last turn that changed it"),
+    "/compact": ("", "summarise this thread so far, to free the context (the thread goes on)"),
+    "/clear": ("", "clear the screen and start a new thread"),
+    "/init": ("", "have the agent write an AGENTS.md for this workspace"),
+    "/status": ("", "model, workspace, sandbox, approvals, tokens and context left"),
+    "/approvals": ("[POLICY]", "when you are asked before a command runs, for this session: "
+                               "untrusted | on-failure | on-request | never"),
     "/help": ("", "this list"),
     "/exit": ("", "leave (also /quit, or Ctrl-D)"),
 }

@@ -32,11 +32,23 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How many threads `/resume` alone offers, and the prompt that reads the choice.
 RECENT_THREADS = 10
 PICK_PROMPT = "resume which? (number or id, Enter: none) › "
+APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+# What /init asks of the agent (the file is the agent's work: it reads the workspace first).
+INIT_PROMPT = (
+    "Write a file named AGENTS.md at the root of this workspace: a short guide for coding "
+    "agents working here. Look at the workspace first (its layout, build and test files, "
+    "README). Cover, in Markdown with brief sections: what the project is; how to set it up, "
+    "build it and run its tests (the exact commands); where things are (the main "
+    "directories and entry points); the conventions of its code and commits. Keep it under "
+    "about 60 lines, state only what you found, and write nothing but AGENTS.md.")
 
 
 def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | list[str] = (),
-          env: Mapping[str, str] | None = None) -> int:
+          env: Mapping[str, str] | None = None, first: str | None = None,
+          images: Any = ()) -> int:
     """Run the interactive session until the user leaves; returns the exit code.
+    `first`: the session's first message (`baseagent "TASK"` on a terminal), sent with
+    `images` before the prompt is shown.
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
@@ -63,12 +75,12 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
     sink = PrettySink(caps=caps)
     session = InteractiveSession(settings, sink, env, approver=approver)
     session.open(settings, resume=resume, notes=notes, thread_id=thread_id, headed=True,
-                 builder=builder)
+                 builder=builder, replay=True)
     from baseagent.interactive.commands import KEYS
 
     sink.message(KEYS + " · /help")
     try:
-        code = session.loop()
+        code = session.loop(first, images)
         if code == EXIT_OK:  # the person left (Ctrl-D, /exit): how to come back
             session.farewell()
         return code
@@ -89,6 +101,46 @@ def _hold_typeahead() -> Any:
     return echo(sys.stdin, shown=False)
 
 
+# How much of a resumed thread is shown again before the prompt (`--resume`, `/resume`).
+REPLAY_MESSAGES = 12
+REPLAY_WIDTH = 100
+
+
+def replay_lines(history: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The earlier conversation of a resumed thread, compactly: its last messages, the
+    person's after the prompt mark and the agent's indented, one line each (the first line
+    of the text, cut at REPLAY_WIDTH); the tool calls and their output are left out."""
+    from baseagent.core.compaction import HEAD_MESSAGES
+    from baseagent.interactive.prompt import PROMPT
+
+    shown: list[tuple[str, str]] = []
+    for message in history[HEAD_MESSAGES:]:
+        text = _text_of(message.get("content")).strip()
+        role = message.get("role")
+        if not text or role not in ("user", "assistant"):
+            continue
+        first = text.splitlines()[0]
+        more = len(first) > REPLAY_WIDTH or "\n" in text
+        first = first[:REPLAY_WIDTH] + ("…" if more else "")
+        shown.append((f"{PROMPT}{first}", "bold") if role == "user" else (f"  {first}", ""))
+    if not shown:
+        return []
+    lines = [("earlier in this thread:", "dim")]
+    if len(shown) > REPLAY_MESSAGES:
+        lines.append((f"  … {len(shown) - REPLAY_MESSAGES} earlier messages "
+                      "(baseagent sessions show ID: all of them)", "dim"))
+    return lines + shown[-REPLAY_MESSAGES:]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content
+                        if isinstance(part, dict) and part.get("type") == "text")
+    return ""
+
+
 class InteractiveSession:
     """The current thread's Agent and the loop that feeds it."""
 
@@ -102,12 +154,14 @@ class InteractiveSession:
         self.agent: Any = None
         self._input = input_line
         self._resumed_turns = 0
+        self._held_images: list[Any] = []  # --image with no task: for the first line
         self._exit_code: int | None = None
 
     # -- the thread's Agent ------------------------------------------------------------------
 
     def open(self, settings: Settings, *, resume: Any = None, notes: Any = (),
-             thread_id: str | None = None, headed: bool = False, builder: Any = None) -> None:
+             thread_id: str | None = None, headed: bool = False, builder: Any = None,
+             quiet: bool = False, replay: bool = False) -> None:
         """Make the Agent of a thread current (the previous one is closed). Raises
         ConfigError, leaving the current agent as it was, when the new one cannot be built
         (a model string that cannot work among them). `builder`: the run's, when start()
@@ -128,11 +182,14 @@ class InteractiveSession:
         self.sink.bind_usage(lambda: agent.usage, turns)
         if headed:
             self.sink.headed(agent.thread_id)
-        else:
+        elif not quiet:
             self.sink.header(thread_id=agent.thread_id, model=settings.model,
                              cwd=str(settings.cwd), sandbox=settings.sandbox,
                              api_base=settings.api_base,
                              resumed_turns=turns if resume is not None else None, notes=notes)
+        if replay and resume is not None:
+            for line, style in replay_lines(resume.history):
+                self.sink.message(line, style)
 
     def close(self) -> None:
         if self.agent is not None:
@@ -150,20 +207,40 @@ class InteractiveSession:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def loop(self) -> int:
+    def loop(self, first: str | None = None, images: Any = ()) -> int:
         from baseagent.interactive.commands import UnknownCommand, instruction_text, parse
 
         if self._input is None:
             from baseagent.interactive.prompt import InputLine
 
-            self._input = InputLine(HISTORY_FILE.expanduser())
+            self._input = InputLine(HISTORY_FILE.expanduser(),
+                                    workspace=lambda: Path(self.agent.settings.cwd))
+        if first is not None:  # the seeded session: the task typed on the command line
+            from baseagent.interactive.prompt import PROMPT
+
+            self.sink.message(f"{PROMPT}{first}", "")
+            self._send(first, images)
+        elif images:  # --image without a task: sent with the first line typed
+            self._held_images = list(images)
+            self.sink.message(f"{len(images)} image(s) will go with your first message", "")
+        from baseagent.interactive.prompt import EmptyLineInterrupt
+
+        armed = False  # Ctrl-C was pressed at an empty prompt: a second one leaves
         while self._exit_code is None:
             try:
                 line = self._input.read()
+            except EmptyLineInterrupt:
+                if armed:
+                    return EXIT_OK
+                armed = True
+                self.sink.message("Ctrl-C again to leave (or Ctrl-D)", "dim")
+                continue
             except KeyboardInterrupt:
+                armed = False
                 continue  # Ctrl-C at the prompt: the line is dropped, the session stays
             except EOFError:
                 return EXIT_OK
+            armed = False
             if not line.strip():
                 continue
             try:
@@ -172,12 +249,24 @@ class InteractiveSession:
                 self.sink.message(str(exc), "yellow")
                 continue
             if command is None:
-                self.turn(instruction_text(line))
+                self._send(instruction_text(line))
             elif self.command(command.name, command.argument):
                 return EXIT_OK
         return self._exit_code
 
-    def turn(self, instruction: str) -> None:
+    def _send(self, line: str, images: Any = ()) -> None:
+        """A line the person typed, with the files it mentions (@path) and the images
+        dropped on it attached (interactive/mentions.py)."""
+        from baseagent.interactive.mentions import attach
+
+        attached = attach(line, Path(self.agent.settings.cwd))
+        images = [*self._held_images, *images]
+        self._held_images = []
+        for note in attached.notes:
+            self.sink.message(note, "")
+        self.turn(attached.text, [*images, *attached.images])
+
+    def turn(self, instruction: str, images: Any = ()) -> None:
         """One turn of the current thread; Ctrl-C stops it and the session goes on."""
         from baseagent.signals import SignalGuard
 
@@ -186,7 +275,7 @@ class InteractiveSession:
         guard = SignalGuard(agent).install()
         self.sink.waiting()
         try:
-            result = agent.run(instruction)
+            result = agent.run(instruction, images=images)
         except (ConfigError, InputError) as exc:
             self.sink.stop_waiting()
             self.sink.message(f"error: {exc}", "red")
@@ -224,6 +313,16 @@ class InteractiveSession:
                 self._cost()
             elif name in ("/diff", "/undo"):
                 self._checkpoint(name, argument)
+            elif name == "/compact":
+                self._compact()
+            elif name == "/clear":
+                self._clear()
+            elif name == "/init":
+                self._init()
+            elif name == "/status":
+                self._status()
+            elif name == "/approvals":
+                self._approvals(argument)
         except ConfigError as exc:
             self.sink.message(f"error: {exc}", "red")
         return False
@@ -243,7 +342,7 @@ class InteractiveSession:
             store.close()
         # The record's model, API base and workspace: what the thread was about.
         settings, notes = settings_for_resume(self.agent.settings, loaded, ())
-        self.open(settings, resume=loaded, notes=notes)
+        self.open(settings, resume=loaded, notes=notes, replay=True)
 
     def _pick_thread(self) -> str | None:
         """`/resume` alone: list this workspace's recent threads and read the person's
@@ -335,6 +434,75 @@ class InteractiveSession:
         self.sink.message(diff.summary(), "")
         if diff.files:
             self.sink.detail("", diff.text)
+
+    def _compact(self) -> None:
+        from baseagent.errors import BaseAgentError
+
+        if not self._started(self.agent):
+            self.sink.message("nothing to compact yet", "")
+            return
+        try:
+            self.sink.message(self.agent.compact(), "")
+        except BaseAgentError as exc:  # the summary's model call failed for good
+            self.sink.message(f"not compacted: {exc}", "yellow")
+
+    def _clear(self) -> None:
+        if sys.stdout.isatty() and self.env.get("TERM", "") != "dumb":
+            sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")
+            sys.stdout.flush()
+        self.open(self.agent.settings)
+
+    def _init(self) -> None:
+        target = Path(self.agent.settings.cwd) / "AGENTS.md"
+        if target.exists() or target.is_symlink():
+            self.sink.message(f"{target} exists already: /init leaves it as it is (ask the "
+                              "agent to update it, or remove it first)", "yellow")
+            return
+        self.turn(INIT_PROMPT)
+
+    def _status(self) -> None:
+        from baseagent.cost_text import cost_text
+
+        agent = self.agent
+        settings = agent.settings
+        usage = agent.usage
+        occupancy = agent.context_occupancy()
+        if occupancy is None:
+            context = "measured after the first turn"
+        else:
+            used, room = occupancy
+            left = max(0, room - used)
+            context = f"~{used:,} of {room:,} tokens used · {100 * left // max(room, 1)}% left"
+        rows = [
+            ("model", settings.model + (f" · {settings.api_base}" if settings.api_base else "")),
+            ("thread", agent.thread_id),
+            ("workspace", str(settings.cwd)),
+            ("sandbox", settings.sandbox + (" · network on" if settings.sandbox_network
+                                            and settings.sandbox != "danger-full-access"
+                                            else "")),
+            ("approvals", settings.approval_policy),
+            ("tokens", f"{usage.input_tokens:,} in ({usage.cached_input_tokens:,} cached) · "
+                       f"{usage.output_tokens:,} out · {cost_text(usage.cost_usd)}"),
+            ("context", context),
+        ]
+        for label, value in rows:
+            self.sink.message(f"  {label:<10} {value}", "")
+
+    def _approvals(self, policy: str) -> None:
+        current = self.agent.settings.approval_policy
+        if not policy:
+            self.sink.message(f"approvals: {current} (/approvals POLICY: "
+                              f"{' | '.join(APPROVAL_POLICIES)})", "")
+            return
+        if policy not in APPROVAL_POLICIES:
+            raise ConfigError(f"no approval policy {policy!r} (choose from "
+                              f"{', '.join(APPROVAL_POLICIES)})")
+        agent = self.agent
+        settings = agent.settings.model_copy(update={"approval_policy": policy})
+        # the same thread, asked as the new policy says from the next command on
+        self.open(settings, resume=self._as_resume(agent), thread_id=agent.thread_id,
+                  quiet=True)
+        self.sink.message(f"approvals: {policy} for this session (was {current})", "")
 
     def _cost(self) -> None:
         from baseagent.cost_text import cost_text

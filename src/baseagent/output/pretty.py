@@ -506,8 +506,13 @@ class PrettySink(EventListener):
                     self._print(Text(f"  {line}", style="dim"))
             status = command_status(outcome) if outcome is not None else "in_progress"
             exit_code = data.get("exit_code")
-            code = "none" if exit_code is None else str(exit_code)
-            self._print(Text(f"  exit {code} ({status})", style=_STATUS_STYLE.get(status, "")))
+            if status == "declined":  # no exit code to speak of: stopped, or never ran
+                word = "stopped" if outcome is not None and outcome.interrupted else "declined"
+                self._print(Text(f"  {word}", style=_STATUS_STYLE["declined"]))
+            else:
+                code = "none" if exit_code is None else str(exit_code)
+                self._print(Text(f"  exit {code} ({status})",
+                                 style=_STATUS_STYLE.get(status, "")))
             self._status("thinking")
 
     def _file_change(self, item: engine.ToolCallItem) -> None:
