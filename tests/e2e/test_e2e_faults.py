@@ -84,6 +84,8 @@ def test_broken_streams_are_retried_without_duplicating_text(scripted_server, wo
     ])
     run = run_agent(["-i", "work"], cwd=workspace, home=home, api_base=server.api_base,
                     env_extra={**FAST_RETRY_ENV, "BASEAGENT_STREAM_IDLE_TIMEOUT": "1",
+                               # a hosted provider's stall detection, on 127.0.0.1
+                               "BASEAGENT_FIRST_BYTE_TIMEOUT": "1",
                                **transport_env})
     assert run.returncode == 0, run.stderr
     reasons = [re.sub(r"Reconnecting\.\.\. \d/5 after (.*) \(waiting.*", r"\1", n)

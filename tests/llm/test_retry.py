@@ -483,3 +483,58 @@ def test_an_http_answer_is_not_a_connection_problem():
     litellm = load_litellm()
     assert connection_problem(litellm.RateLimitError("slow down", "openai", "x")) is None
     assert connection_problem(StreamBroken("cut")) is None
+
+
+# -- the wait for the first byte (a local server reading a long prompt) ----------------------
+
+def test_a_slow_first_byte_is_not_a_stall(scripted_server, transport):
+    # A server silent before its first byte for longer than the idle timeout, but within
+    # first_byte_timeout, is still reading the prompt: the call waits, nothing is resent.
+    server = scripted_server([{"content": ANSWER, "delay": 2.5}, {"content": ANSWER}])
+    client = make_client(server, transport, stream_idle_timeout=1.0, first_byte_timeout=10.0)
+    turn = client.complete(USER)
+    assert turn.text == ANSWER and turn.finish_reason == "stop"
+    assert len(server.requests) == 1 and client.notices == []
+
+
+def test_a_stall_mid_stream_still_retries_with_a_long_first_byte_wait(
+        scripted_server, monkeypatch, transport):
+    from baseagent.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "IDLE_GRACE_SECONDS", 0.0)
+    server = scripted_server([{"fault": "stall", "seconds": 5, "content": ANSWER},
+                              {"content": ANSWER}])
+    client = make_client(server, transport, stream_idle_timeout=0.5, first_byte_timeout=30.0)
+    started = time.monotonic()
+    assert client.complete(USER).text == ANSWER
+    assert time.monotonic() - started < 3 and len(server.requests) == 2
+    assert client.notices[0].startswith("Reconnecting... 1/3 after stream stalled")
+
+
+def test_no_first_byte_in_time_is_retried_as_no_answer_yet(scripted_server, monkeypatch,
+                                                           transport):
+    from baseagent.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "IDLE_GRACE_SECONDS", 0.0)
+    server = scripted_server([{"content": "late", "delay": 5}, {"content": ANSWER}])
+    client = make_client(server, transport, stream_idle_timeout=0.3, first_byte_timeout=1.0,
+                         extra_params={"timeout": 30})  # transport timeout far away
+    assert client.complete(USER).text == ANSWER and len(server.requests) == 2
+    assert client.notices[0].startswith("Reconnecting... 1/3 after no answer yet after 1 s")
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({"model": "openai/m", "api_base": "http://127.0.0.1:8080/v1"}, 600.0),
+    ({"model": "openai/m", "api_base": "http://localhost:8080/v1"}, 600.0),
+    ({"model": "openai/m", "api_base": "http://[::1]:8080/v1", "request_timeout": 900}, 900.0),
+    ({"model": "openai/m", "oss": True}, 600.0),
+    ({"model": "openai/m", "api_base": "https://api.example.com/v1"}, 300.0),
+    ({"model": "openai/m", "stream_idle_timeout": 120}, 120.0),
+    ({"model": "openai/m", "api_base": "http://127.0.0.1:8080/v1",
+      "first_byte_timeout": 45}, 45.0),
+])
+def test_first_byte_timeout_default_is_the_request_timeout_on_a_local_server(given, expected):
+    from baseagent.config.settings import Settings
+    from baseagent.core.assembly import first_byte_timeout
+
+    assert first_byte_timeout(Settings.model_validate(given)) == expected

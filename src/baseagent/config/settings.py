@@ -134,6 +134,12 @@ class RetryOptions(_Options):
     request_timeout: float = Field(600.0, gt=0, description="Whole-request timeout, seconds")
     # 300 s like Codex: reasoning models can think for minutes before their first token.
     stream_idle_timeout: float = Field(300.0, gt=0, description="Max silence mid-stream, s")
+    # A local server on a slow CPU reads a long prompt for minutes before its first byte:
+    # that wait is not a stall (resending starts the prompt over).
+    first_byte_timeout: float | None = Field(
+        None, gt=0, description="Max wait for an answer's first byte, seconds; default: "
+        "request_timeout on a local server (--oss, a localhost api_base), else "
+        "stream_idle_timeout")
 
 
 class RunOptions(_Options):

@@ -1149,12 +1149,27 @@ def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str],
         retry_max_delay=settings.retry_max_delay,
         retry_backoff_factor=settings.retry_backoff_factor,
         request_timeout=settings.request_timeout,
-        stream_idle_timeout=settings.stream_idle_timeout, cost_limit=settings.cost_limit,
+        stream_idle_timeout=settings.stream_idle_timeout,
+        first_byte_timeout=first_byte_timeout(settings), cost_limit=settings.cost_limit,
         on_notice=notice,
         reasoning_effort=settings.reasoning_effort, tool_call_parser=settings.tool_call_parser,
         extra_params=prompt_cache_params(settings.model, settings.api_base, thread_id),
         route=route, request_log=request_log, retry_schedule=retry_schedule(settings),
     )
+
+
+def first_byte_timeout(settings: AgentConfig) -> float:
+    """How long a call waits for its answer's first byte: the setting, else on a local
+    server (--oss, an api_base on this machine, which may read a long prompt for minutes
+    on a slow CPU) the whole request's timeout, and elsewhere the idle timeout (a hosted
+    provider silent that long has stalled)."""
+    from baseagent.llm.route import on_this_machine
+
+    if settings.first_byte_timeout is not None:
+        return settings.first_byte_timeout
+    if settings.oss or on_this_machine(settings.api_base):
+        return settings.request_timeout
+    return settings.stream_idle_timeout
 
 
 def retry_schedule(settings: AgentConfig) -> Any:

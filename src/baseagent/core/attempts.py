@@ -35,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from baseagent.core import events as engine
 from baseagent.core.evidence import named_test_command
@@ -54,8 +53,6 @@ MAX_WORKSPACE_BYTES = 512 * 1024 * 1024
 _DIFF_BYTES = 1024 * 1024
 # The test command's output kept for reading its counts.
 _MAX_TEST_OUTPUT = 1024 * 1024
-# Local servers serve one request at a time (llama-server's single slot, Ollama's default).
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal"})
 
 
 class AttemptsError(Exception):
@@ -72,8 +69,10 @@ def runs_in_parallel(setting: str, *, oss: bool, api_base: str | None,
         return setting == "on"
     if oss or shared_client:
         return False
-    host = (urlparse(api_base).hostname or "") if api_base else ""
-    return not (host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".local"))
+    from baseagent.llm.route import on_this_machine
+
+    # Local servers serve one request at a time (llama-server's single slot, Ollama's).
+    return not on_this_machine(api_base)
 
 
 # -- the workspace ---------------------------------------------------------------------------

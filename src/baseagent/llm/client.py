@@ -21,7 +21,7 @@ from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelErr
                                   ModelInterrupted)
 from baseagent.llm.limits import StreamLimitExceeded, StreamLimits
 from baseagent.llm.repetition import RepetitionGuard
-from baseagent.llm.retry import (StreamBroken, StreamStalled, Verdict,
+from baseagent.llm.retry import (NoAnswerYet, StreamBroken, StreamStalled, Verdict,
                                  RetrySchedule, classify, connection_problem, describe,
                                  failure_message,
                                  provider_message, retry_hint, root_cause)
@@ -216,7 +216,8 @@ class ModelClient:
                  max_retries: int = 5, retry_base_delay: float = 0.2,
                  retry_max_delay: float = 30.0, retry_backoff_factor: float = 2.0,
                  request_timeout: float = 600.0,
-                 stream_idle_timeout: float = 300.0, cost_limit: float | None = None,
+                 stream_idle_timeout: float = 300.0, first_byte_timeout: float | None = None,
+                 cost_limit: float | None = None,
                  extra_params: dict[str, Any] | None = None,
                  reasoning_effort: str | None = None,
                  tool_call_parser: str = "auto",
@@ -243,6 +244,9 @@ class ModelClient:
             base=retry_base_delay, factor=retry_backoff_factor, cap=retry_max_delay)
         self.request_timeout = request_timeout
         self.stream_idle_timeout = stream_idle_timeout
+        # The wait for an answer's first byte (a local server reading a long prompt says
+        # nothing for minutes): None, the idle timeout, as between chunks
+        self.first_byte_timeout = first_byte_timeout or stream_idle_timeout
         self.cost_limit = cost_limit
         self.extra_params = dict(extra_params or {})
         self.reasoning_effort = reasoning_effort
@@ -429,7 +433,7 @@ class ModelClient:
             "num_retries": 0,
             # httpx applies this per read (checked: a stream silent mid-response raises after
             # it), so it bounds silence, not the whole call; request_timeout bounds the call.
-            "timeout": self.stream_idle_timeout,
+            "timeout": self._transport_timeout(),
         }
         if tools:
             params["tools"] = tools
@@ -450,7 +454,7 @@ class ModelClient:
             from baseagent.llm.wire_openai import Unsupported
 
             params = self._wire_params(tools, tool_choice)
-            timeout = float(params.pop("timeout", self.stream_idle_timeout))
+            timeout = float(params.pop("timeout", self._transport_timeout()))
             try:
                 body = self._direct.wire.body(messages, params, tools)
             except Unsupported:
@@ -462,6 +466,12 @@ class ModelClient:
         litellm = load_litellm()
         params = self._request_params(messages, tools, tool_choice)
         return lambda: _unlogged(litellm, litellm.completion(**params)), None
+
+    def _transport_timeout(self) -> float:
+        """The transport's per-read timeout: the longer of the two silences allowed (a read
+        cannot tell the first byte from the next); the idle clock in `_call_once` ends a
+        stall mid-stream sooner when the first-byte wait is the longer."""
+        return max(self.stream_idle_timeout, self.first_byte_timeout)
 
     def _second_body(self, error: Exception, messages: list[dict], params: dict[str, Any],
                      tools: list[dict] | None) -> bytes | None:
@@ -480,6 +490,9 @@ class ModelClient:
         pump.start()
         started = last_seen = time.monotonic()
         idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
+        # Before the first chunk the server may still be reading the prompt: its own bound
+        first_limit = self.first_byte_timeout + IDLE_GRACE_SECONDS
+        answered = False
         # The text and reasoning so far, each piece cleaned as it arrives (a lone surrogate
         # is one code point, so cleaning the pieces cleans the whole): never rebuilt from
         # all the chunks.
@@ -505,7 +518,9 @@ class ModelClient:
                 if now - started > self.request_timeout:
                     raise TimeoutError(f"request exceeded {self.request_timeout:.0f}s")
                 if kind is _IDLE:
-                    if now - last_seen > idle_limit:
+                    if not answered and now - last_seen > first_limit:
+                        raise NoAnswerYet(now - started)
+                    if answered and now - last_seen > idle_limit:
                         raise StreamStalled(f"no data for {now - last_seen:.0f}s")
                     continue
                 last_seen = now
@@ -515,6 +530,7 @@ class ModelClient:
                     break
                 if kind is _OPEN:
                     continue
+                answered = True
                 # One chunk, or, once the answer is long, every chunk already waiting: the
                 # text is then joined and shown once for all of them. on_progress keeps the
                 # text it is shown (the loop does), so each join copies the whole text: one

@@ -68,6 +68,14 @@ class StreamStalled(StreamBroken):
     reason = "stream stalled"
 
 
+class NoAnswerYet(StreamStalled):
+    """No byte of the answer arrived within the first-byte timeout: retry."""
+
+    def __init__(self, waited: float) -> None:
+        super().__init__(f"no answer yet after {waited:.0f}s")
+        self.reason = f"no answer yet after {waited:.0f} s"
+
+
 @dataclass(frozen=True)
 class ConnectionProblem:
     """A request that never got an HTTP answer: where it went and why it failed.

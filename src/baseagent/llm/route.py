@@ -40,6 +40,15 @@ _CONNECTION_ENV = ("SSL_VERIFY", "SSL_CERTIFICATE")
 # Extra request parameters the direct path sends as they are (core/caching.py).
 DIRECT_EXTRA_PARAMS = frozenset({"prompt_cache_key"})
 _REASONING_SERIES = ("gpt-5", "gpt-6")
+# Hosts of a server on this machine (a local model server: one slot, a CPU that may read
+# a long prompt for minutes before its first token).
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal"})
+
+
+def on_this_machine(api_base: str | None) -> bool:
+    """Whether `api_base` names a server on this machine (localhost, 127.*, ::1, *.local)."""
+    host = (urlsplit(api_base).hostname or "") if api_base else ""
+    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".local")
 
 
 @dataclass(frozen=True)
