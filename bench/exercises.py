@@ -36,6 +36,7 @@ EXERCISES_RESULTS.md is rendered from that file; transcripts stay in the --work 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ast
 import datetime as _dt
 import fcntl
@@ -52,7 +53,7 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -226,25 +227,33 @@ def _environment(home: Path) -> dict[str, str]:
 AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-exercises" / "batch"
 
 
+@contextlib.contextmanager
+def fixed_batch(out: Path, what: str) -> Iterator[Path]:
+    """AGENT_BATCH, held by this run alone (one such run at a time on a machine) and empty;
+    moved to `out`/batch when the block ends, however it ends."""
+    AGENT_BATCH.parent.mkdir(parents=True, exist_ok=True)
+    with (AGENT_BATCH.parent / "lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise SystemExit(f"another {what} run is using {AGENT_BATCH}") from None
+        shutil.rmtree(AGENT_BATCH, ignore_errors=True)
+        try:
+            yield AGENT_BATCH
+        finally:
+            if AGENT_BATCH.exists():
+                shutil.rmtree(out / "batch", ignore_errors=True)
+                shutil.move(str(AGENT_BATCH), str(out / "batch"))
+
+
 def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
               extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
     out = work / "agent"
     tasks = convert(exercises, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
-    AGENT_BATCH.parent.mkdir(parents=True, exist_ok=True)
-    with (AGENT_BATCH.parent / "lock").open("w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise SystemExit(f"another exercises run is using {AGENT_BATCH}") from None
-        shutil.rmtree(AGENT_BATCH, ignore_errors=True)
-        try:
-            return _run_batch(exercises, model, api_base, tasks, home, out, extra, log)
-        finally:
-            if AGENT_BATCH.exists():
-                shutil.rmtree(out / "batch", ignore_errors=True)
-                shutil.move(str(AGENT_BATCH), str(out / "batch"))
+    with fixed_batch(out, "exercises"):
+        return _run_batch(exercises, model, api_base, tasks, home, out, extra, log)
 
 
 def _run_batch(exercises: list[Exercise], model: str, api_base: str, tasks: Path, home: Path,

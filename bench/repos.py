@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import fcntl
 import hashlib
 import json
 import os
@@ -360,32 +359,21 @@ def run_agent(tasks: list[RepoTask], model: str, api_base: str, work: Path,
     tasks_file = convert(tasks, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
-    AGENT_BATCH.parent.mkdir(parents=True, exist_ok=True)
-    with (AGENT_BATCH.parent / "lock").open("w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise SystemExit(f"another repos run is using {AGENT_BATCH}") from None
-        shutil.rmtree(AGENT_BATCH, ignore_errors=True)
-        try:
-            command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks_file),
-                       "--out", str(AGENT_BATCH), "--workers", "1", "--oss", "--model", model,
-                       "--api-base", api_base, "--temperature", "0",
-                       "--context-window", str(ex.CONTEXT), "--max-iterations", str(STEP_LIMIT),
-                       "--task-timeout", str(TASK_TIMEOUT_S), "--json", *extra]
-            log("agent: " + shlex.join(command))
-            proc = subprocess.run(command, env=ex._environment(home), capture_output=True,
-                                  text=True)
-            (out / "batch.stderr").write_text(proc.stderr)
-            if proc.returncode != 0:
-                raise RuntimeError(f"baseagent batch exited {proc.returncode}: "
-                                   f"{proc.stderr[-2000:]}")
-            rows = {str(r["id"]): r for r in ex._json_lines(AGENT_BATCH / "results.jsonl")}
-            return [_agent_result(t, rows.get(t.id)) for t in tasks]
-        finally:
-            if AGENT_BATCH.exists():
-                shutil.rmtree(out / "batch", ignore_errors=True)
-                shutil.move(str(AGENT_BATCH), str(out / "batch"))
+    with ex.fixed_batch(out, "repos"):
+        command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks_file),
+                   "--out", str(AGENT_BATCH), "--workers", "1", "--oss", "--model", model,
+                   "--api-base", api_base, "--temperature", "0",
+                   "--context-window", str(ex.CONTEXT), "--max-iterations", str(STEP_LIMIT),
+                   "--task-timeout", str(TASK_TIMEOUT_S), "--json", *extra]
+        log("agent: " + shlex.join(command))
+        proc = subprocess.run(command, env=ex._environment(home), capture_output=True,
+                              text=True)
+        (out / "batch.stderr").write_text(proc.stderr)
+        if proc.returncode != 0:
+            raise RuntimeError(f"baseagent batch exited {proc.returncode}: "
+                               f"{proc.stderr[-2000:]}")
+        rows = {str(r["id"]): r for r in ex._json_lines(AGENT_BATCH / "results.jsonl")}
+        return [_agent_result(t, rows.get(t.id)) for t in tasks]
 
 
 def _agent_result(task: RepoTask, row: dict[str, Any] | None) -> TaskResult:

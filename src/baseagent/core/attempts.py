@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from baseagent.core import events as engine
-from baseagent.core.evidence import named_test_command
+from baseagent.core.evidence import named_test_command, repository_notes
 from baseagent.helps.test_report import read_report
 from baseagent.output.emitter import EventListener
 
@@ -525,7 +525,7 @@ class Attempts:
             attempt.error = attempt.error or f"the copy could not be read: {exc}"
             attempt.status = "failed"
             return attempt
-        command = named_test_command(turn.text, _repository_notes(history))
+        command = named_test_command(turn.text, repository_notes(list(history)))
         if command is not None and not self._cancelled.is_set():
             attempt.tests = run_tests(command, copy, self._env, self._test_timeout,
                                       self._sandbox, self._network)
@@ -537,17 +537,6 @@ class Attempts:
             self.history.append(message)
             if self._session is not None:
                 self._session.message(message)
-
-
-def _repository_notes(history: Sequence[Mapping[str, Any]]) -> str:
-    """AGENTS.md as the thread's opening messages carry it (where a test command may be
-    named), as the loop reads it."""
-    for message in history[:3]:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) \
-                and "<INSTRUCTIONS>" in content:
-            return content
-    return ""
 
 
 def _moved(value: Any, old: str, new: str) -> Any:
