@@ -89,6 +89,8 @@ def test_cli_reports_before_importing_litellm(args, message, no_litellm, tmp_pat
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr  # 99 would mean litellm was imported
     assert proc.stderr.strip().splitlines() == [f"baseagent: error: {message}" + (
-        " (or api_key in config)" if "missing" in message else
+        " (or api_key in config); no key? --oss runs a local model (Ollama, LM Studio, "
+        "llama-server), and the offline demo needs none (docs/getting-started.md)"
+        if "missing" in message else
         " (use a litellm model string such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5)")]
     assert proc.stdout == ""
