@@ -722,10 +722,9 @@ PEER_ROWS = ("alone", "aider", "codex", "mini-tool", "mini-text")
 PEER_ENTRIES = ("run_alone", "run_aider", "run_codex", "run_mini")
 
 
-def peer_harness(source: str) -> str:
-    """A fingerprint of the code the peer rows run, in `source` (this file at some commit):
-    run_alone and run_mini and every module-level function, class and constant they reach,
-    by their source text. Two commits with the same fingerprint measure the peers alike."""
+def reached_source(source: str, entries: tuple[str, ...]) -> str:
+    """The source text of `entries` in `source` (a module) and of every module-level
+    function, class and constant they reach, by name, in name order."""
     tree = ast.parse(source)
     defined: dict[str, ast.AST] = {}
     for node in tree.body:
@@ -737,15 +736,22 @@ def peer_harness(source: str) -> str:
                 if isinstance(target, ast.Name):
                     defined[target.id] = node
     reached: set[str] = set()
-    todo = list(PEER_ENTRIES)
+    todo = list(entries)
     while todo:
         name = todo.pop()
         if name in reached or name not in defined:
             continue
         reached.add(name)
         todo += [n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)]
-    text = "\n".join(ast.get_source_segment(source, defined[n]) or "" for n in sorted(reached))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return "\n".join(ast.get_source_segment(source, defined[n]) or "" for n in sorted(reached))
+
+
+def peer_harness(source: str) -> str:
+    """A fingerprint of the code the peer rows run, in `source` (this file at some commit):
+    the peer rows' functions (PEER_ENTRIES) and every module-level function, class and
+    constant they reach, by their source text. Two commits with the same fingerprint
+    measure the peers alike."""
+    return hashlib.sha256(reached_source(source, PEER_ENTRIES).encode()).hexdigest()[:16]
 
 
 def _harness_at(commit: str) -> str:

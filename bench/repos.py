@@ -522,28 +522,11 @@ def peer_harness(source: str | None = None, exercises_source: str | None = None)
     """The peer rows' code: this file's peer functions and what they reach, and the
     exercises' helpers they share (bench/exercises.py's own fingerprint). Two commits with
     the same fingerprint measure the peers alike."""
-    import ast
-
     if source is None:
         source = Path(__file__).read_text(encoding="utf-8")
     if exercises_source is None:
         exercises_source = (BENCH / "exercises.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    defined = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defined[node.name] = node
-        elif isinstance(node, ast.Assign):
-            defined.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
-    reached: set[str] = set()
-    todo = list(PEER_ENTRIES)
-    while todo:
-        name = todo.pop()
-        if name in reached or name not in defined:
-            continue
-        reached.add(name)
-        todo += [n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)]
-    text = "\n".join(ast.get_source_segment(source, defined[n]) or "" for n in sorted(reached))
+    text = ex.reached_source(source, PEER_ENTRIES)
     text += ex.peer_harness(exercises_source)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
