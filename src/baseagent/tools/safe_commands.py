@@ -198,6 +198,15 @@ class _Parsed:
     globbed_option_position: bool = False  # a glob that could have been read as an option
 
 
+def _next_value(args: list[Word], i: int, parsed: _Parsed) -> str | None:
+    """An option's value in the next word `args[i]` (`--opt value`, `-o value`); None when
+    there is none or it looks like an option itself (asked, not guessed)."""
+    if i >= len(args) or _option_like(args[i].text):
+        return None
+    parsed.globbed_option_position |= args[i].lead
+    return args[i].text
+
+
 def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
     """`args` read against `spec` the way getopt_long reads them (options anywhere, `--`
     ends them); None when an option is not in the shape or lacks its value."""
@@ -224,10 +233,8 @@ def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
                 parsed.options.append((name, None))
             elif name in spec.valued:
                 if not eq:
-                    if i >= len(args) or _option_like(args[i].text):
+                    if (value := _next_value(args, i, parsed)) is None:
                         return None
-                    parsed.globbed_option_position |= args[i].lead
-                    value = args[i].text
                     i += 1
                 parsed.options.append((name, value))
             else:
@@ -248,10 +255,8 @@ def parse(spec: Shape, args: list[Word]) -> _Parsed | None:
                 parsed.options.append((name, rest or None))
             elif name in spec.valued:
                 if not rest:
-                    if i >= len(args) or _option_like(args[i].text):
+                    if (rest := _next_value(args, i, parsed)) is None:
                         return None
-                    parsed.globbed_option_position |= args[i].lead
-                    rest = args[i].text
                     i += 1
                 parsed.options.append((name, rest))
             else:
