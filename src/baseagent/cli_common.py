@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 
 
 def fail_usage(message: str) -> "typer.Exit":
+    """The usage error: one line on stderr; raise what it returns (exit code 2)."""
     print(f"baseagent: error: {message}", file=sys.stderr)
     return typer.Exit(EXIT_USAGE)
 
 
 def print_version(value: bool) -> None:
+    """-V / --version (an eager callback) and `baseagent version`: print it and exit."""
     if value:
         print(f"baseagent {__version__}")
         raise typer.Exit(0)

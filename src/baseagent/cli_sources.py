@@ -51,7 +51,7 @@ toolsets_app = typer.Typer(
            "-m openai/gpt-4.1",
     no_args_is_help=True)
 commands.add_typer(toolsets_app, name="toolsets",
-              short_help="Named toolsets: baseagent toolsets [list|split NAME]")
+                   short_help="Named toolsets: baseagent toolsets [list|split NAME]")
 
 
 def _toolset_settings(ctx: typer.Context, **flags: Any) -> Any:

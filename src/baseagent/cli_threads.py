@@ -24,7 +24,7 @@ sessions_app = typer.Typer(
          "baseagent sessions migrate",
     invoke_without_command=True)
 commands.add_typer(sessions_app, name="sessions",
-              short_help="Recorded threads: baseagent sessions [list|show ID|search TEXT|rm ID]")
+                   short_help="Recorded threads: baseagent sessions [list|show ID|search TEXT|rm ID]")
 
 _DIR_HELP = "Session directory of JSONL records [default: session_dir setting, ~/.baseagent/sessions]."
 _DB_HELP = "SQLite session database [default: the [storage] setting]."
