@@ -15,9 +15,9 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Agent": "baseagent.agent",
-    "RunResult": "baseagent.agent",
-    "TurnStream": "baseagent.agent",
-    "Usage": "baseagent.agent",
+    "RunResult": "baseagent.agent_result",
+    "TurnStream": "baseagent.agent_stream",
+    "Usage": "baseagent.agent_result",
     "ExternalTool": "baseagent.tools.external",
     "Specialist": "baseagent.config.specialists",
     "AgentConfig": "baseagent.config.settings",

@@ -22,97 +22,48 @@ swapped for an equivalent copy (llm/openai_fastpath.py; docs/LIBRARY.md).
 
 Building the run is core/assembly.py's `RunBuilder` (cheap `prepare()` when the Agent is
 made, `connect()` with the model at the first turn); the Agent keeps the thread's state
-(emitter, processes, cancellation) and the turn API.
+(emitter, processes, cancellation) and the turn API. What it composes lives beside it:
+agent_setup.py (keyword arguments to settings, the thread resumed, its checkpoints),
+agent_turn.py (a turn's input checked, a turn that raised ended), agent_stream.py
+(`TurnStream`, the turn's listeners) and agent_result.py (`RunResult`, `Usage`).
 """
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
+from baseagent.agent_result import RunResult, Usage
+from baseagent.agent_setup import (checkpoints_for, resume_thread, setting_options,
+                                   storage_object)
+from baseagent.agent_stream import Collect, EventFormat, TurnStream, check_format
+from baseagent.agent_turn import checked_turn_input, fail_unexpectedly
 from baseagent.cancellation import Cancellation
-from baseagent.checkpoints import CheckpointError, Checkpoints, Diff, Undone
+from baseagent.checkpoints import Diff, Undone
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
-from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
+from baseagent.core.loop import Loop, TurnOutcome
 from baseagent.core.pending import Paused, check_outputs
 from baseagent.core.records import LoadedSession
 from baseagent.core.recorder import RecordWriteError
 from baseagent.storage import MessageStorage
 from baseagent.errors import AgentBusyError, ConfigError, InputError, TurnError
-from baseagent.llm.types import ModelClientProtocol, UsageTotals
+from baseagent.llm.types import ModelClientProtocol
 from baseagent.output import events as ev
 from baseagent.output.codex import pending_call
 from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 from baseagent.output.emitter import Emitter, EventListener
-from baseagent.core.events import RunEvent, TurnEnded as TurnEndedEvent
+from baseagent.core.events import RunEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 
-EventFormat = Literal["codex", "agentb"]
-# The `code` of the final event of a turn that ended on an unexpected exception.
-UNEXPECTED_ERROR_CODE = "internal_error"
 _LOG = logging.getLogger("baseagent")
 EventCallback = Callable[[Any], None]  # a Codex event (ev.ThreadEvent), or an AgentB one
 ToolSpec = Any  # ExternalTool | {"name", "description", "parameters"} | OpenAI function spec
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Tokens and cost. `cost_usd` is None when litellm has no price for the model."""
-
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = 0.0
-
-    @classmethod
-    def of(cls, totals: UsageTotals) -> "Usage":
-        return cls(totals.input_tokens, totals.cached_input_tokens, totals.output_tokens,
-                   totals.cost_usd if totals.cost_known else None)
-
-    def minus(self, earlier: "Usage") -> "Usage":
-        cost = None if self.cost_usd is None or earlier.cost_usd is None \
-            else round(self.cost_usd - earlier.cost_usd, 10)
-        return Usage(self.input_tokens - earlier.input_tokens,
-                     self.cached_input_tokens - earlier.cached_input_tokens,
-                     self.output_tokens - earlier.output_tokens, cost)
-
-
-@dataclass
-class RunResult:
-    """How one turn ended.
-
-    status: completed | failed (model error, cut-off answer) | interrupted (cancel()) |
-    limit (max iterations, cost limit, output token limit) | requires_action (the model
-    called tools the caller runs: `pending_tool_calls`; continue with
-    `Agent.submit_tool_outputs`). `usage` is this turn's; `total_usage` the thread's so far
-    (what `turn.completed` reports).
-    """
-
-    status: Status
-    thread_id: str
-    final_message: str | None = None
-    items: list[ev.ThreadItem] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    total_usage: Usage = field(default_factory=Usage)
-    error: str | None = None
-    pending_tool_calls: list[ev.PendingToolCall] = field(default_factory=list)
-    # What was raised inside the run when it failed unexpectedly (a bug in an injected
-    # model client, loop or executor): the turn ended `failed` with a final event naming
-    # it (`error`), and the exception is kept here for the caller to re-raise or log.
-    exception: BaseException | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "completed"
-
 
 class Agent:
     """One thread (conversation) with the model, in one workspace.
@@ -174,9 +125,9 @@ class Agent:
                  tool_executor: Any = None, loop: Any = None, **options: Any) -> None:
         from baseagent.config.load import agent_config_from_options
 
-        storage = _storage_object(options)
-        settings = agent_config_from_options(_setting_options(options, session))
-        settings, resume, notes = _resume(settings, thread_id, set(options), storage)
+        storage = storage_object(options)
+        settings = agent_config_from_options(setting_options(options, session))
+        settings, resume, notes = resume_thread(settings, thread_id, set(options), storage)
         self._start(assembly.RunBuilder(settings, env=env, model_client=model_client,
                                         approver=approver, storage=storage,
                                         context_policy=context_policy,
@@ -204,12 +155,12 @@ class Agent:
         from baseagent.config.load import load_agent_config
 
         env = dict(os.environ) if env is None else dict(env)
-        storage = _storage_object(options)
-        options = _setting_options(options, session)
+        storage = storage_object(options)
+        options = setting_options(options, session)
         settings = load_agent_config(options, env=env,
                                      config_file=Path(config_file) if config_file else None,
                                      profile=profile)
-        settings, resume, notes = _resume(settings, thread_id, set(options), storage)
+        settings, resume, notes = resume_thread(settings, thread_id, set(options), storage)
         return cls.from_settings(settings, resume=resume, env=env, notes=notes,
                                  on_event=on_event, model_client=model_client, sinks=sinks,
                                  tools=tools, external_tools=external_tools,
@@ -261,7 +212,7 @@ class Agent:
                redact_results: bool = True, on_event_format: EventFormat = "codex") -> None:
         """The one way an Agent is made: the builder prepares the run (cheap; the slow parts
         start in the background), the Agent keeps the state turns need."""
-        _check_format(on_event_format)
+        check_format(on_event_format)
         self.settings = builder.settings
         self._redact_results = redact_results
         # Explicit settings that differ from a resumed thread's record (e.g. another model).
@@ -291,7 +242,7 @@ class Agent:
         self._turn_open = False  # between turn.started and its final event
         self._cancel_next = False  # a cancel() while idle that is meant for the next run
         self._closed = False
-        self._checkpoints = _checkpoints(self.settings, self._prepared)
+        self._checkpoints = checkpoints_for(self.settings, self._prepared)
 
     # -- what the caller sees ----------------------------------------------------------------
 
@@ -361,9 +312,9 @@ class Agent:
         it with its final event: the iteration finishes, and `.result` says why.
         """
         work, text = self._turn_work(instruction, images, output_schema, messages)
-        _check_format(format)
+        check_format(format)
         self._acquire()
-        return TurnStream(self, work, format, text)
+        return self._stream(lambda listener: self._run_turn(work, listener, text), format)
 
     def _turn_work(self, instruction: str | None, images: Sequence[str | Path],
                    output_schema: dict[str, Any] | None,
@@ -374,7 +325,7 @@ class Agent:
         from baseagent.core.initial import initial_messages
 
         earlier, instruction = initial_messages(messages, instruction)
-        turn = self._turn_input(instruction, images, output_schema)
+        turn = checked_turn_input(self._paused(), instruction, images, output_schema)
 
         def work(loop: Loop) -> TurnOutcome:
             connected = self._connected
@@ -401,9 +352,11 @@ class Agent:
                             format: EventFormat = "codex") -> "TurnStream":  # noqa: A002
         """submit_tool_outputs() as a stream of events (see stream())."""
         checked = self._check_outputs(outputs)
-        _check_format(format)
+        check_format(format)
         self._acquire()
-        return TurnStream(self, lambda loop: loop.continue_turn(checked), format)
+        return self._stream(
+            lambda listener: self._run_turn(lambda loop: loop.continue_turn(checked), listener),
+            format)
 
     def chat(self, message: str) -> str:
         """The next turn of this thread, answered as text; raises TurnError (with the
@@ -534,28 +487,19 @@ class Agent:
             raise InputError("no turn of this thread is waiting for tool outputs")
         return check_outputs(paused.calls, outputs)
 
-    def _turn_input(self, instruction: str, images: Sequence[str | Path],
-                    output_schema: dict[str, Any] | None) -> TurnInput:
-        from baseagent.core.turn_input import check_schema, image_part, turn_input
-
-        paused = self._paused()
-        if paused is not None:
-            raise InputError("the last turn is waiting for the outputs of "
-                             f"{', '.join(paused.call_ids)}: submit_tool_outputs() first")
-        if not isinstance(instruction, str) or not instruction.strip():
-            raise InputError("the instruction is empty")
-        if "\0" in instruction:  # no provider takes it, and a record would carry it
-            raise InputError("the instruction contains a NUL byte")
-        parts = [image_part(Path(p)) for p in images]
-        schema = check_schema(output_schema) if output_schema is not None else None
-        return turn_input(instruction, parts, schema)
+    def _stream(self, run_turn: Callable[[EventListener], RunResult],
+                format: EventFormat) -> TurnStream:  # noqa: A002
+        """A turn on a worker thread, its events as an iterator; the busy lock (held by
+        the caller) is released when it ends."""
+        return TurnStream(run_turn, self._busy.release, self.cancel,
+                          f"baseagent-turn-{self.thread_id[:8]}", format)
 
     def _run_turn(self, work: Callable[[Loop], TurnOutcome],
                   listener: EventListener | None, instruction: str | None = None) -> RunResult:
         """One turn (or the continuation of a paused one: no `instruction`), with the busy
         lock held by the caller. `listener` gets the turn's events (and the engine's, if it
         maps them)."""
-        collect = _Collect()
+        collect = Collect()
         items = collect.items
         self._turn_listeners = [collect] + ([listener] if listener else [])
         self._callback_error = None
@@ -583,7 +527,8 @@ class Agent:
                     and not self._turn_open:
                 raise  # the caller's configuration or input, found before the turn began
             raised = exc
-            outcome = self._fail_unexpectedly(exc)
+            outcome = fail_unexpectedly(exc, self.thread_id, self._connected, self._emitter,
+                                        self._turn_open)
         finally:
             self._end_turn()
             self._checkpoints.end(paused=outcome is not None
@@ -596,52 +541,6 @@ class Agent:
         return RunResult(outcome.status, self.thread_id, self._clean(outcome.final_message),
                          items, total.minus(before), total, self._clean(outcome.error),
                          self._pending(outcome.pending), exception=raised)
-
-    def _fail_unexpectedly(self, exc: Exception) -> TurnOutcome:
-        """Something raised that the loop does not expect (a bug in an injected model
-        client, loop, context policy or executor; an error of baseagent's own): the turn
-        ends `failed` with its final event (Codex turn.failed, AgentB thread.run.failed)
-        naming the error, the traceback goes to the `baseagent` logger, and calls the
-        model made that have no result get one, so the thread (and its record) can go on
-        or be resumed."""
-        message = f"unexpected error: {type(exc).__name__}: {exc}"
-        _LOG.error("%s (thread %s)", message, self.thread_id, exc_info=exc)
-        connected = self._connected
-        if connected is not None:
-            try:
-                self._close_open_calls(connected, message)
-            except Exception:  # noqa: BLE001 - the record may be what failed
-                pass
-        try:
-            if self._turn_open:
-                self._emitter.send(TurnEndedEvent("failed", error=message,
-                                                  code=UNEXPECTED_ERROR_CODE))
-            else:
-                self._emitter.run_failed(message)
-        except Exception:  # noqa: BLE001 - a sink that fails too: the result still says it
-            _LOG.exception("the failure event could not be sent")
-        return TurnOutcome("failed", error=message)
-
-    def _close_open_calls(self, connected: assembly.Connected, why: str) -> None:
-        """Give the last assistant message's tool calls that have no result one saying
-        they did not run (a history providers accept, in memory and in the record)."""
-        history = connected.loop.history
-        answered: set[str] = set()
-        for message in reversed(history):
-            if message.get("role") == "tool":
-                answered.add(str(message.get("tool_call_id")))
-                continue
-            if message.get("role") != "assistant":
-                return
-            for call in message.get("tool_calls") or []:
-                call_id = call.get("id") if isinstance(call, Mapping) else None
-                if call_id and call_id not in answered:
-                    missing = {"role": "tool", "tool_call_id": call_id,
-                               "content": f"Error: not run: the turn failed ({why})"}
-                    history.append(missing)
-                    if connected.session is not None:
-                        connected.session.message(missing)
-            return
 
     def _clean(self, value: Any) -> Any:
         """`value` (text, or JSON-like data) with the run's secrets redacted, unless the
@@ -741,184 +640,6 @@ class _Dispatch(EventListener):
 
     def run_event(self, event: RunEvent) -> None:
         self._agent._deliver_run_event(event)
-
-
-class _Collect(EventListener):
-    """The turn's completed items, for its RunResult."""
-
-    def __init__(self) -> None:
-        self.items: list[ev.ThreadItem] = []
-
-    def emit(self, event: ev.ThreadEvent) -> None:
-        if isinstance(event, ev.ItemCompleted):
-            self.items.append(event.item)
-
-
-class _Forward(EventListener):
-    """A stream's listener: Codex events as they are."""
-
-    def __init__(self, put: Callable[[Any], None]) -> None:
-        self.emit = put
-
-
-def _check_format(format: str) -> None:  # noqa: A002
-    if format not in ("codex", "agentb"):
-        raise InputError(f"unknown event format {format!r} (choose codex or agentb)")
-
-
-_DONE = object()
-
-
-class TurnStream(Iterator[Any]):
-    """Events of one turn as they happen (Codex event models, or AgentB's with
-    format="agentb"); the turn runs on a worker thread."""
-
-    def __init__(self, agent: Agent, work: Callable[[Loop], TurnOutcome],
-                 format: EventFormat = "codex",  # noqa: A002
-                 instruction: str | None = None) -> None:
-        self._agent = agent
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._error: BaseException | None = None
-        self.result: RunResult | None = None
-        self._finished = False
-        if format == "agentb":
-            from baseagent.output.agentb import AgentBMapper
-
-            self._listener: EventListener = AgentBMapper(self._queue.put)
-        else:
-            self._listener = _Forward(self._queue.put)
-        self._instruction = instruction
-        self._worker = threading.Thread(target=self._work, args=(work,),
-                                        name=f"baseagent-turn-{agent.thread_id[:8]}",
-                                        daemon=True)
-        self._worker.start()
-
-    def _work(self, work: Callable[[Loop], TurnOutcome]) -> None:
-        try:
-            self.result = self._agent._run_turn(work, self._listener, self._instruction)
-        except BaseException as exc:  # noqa: BLE001 - handed to the iterating thread
-            self._error = exc
-        finally:
-            self._agent._busy.release()
-            self._queue.put(_DONE)
-
-    def __iter__(self) -> "TurnStream":
-        return self
-
-    def __next__(self) -> Any:
-        if self._finished:
-            raise StopIteration
-        value = self._queue.get()
-        if value is _DONE:
-            self._finished = True
-            self._worker.join()
-            if self._error is not None:
-                raise self._error
-            raise StopIteration
-        return value
-
-    def close(self) -> None:
-        """Stop listening: a turn still running is cancelled and waited for."""
-        if self._finished:
-            return
-        if self._worker.is_alive():
-            self._agent.cancel("the event stream was closed")
-        self._worker.join()
-        self._finished = True
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter teardown
-            pass
-
-
-def _checkpoints(settings: AgentConfig, prepared: assembly.Prepared) -> Checkpoints:
-    """The thread's checkpoints: kept in the session directory when the thread is recorded;
-    none recorded in a read-only sandbox (nothing the agent runs may write) or when off."""
-    resumed = prepared.resumed
-    options: dict[str, Any] = dict(
-        thread_id=prepared.thread_id, workspace=Path(settings.cwd).resolve(),
-        env=prepared.child_env, turns=resumed.turns if resumed is not None else 0,
-        enabled=settings.checkpoints and settings.sandbox != "read-only")
-    directory = settings.session_dir / "checkpoints" / prepared.thread_id
-    try:
-        return Checkpoints(directory=directory if settings.record_session else None, **options)
-    except CheckpointError as exc:  # a damaged log: this run's checkpoints stay in memory
-        checkpoints = Checkpoints(directory=None, **options)
-        checkpoints.note = f"{exc}; this run keeps its checkpoints in memory"
-        return checkpoints
-
-
-def _setting_options(options: dict[str, Any], session: bool | None) -> dict[str, Any]:
-    """The keyword arguments as Settings' config names (one way for every constructor):
-    `session` is `record_session`, and `openapi=` / `specialists=` lists become their
-    mappings by name."""
-    options = dict(options)
-    if session is not None:
-        options.setdefault("record_session", session)
-    if "openapi" in options:
-        options["openapi"] = _openapi_tables(options["openapi"])
-    if "specialists" in options:
-        from baseagent.config.specialists import specialist_tables
-
-        options["specialists"] = specialist_tables(options["specialists"])
-    return options
-
-
-def _openapi_tables(value: Any) -> Any:
-    """`openapi=[{"name": ..., "spec": ...}, ...]` as the settings' mapping of name to table
-    (a mapping is taken as it is)."""
-    if isinstance(value, Mapping) or value is None:
-        return value
-    tables: dict[str, Any] = {}
-    for entry in value:
-        entry = dict(entry.model_dump() if hasattr(entry, "model_dump") else entry)
-        name = entry.pop("name", None)
-        if not name:
-            from baseagent.errors import ConfigError
-
-            raise ConfigError("each openapi= entry needs a `name`")
-        tables[name] = entry
-    return tables
-
-
-def _storage_object(options: dict[str, Any]) -> MessageStorage | None:
-    """`storage=` given as a store object (taken out of `options`); a kind or a table
-    stays in them, for the settings to validate."""
-    from baseagent.config.settings import StorageConfig
-
-    value = options.get("storage")
-    if value is None or isinstance(value, (str, Mapping, StorageConfig)):
-        return None
-    if not isinstance(value, MessageStorage):
-        from baseagent.errors import ConfigError
-
-        raise ConfigError(f"storage: a {type(value).__name__} is not a MessageStorage "
-                          "(baseagent.storage.base), nor \"jsonl\" or \"sqlite\"")
-    del options["storage"]
-    return value
-
-
-def _resume(settings: AgentConfig, thread_id: str | None, explicit: set[str],
-            storage: MessageStorage | None = None) \
-        -> tuple[AgentConfig, LoadedSession | None, list[str]]:
-    """Load the thread to resume (from `storage`, default the settings' store); its
-    record's model, API base and workspace win over everything but the caller's explicit
-    keyword arguments."""
-    if thread_id is None:
-        return settings, None, []
-    from baseagent.core.records import settings_for_resume
-    from baseagent.storage import load_thread, open_storage
-
-    store = storage if storage is not None else open_storage(settings)
-    try:
-        loaded = load_thread(store, thread_id)
-    finally:
-        if storage is None:
-            store.close()
-    settings, notes = settings_for_resume(settings, loaded, explicit)
-    return settings, loaded, notes
 
 
 __all__ = ["Agent", "ExternalTool", "RunResult", "TurnStream", "Usage"]

@@ -168,7 +168,7 @@ def test_the_registry_holds_every_tool_to_the_contract(tmp_path):
 # -- sinks -------------------------------------------------------------------------------------
 
 def every_sink() -> dict[str, Any]:
-    from baseagent.agent import _Collect, _Forward
+    from baseagent.agent_stream import Collect, Forward
     from baseagent.core.delegation import _Nest
     from baseagent.core.recorder import SessionRecorder
     from baseagent.output.agentb import AgentBMapper, AgentBSink
@@ -177,7 +177,7 @@ def every_sink() -> dict[str, Any]:
 
     return {"jsonl": JsonlSink(io.BytesIO()), "pretty": PrettySink(io.StringIO()),
             "agentb": AgentBSink(JsonlSink(io.BytesIO())), "agentb mapper": AgentBMapper(print),
-            "recorder": SessionRecorder, "collect": _Collect(), "forward": _Forward(print),
+            "recorder": SessionRecorder, "collect": Collect(), "forward": Forward(print),
             "nest": _Nest(lambda _payload: None, "child")}
 
 
@@ -286,13 +286,13 @@ def test_the_runner_and_the_output_package_probe_nothing():
 # -- one name for one thing ------------------------------------------------------------------
 
 def test_one_turn_status_and_one_configuration_error():
-    import baseagent.agent
+    import baseagent.agent_result
     import baseagent.core.loop
     import baseagent.llm.errors
     from baseagent.errors import ConfigError
     from baseagent.llm.local_server import check_local_server
 
-    assert baseagent.agent.Status is baseagent.core.loop.Status
+    assert baseagent.agent_result.Status is baseagent.core.loop.Status
     assert not any(isinstance(value, type) and issubclass(value, Exception)
                    and "config" in name.lower() for name, value in vars(baseagent.llm.errors).items())
     with pytest.raises(ConfigError, match="no local model server answers"):

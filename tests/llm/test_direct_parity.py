@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from baseagent.llm.client import ModelClient, _last_error
+from baseagent.llm.client import ModelClient
 from baseagent.llm.retry import (Verdict, classify, describe, failure_message, is_quota,
-                                 retry_hint)
+                                 last_error, retry_hint)
 from baseagent.llm.route import choose
 from baseagent.testing.scripted_server import ScriptedServer
 
@@ -222,7 +222,7 @@ def test_errors_read_the_same_either_way(fault, model):
     # The provider's own sentence: litellm's Anthropic errors carry the raw body as text
     # (b'{"type": "error", ...}'), the direct path the body's message; OpenAI's read alike.
     if model == MODEL:
-        assert _last_error(direct_exc) == _last_error(litellm_exc)  # when retries run out
+        assert last_error(direct_exc) == last_error(litellm_exc)  # when retries run out
         if verdict is not Verdict.RETRY:  # the one line a failure not retried shows
             assert failure_message(direct_exc) == failure_message(litellm_exc)
     assert retry_hint(direct_exc) == retry_hint(litellm_exc)

@@ -2,13 +2,14 @@
 
 litellm is imported lazily (it costs seconds and, without LITELLM_LOCAL_MODEL_COST_MAP,
 reaches for the network), silenced (it would print help text to stdout and corrupt the
-JSONL), and called with num_retries=0 because the retry policy lives here.
+JSONL), and called with num_retries=0 because the retry loop lives here. Beside it: what a
+request carries (llm/request.py), how its stream is read (llm/stream_read.py), and which
+failures are retried and how they are told (llm/retry.py).
 """
 from __future__ import annotations
 
 import atexit
 import logging
-import queue
 import threading
 import time
 import warnings
@@ -19,41 +20,25 @@ from baseagent.errors import ConfigError
 from baseagent.scoped_env import scoped_environ
 from baseagent.llm.errors import (ContextOverflowError, CostLimitError, ModelError,
                                   ModelInterrupted)
-from baseagent.llm.limits import StreamLimitExceeded, StreamLimits
-from baseagent.llm.repetition import RepetitionGuard
-from baseagent.llm.retry import (NoAnswerYet, StreamBroken, StreamStalled, Verdict,
-                                 RetrySchedule, classify, connection_problem, describe,
-                                 failure_message,
-                                 provider_message, retry_hint, root_cause)
+from baseagent.llm.limits import StreamLimits
+from baseagent.llm.retry import (Verdict, RetrySchedule, classify, describe, failure_message,
+                                 last_error, provider_message, retry_hint)
 from baseagent.llm.per_message import PerMessage
-from baseagent.llm.reasoning import (dropped_reasoning_keys, kept_reasoning_keys, merge_details,
-                                     without_keys)
+from baseagent.llm.reasoning import dropped_reasoning_keys, kept_reasoning_keys, without_keys
 from baseagent.llm.lenient_json import strict_form_hint
+from baseagent.llm.request import litellm_params, second_body, wire_params
+from baseagent.llm.stream_read import POLL_SECONDS, read_stream
 from baseagent.llm.surrogates import scrub_surrogates
 from baseagent.llm.text_tool_calls import parse_tool_calls
-from baseagent.llm.types import (CallProgress, CallUsage, ModelTurn, ProgressFn, ToolCall,
-                                 UsageTotals, no_progress)
+from baseagent.llm.types import (CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals,
+                                 no_progress)
 
 NoticeFn = Callable[[str], None]
 
-# How often the waiting thread looks at the interrupt flag and the clocks: an interrupt is
-# noticed within this, even while the socket is silent.
-POLL_SECONDS = 0.05
 # Silence tolerated beyond stream_idle_timeout before the client gives up on an attempt by
 # itself: httpx's per-read timeout normally fires first; this covers a transport that does
 # not time out (or keeps the socket busy with bytes that never make a chunk).
 IDLE_GRACE_SECONDS = 5.0
-# Providers whose stream litellm parses outside its common path, where it never records
-# the provider's finish reason: for them the chunk's finish_reason is trusted as is.
-_UNTRACKED_FINISH = frozenset({"vllm", "petals", "replicate", "predibase", "aleph_alpha",
-                               "nlp_cloud", "cached_response"})
-# Messages between the stream pump and the caller.
-_OPEN, _CHUNK, _END, _ERROR, _IDLE = (object() for _ in range(5))
-# Characters of an answer past which the chunks waiting on the queue are taken together
-# (one join of the text, one on_progress): below it every chunk is shown as it comes.
-COALESCE_FROM = 64 * 1024
-# The finish reason of an answer cut because it repeated itself (llm/repetition.py).
-RUNAWAY_FINISH = "repetition"
 # How long a process ending mid-import waits for the background litellm import.
 PRELOAD_EXIT_WAIT_SECONDS = 60.0
 
@@ -326,7 +311,7 @@ class ModelClient:
                 attempt += 1
                 if attempt > self.max_retries:
                     raise ModelError(f"model call failed after {self.max_retries} retries: "
-                                     f"{_last_error(exc)}") from None
+                                     f"{last_error(exc)}") from None
                 schedule = self.retry_schedule
                 delay = schedule.delay(attempt, retry_hint(exc))
                 if not schedule.allows(waited, delay):
@@ -334,7 +319,7 @@ class ModelClient:
                         f"model call failed after {attempt - 1} retries: waiting "
                         f"{delay:.1f}s more would pass retry_max_total_wait "
                         f"({schedule.max_total_wait:g}s, {waited:.1f}s waited): "
-                        f"{_last_error(exc)}") from None
+                        f"{last_error(exc)}") from None
                 waited += delay
                 self.on_notice(f"Reconnecting... {attempt}/{self.max_retries} after "
                                f"{describe(exc)} (waiting {delay:.1f}s)")
@@ -410,39 +395,18 @@ class ModelClient:
         return float(p_cost) + float(c_cost)
 
     def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None) -> dict[str, Any]:
-        """The request's parameters as OpenAI names them (litellm maps them per provider)."""
-        params: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
-        if tools and tool_choice is not None:
-            params["tool_choice"] = tool_choice
-        if self.temperature is not None:
-            params["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
-        if self.reasoning_effort is not None:
-            # litellm maps it per provider (OpenAI's field; Anthropic's thinking budget)
-            params["reasoning_effort"] = self.reasoning_effort
-        params.update(self.extra_params)
-        return params
+        """The request's parameters as OpenAI names them (llm/request.py)."""
+        return wire_params(tools, tool_choice, temperature=self.temperature,
+                           max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort,
+                           extra_params=self.extra_params)
 
     def _request_params(self, messages: list[dict], tools: list[dict] | None,
                         tool_choice: Any = None) -> dict[str, Any]:
-        """litellm.completion's keyword arguments."""
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": self._wire_history(messages),
-            "num_retries": 0,
-            # httpx applies this per read (checked: a stream silent mid-response raises after
-            # it), so it bounds silence, not the whole call; request_timeout bounds the call.
-            "timeout": self._transport_timeout(),
-        }
-        if tools:
-            params["tools"] = tools
-        if self.api_base:
-            params["api_base"] = self.api_base
-        if self._api_key:
-            params["api_key"] = self._api_key
-        params.update(self._wire_params(tools, tool_choice))
-        return params
+        """litellm.completion's keyword arguments (llm/request.py)."""
+        return litellm_params(self.model, self._wire_history(messages), tools,
+                              api_base=self.api_base, api_key=self._api_key,
+                              timeout=self._transport_timeout(),
+                              wire=self._wire_params(tools, tool_choice))
 
     def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any
                 ) -> tuple[Callable[[], Any], Callable[[], None] | None]:
@@ -461,148 +425,35 @@ class ModelClient:
                 pass  # this one request goes through litellm
             else:
                 attempt = Attempt()
-                return (lambda: self._direct.open(body, timeout, lambda exc: self._second_body(
-                    exc, messages, params, tools), attempt), attempt.abort)
+                wire = self._direct.wire
+                return (lambda: self._direct.open(body, timeout, lambda exc: second_body(
+                    wire, exc, messages, params, tools), attempt), attempt.abort)
         litellm = load_litellm()
         params = self._request_params(messages, tools, tool_choice)
         return lambda: _unlogged(litellm, litellm.completion(**params)), None
 
     def _transport_timeout(self) -> float:
         """The transport's per-read timeout: the longer of the two silences allowed (a read
-        cannot tell the first byte from the next); the idle clock in `_call_once` ends a
+        cannot tell the first byte from the next); the idle clock in `read_stream` ends a
         stall mid-stream sooner when the first-byte wait is the longer."""
         return max(self.stream_idle_timeout, self.first_byte_timeout)
-
-    def _second_body(self, error: Exception, messages: list[dict], params: dict[str, Any],
-                     tools: list[dict] | None) -> bytes | None:
-        """The body litellm would send once more after this error answer, or None."""
-        again = self._direct.wire.second_attempt(error, messages, params)
-        if again is None:
-            return None
-        return self._direct.wire.body(again[0], again[1], tools)
 
     def _call_once(self, messages: list[dict], tools: list[dict] | None,
                    on_progress: ProgressFn, estimated_input_tokens: int = 0,
                    tool_choice: Any = None) -> ModelTurn:
-        """One streamed attempt. The network is read on a worker thread so this thread stays
-        free to notice an interrupt or a stall at once, whatever the socket is doing."""
-        pump = _StreamPump(*self._opener(messages, tools, tool_choice))
-        pump.start()
-        started = last_seen = time.monotonic()
-        idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
-        # Before the first chunk the server may still be reading the prompt: its own bound
-        first_limit = self.first_byte_timeout + IDLE_GRACE_SECONDS
-        answered = False
-        # The text and reasoning so far, each piece cleaned as it arrives (a lone surrogate
-        # is one code point, so cleaning the pieces cleans the whole): never rebuilt from
-        # all the chunks.
-        text = reasoning = ""
-        thinking_blocks: list[dict[str, Any]] = []
-        details: list[dict[str, Any]] = []
-        calls: dict[int, dict[str, str]] = {}
-        finish: str | None = None
-        usage_obj: Any = None
-        guards: dict[Any, RepetitionGuard] = {}
-        # Characters assembled so far (text, reasoning, arguments, blocks): capped at
-        # self.limits.reply, whatever the transport (llm/limits.py)
-        held = 0
-        try:
-            while True:
-                try:
-                    kind, value = pump.queue.get(timeout=POLL_SECONDS)
-                except queue.Empty:
-                    kind, value = _IDLE, None
-                now = time.monotonic()
-                if self.cancelled():
-                    raise ModelInterrupted("interrupted")
-                if now - started > self.request_timeout:
-                    raise TimeoutError(f"request exceeded {self.request_timeout:.0f}s")
-                if kind is _IDLE:
-                    if not answered and now - last_seen > first_limit:
-                        raise NoAnswerYet(now - started)
-                    if answered and now - last_seen > idle_limit:
-                        raise StreamStalled(f"no data for {now - last_seen:.0f}s")
-                    continue
-                last_seen = now
-                if kind is _ERROR:
-                    raise value
-                if kind is _END:
-                    break
-                if kind is _OPEN:
-                    continue
-                answered = True
-                # One chunk, or, once the answer is long, every chunk already waiting: the
-                # text is then joined and shown once for all of them. on_progress keeps the
-                # text it is shown (the loop does), so each join copies the whole text: one
-                # per chunk would make a fast stream of small deltas quadratic.
-                batch = [value]
-                after = _drain(pump.queue, batch) if held > COALESCE_FROM else None
-                texts: list[str] = []
-                thoughts: list[str] = []
-                changed = streamed_calls = False
-                for chunk in batch:
-                    usage_obj = getattr(chunk, "usage", None) or usage_obj
-                    choices = getattr(chunk, "choices", None) or []
-                    if not choices:
-                        continue
-                    choice = choices[0]
-                    delta = choice.delta
-                    piece = getattr(delta, "content", None)
-                    if piece:
-                        held += len(piece)
-                        texts.append(scrub_surrogates(piece))
-                        changed = True
-                    piece = getattr(delta, "reasoning_content", None)
-                    if piece:
-                        held += len(piece)
-                        thoughts.append(scrub_surrogates(piece))
-                        changed = True
-                    blocks = getattr(delta, "thinking_blocks", None)
-                    more = getattr(delta, "reasoning_details", None)
-                    call_pieces = getattr(delta, "tool_calls", None) or []
-                    if blocks or more or call_pieces:
-                        held += _held(blocks) + _held(more) + sum(_call_piece_size(tc)
-                                                                  for tc in call_pieces)
-                    if held > self.limits.reply:
-                        raise StreamLimitExceeded("a reply", self.limits.reply, "characters")
-                    _collect_thinking_blocks(thinking_blocks, blocks)
-                    merge_details(details, more)
-                    for tc in call_pieces:
-                        _merge_tool_delta(calls, tc)
-                    streamed_calls = streamed_calls or bool(call_pieces)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-                if texts:
-                    text += "".join(texts)
-                if thoughts:
-                    reasoning += "".join(thoughts)
-                if streamed_calls:
-                    on_progress(text, reasoning, _calls_so_far(calls))
-                elif changed:
-                    on_progress(text, reasoning)
-                if _runaway(guards, text, reasoning, calls):
-                    finish = RUNAWAY_FINISH  # cut here: the loop tells the model why
-                    usage_obj = None
-                    calls.clear()  # a call cut short must never run
-                    break
-                if after is not None:
-                    if after[0] is _ERROR:
-                        raise after[1]
-                    break  # _END
-        finally:
-            pump.abandon()
-        if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
-            raise StreamBroken("the stream ended before the model finished")
-        # Nothing at all with a finish reason is the model's answer, not a transport fault:
-        # it comes back as an empty turn for the loop to answer (core/loop.py), never resent
-        # as it is (at temperature 0 the same request gets the same nothing).
-        tool_calls = [ToolCall(id=c["id"] or f"call_{i}", name=c["name"],
-                               arguments=scrub_surrogates(c["arguments"]))
-                      for i, c in sorted(calls.items())]
-        return ModelTurn(text=text, reasoning=reasoning,
-                         tool_calls=tool_calls, finish_reason=finish,
-                         usage=self._usage(usage_obj, estimated_input_tokens),
-                         thinking_blocks=thinking_blocks, reasoning_details=details)
+        """One streamed attempt (llm/stream_read.py reads it), priced."""
+        streamed = read_stream(
+            *self._opener(messages, tools, tool_choice), cancelled=self.cancelled,
+            request_timeout=self.request_timeout,
+            # Before the first chunk the server may still be reading the prompt: its own bound
+            first_limit=self.first_byte_timeout + IDLE_GRACE_SECONDS,
+            idle_limit=self.stream_idle_timeout + IDLE_GRACE_SECONDS,
+            reply_limit=self.limits.reply, on_progress=on_progress)
+        return ModelTurn(text=streamed.text, reasoning=streamed.reasoning,
+                         tool_calls=streamed.tool_calls, finish_reason=streamed.finish_reason,
+                         usage=self._usage(streamed.usage, estimated_input_tokens),
+                         thinking_blocks=streamed.thinking_blocks,
+                         reasoning_details=streamed.reasoning_details)
 
     def _usage(self, usage_obj: Any, estimated_input_tokens: int = 0) -> CallUsage:
         """The provider's usage, priced. A provider that reports no prompt tokens (litellm's
@@ -666,183 +517,3 @@ def _cache_and_reasoning_tokens(usage_obj: Any) -> tuple[int, int, int]:
     written = (number(prompt_details, "cache_creation_tokens")
                or number(usage_obj, "cache_creation_input_tokens"))
     return cached, written, number(completion_details, "reasoning_tokens")
-
-
-def _runaway(guards: dict[Any, RepetitionGuard], text: str, reasoning: str,
-             calls: dict[int, dict[str, str]]) -> bool:
-    """Whether the stream so far ends in a loop: in the arguments of the call being
-    written, else the text, else the reasoning. One guard per stream part."""
-    if calls:
-        index = max(calls)
-        arguments = calls[index]["arguments"]
-        guard = guards.setdefault(index, RepetitionGuard())
-        return guard.runaway(len(arguments), lambda: arguments)
-    part = text or reasoning
-    guard = guards.setdefault("text" if text else "reasoning", RepetitionGuard())
-    return guard.runaway(len(part), lambda: part)
-
-
-def _collect_thinking_blocks(blocks: list[dict[str, Any]], pieces: Any) -> None:
-    """Keep the provider's complete reasoning blocks, to send back verbatim.
-
-    litellm streams Anthropic thinking as blocks of one delta each, then, with the
-    signature_delta, one block holding the whole text and its signature: only those signed
-    blocks (and redacted_thinking ones, which arrive whole) are complete; the unsigned
-    pieces are already in reasoning_content.
-    """
-    for piece in pieces or []:
-        block = dict(piece) if isinstance(piece, dict) else (
-            piece.model_dump() if hasattr(piece, "model_dump") else None)
-        if not block:
-            continue
-        if block.get("type") == "redacted_thinking" or block.get("signature"):
-            blocks.append({k: v for k, v in block.items() if v is not None})
-
-
-def _drain(waiting: "queue.SimpleQueue[tuple[object, Any]]",
-           batch: list[Any]) -> tuple[object, Any] | None:
-    """Move the chunks already waiting into `batch`; the first message that is not a chunk
-    (the end, an error) is returned, None when the queue ran dry first."""
-    while True:
-        try:
-            kind, value = waiting.get_nowait()
-        except queue.Empty:
-            return None
-        if kind is not _CHUNK:
-            return kind, value
-        batch.append(value)
-
-
-def _held(pieces: Any) -> int:
-    """Characters in a delta's reasoning blocks or details (their string values)."""
-    if not pieces:
-        return 0
-    total = 0
-    for piece in pieces if isinstance(pieces, list) else [pieces]:
-        values = piece.values() if isinstance(piece, dict) else [piece]
-        total += sum(len(v) if isinstance(v, str) else len(str(v)) for v in values)
-    return total
-
-
-def _call_piece_size(tc: Any) -> int:
-    function = getattr(tc, "function", None)
-    return (len(getattr(tc, "id", None) or "") + len(getattr(function, "name", None) or "")
-            + len(getattr(function, "arguments", None) or ""))
-
-
-def _merge_tool_delta(calls: dict[int, dict[str, str]], tc: Any) -> None:
-    """Tool calls arrive in pieces keyed by index: id and name once, arguments in fragments."""
-    index = getattr(tc, "index", None)
-    if index is None:
-        index = len(calls)
-    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-    if getattr(tc, "id", None):
-        entry["id"] = tc.id
-    function = getattr(tc, "function", None)
-    if function is not None:
-        if getattr(function, "name", None):
-            entry["name"] = function.name
-        if getattr(function, "arguments", None):
-            entry["arguments"] += scrub_surrogates(function.arguments)
-
-
-def _calls_so_far(calls: dict[int, dict[str, str]]) -> tuple[CallProgress, ...]:
-    """The tool calls streamed so far, as the loop is shown them (on_progress)."""
-    return tuple(CallProgress(index=i, id=c["id"] or f"call_{i}", name=c["name"],
-                              arguments=c["arguments"]) for i, c in sorted(calls.items()))
-
-
-def _last_error(exc: BaseException) -> str:
-    """The reason of the last failed attempt, plus what the server or stream said."""
-    summary = describe(exc)
-    if connection_problem(exc) is not None:
-        return summary  # already says where and why
-    if isinstance(exc, StreamBroken):
-        detail = str(exc) or exc.reason
-    else:
-        detail = provider_message(root_cause(exc))
-    return summary if not detail or detail in summary else f"{summary}: {detail}"
-
-
-def _provider_finish_missing(stream: Any) -> bool:
-    """True when litellm's stream wrapper saw no finish reason from the provider.
-
-    litellm invents finish_reason "stop" when a stream just ends (clean EOF mid-answer, an
-    empty 200 body, a bare [DONE]), so the chunk we see cannot tell a finished answer from
-    a cut one. The wrapper's own record of what the provider sent can, for the providers
-    whose chunks it parses through the common path; for the rest we trust the chunk.
-    """
-    if stream is None or getattr(stream, "custom_llm_provider", None) in _UNTRACKED_FINISH:
-        return False
-    if not hasattr(stream, "received_finish_reason"):
-        return False
-    return (getattr(stream, "received_finish_reason", None) is None
-            and getattr(stream, "intermittent_finish_reason", None) is None)
-
-
-class _StreamPump(threading.Thread):
-    """Opens the stream and moves its chunks onto a queue, on a daemon thread.
-
-    When the caller gives up (interrupt, stall, a cap) it abandons the pump: whatever the
-    thread still produces is dropped. On the direct path (`abort`) the attempt's socket is
-    shut at once, whatever stage it is at, so the thread's read ends and nothing keeps
-    reading beside the retry; a litellm stream is closed once its thread lets go of it (a
-    thread blocked in a socket read ends when httpx's own read timeout fires, or with the
-    process).
-
-    Every stream is closed on this thread when it ends, finished or not. litellm stops
-    reading some answers before their body ends (Anthropic's at `message_stop`); left
-    open, the response is closed by the garbage collector on whichever thread it happens
-    to run, and when that is the next attempt's pump inside httpcore's connection pool,
-    the close waits for the pool's lock that very thread holds: the run hangs.
-    """
-
-    def __init__(self, open_stream: Callable[[], Any],
-                 abort: Callable[[], None] | None = None) -> None:
-        super().__init__(name="model-stream", daemon=True)
-        self._abort = abort
-        self.queue: queue.SimpleQueue[tuple[object, Any]] = queue.SimpleQueue()
-        self.stream: Any = None
-        self._open_stream = open_stream
-        self._abandoned = threading.Event()
-
-    def run(self) -> None:
-        try:
-            self.stream = self._open_stream()
-            self.queue.put((_OPEN, None))
-            for chunk in self.stream:
-                if self._abandoned.is_set():
-                    return
-                self.queue.put((_CHUNK, chunk))
-            self.queue.put((_END, None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            if not self._abandoned.is_set():
-                self.queue.put((_ERROR, exc))
-        finally:
-            _close_stream(self.stream)
-
-    def abandon(self) -> None:
-        """Stop caring about this attempt; close its stream if it is done or once it is."""
-        self._abandoned.set()
-        if self._abort is not None:
-            self._abort()
-        if not self.is_alive():
-            _close_stream(self.stream)
-
-
-def _close_stream(stream: Any) -> None:
-    """Close a stream and what it reads from: litellm's wrapper, the provider iterator
-    under it (openai-python's Stream), its HTTP response, or the generator of the
-    response's lines litellm's own providers (Anthropic's among them) iterate. Closing
-    any of them twice, or a finished one, does nothing."""
-    if stream is None:
-        return
-    inner = getattr(stream, "completion_stream", None)
-    for target in (stream, inner, getattr(inner, "response", None),
-                   getattr(inner, "streaming_response", None)):
-        close = getattr(target, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # noqa: BLE001 - closing a broken stream (or one still read)
-                pass

@@ -454,3 +454,15 @@ def failure_message(exc: BaseException) -> str:
         kind = type(exc).__name__
     where = f" ({status})" if status is not None else ""
     return f"{kind}{where}: {provider_message(exc)}"
+
+
+def last_error(exc: BaseException) -> str:
+    """The reason of the last failed attempt, plus what the server or stream said."""
+    summary = describe(exc)
+    if connection_problem(exc) is not None:
+        return summary  # already says where and why
+    if isinstance(exc, StreamBroken):
+        detail = str(exc) or exc.reason
+    else:
+        detail = provider_message(root_cause(exc))
+    return summary if not detail or detail in summary else f"{summary}: {detail}"
