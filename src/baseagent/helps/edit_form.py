@@ -41,6 +41,7 @@ _QUOTE_CHARS = 160
 _HEAD = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _TAIL = re.compile(r"^\s*>{5,9}\s*(?:REPLACE|UPDATED)\b.*$", re.IGNORECASE)
+_FENCE_CLOSE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*$")
 _FENCE_OPEN = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 # A file name as a label: `pkg/core.py`, `Makefile` is not taken (no dot, no slash).
 _PATH = re.compile(r"^(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[\w]+$|^(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*$")
@@ -53,6 +54,9 @@ class EditBlock:
     path: str  # as the reply names it, relative to the workspace ("" when it names none)
     search: str  # the exact text to replace; "" creates a new file
     replace: str
+    # Where the block is in the reply (its head to its tail line, a fence's closing line
+    # after it included), in characters; not part of what the block is.
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
 
 @dataclass
@@ -75,6 +79,9 @@ def parse_edit_blocks(text: str) -> list[EditBlock]:
     (```` ```python path ````), or else it is the previous block's. An unfinished block (no
     divider or tail) is left out."""
     lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
     blocks: list[EditBlock] = []
     previous = ""
     start = 0  # where the lines a label may be on begin (after the previous block)
@@ -94,7 +101,10 @@ def parse_edit_blocks(text: str) -> list[EditBlock]:
         path = _label(lines[start:i]) or previous
         search = "".join(lines[i + 1:divider])
         replace = "".join(lines[divider + 1:tail])
-        blocks.append(EditBlock(path, search, replace))
+        end = tail + 1
+        if end < len(lines) and _FENCE_CLOSE.match(lines[end]):
+            end += 1
+        blocks.append(EditBlock(path, search, replace, (offsets[i], offsets[end])))
         previous = path
         start = i = tail + 1
     return blocks
