@@ -77,7 +77,7 @@ def test_an_ambiguous_block_is_refused_with_a_clear_note(tmp_path):
                                                    "(a, b):\n    return a + b")])
     assert check.new_texts == {}
     [note] = check.refused
-    assert "ambiguous: 100 matches" in note and "include more lines" in note
+    assert "ambiguous: 500 matches" in note and "include more lines" in note
     assert note.startswith("big.py (SEARCH/REPLACE block 1) was not applied")
 
 

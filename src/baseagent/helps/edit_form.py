@@ -255,11 +255,11 @@ def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-def _occurrences(text: str, search: str, most: int = 100) -> int:
-    count, at = 0, text.find(search)
-    while at >= 0 and count < most:
-        count += 1
-        at = text.find(search, at + 1)
+def _occurrences(text: str, search: str) -> int:
+    """How often `search` occurs in `text`, overlapping occurrences counted apart."""
+    count = text.count(search)
+    if count == 1 and text.find(search, text.find(search) + 1) >= 0:
+        return 2  # "aa" in "aaa": once without overlaps, twice with
     return count
 
 

@@ -247,8 +247,7 @@ PROSE_EDIT_APPLIED = (
 PROSE_EDIT_NOT_WRITTEN = (
     "{path} was not written: {output}")
 PROSE_EDIT_REFUSED = (
-    "Not applied, so those lines are unchanged: {notes} Fix each one: copy the SEARCH lines "
-    "exactly from the file as it is now (read it if unsure).")
+    "Not applied, so those lines are unchanged: {notes}")
 PROSE_EDIT_TESTS_RUN = (
     "Ran the task's test command `{command}` on the files your edits changed. If it fails, "
     "fix the code with another SEARCH/REPLACE edit.")
