@@ -63,7 +63,7 @@ class EditBlock:
 class EditCheck:
     new_texts: dict[str, str] = field(default_factory=dict)  # path -> whole new text
     refused: list[str] = field(default_factory=list)  # one note per refused block
-    applied: list[EditBlock] = field(default_factory=list)  # the blocks that apply, in order
+    applied: list[EditBlock] = field(default_factory=list)  # those that apply (their files' paths)
 
 
 def has_edit_blocks(text: str) -> bool:
@@ -151,11 +151,13 @@ def _clean(path: str) -> str:
 def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
                       may_write: Callable[[str], bool] | None = None) -> EditCheck:
     """What each file would become with these blocks applied in order, writing nothing.
-    `new_texts` holds the whole new text of every file a block changes (by the path the
-    reply gave, `./` dropped); `refused` one note per block that does not apply, saying why,
-    for the model."""
+    `new_texts` holds the whole new text of every file a block changes, by its path in the
+    workspace (the reply's, `./` dropped; or, for a file the reply named by the end of its
+    path, the one file that fits); `refused` one note per block that does not apply, saying
+    why, for the model; `applied` the blocks that apply, with those paths."""
     check = EditCheck()
     texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (text so far, unreadable)
+    aliases: dict[str, str] = {}  # a path the reply gave -> the file it was found to mean
     for number, block in enumerate(blocks[:MAX_BLOCKS], 1):
         where = f"{block.path or 'a block'} (SEARCH/REPLACE block {number})"
         why = _refused_path(root, block.path, may_write)
@@ -163,6 +165,18 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
             check.refused.append(f"{where} was not applied: {why}.")
             continue
         path = os.path.normpath(block.path)
+        path = aliases.get(path, path)
+        if path not in texts and not (root / path).exists() and block.search.strip():
+            found, why = _found_as(root, path, block.search)
+            if why is not None:
+                check.refused.append(f"{where} was not applied: {why}")
+                continue
+            if found is not None:  # `core.py` for `src/pkg/core.py`, when only one fits
+                why = _refused_path(root, found, may_write)
+                if why is not None:
+                    check.refused.append(f"{where} was not applied: {why}.")
+                    continue
+                path = aliases[path] = found
         if path not in texts:
             texts[path] = _read(root / path)
         current, unreadable = texts[path]
@@ -182,7 +196,7 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
             continue
         texts[path] = new, None
         check.new_texts[path] = new
-        check.applied.append(block)
+        check.applied.append(EditBlock(path, block.search, block.replace, block.span))
     for path, text in list(check.new_texts.items()):
         try:
             if (root / path).read_text(encoding="utf-8") == text:
@@ -190,6 +204,40 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
         except (OSError, UnicodeDecodeError):
             pass
     return check
+
+
+# Folders never searched for a file a block names by the end of its path.
+_SKIPPED_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "env", "build", "dist",
+                 "site-packages"}
+MAX_WALK_FILES = 20_000
+
+
+def _found_as(root: Path, path: str, search: str) -> tuple[str | None, str | None]:
+    """The workspace file a missing `path` means, by the end of its path (`core.py` or
+    `pkg/core.py` for `src/pkg/core.py`): the only one, or the only one of several that
+    holds the SEARCH text. (None, None) when no file fits; (None, why) when several do."""
+    tail = "/" + Path(path).as_posix()
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in files:
+            seen += 1
+            relative = os.path.relpath(os.path.join(folder, name), root)
+            if ("/" + Path(relative).as_posix()).endswith(tail) and inside(root, relative):
+                found.append(relative)
+        if seen > MAX_WALK_FILES:
+            break
+    if len(found) == 1:
+        return found[0], None
+    holding = [f for f in found if search in (_read(root / f)[0] or "")]
+    if len(holding) == 1:
+        return holding[0], None
+    if len(found) > 1:
+        names = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        return None, (f"{path} does not exist, and {len(found)} files end with that name "
+                      f"({names}): name the file by its whole path in the workspace.")
+    return None, None
 
 
 def _refused_path(root: Path, path: str, may_write: Callable[[str], bool] | None) -> str | None:
