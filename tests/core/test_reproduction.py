@@ -252,6 +252,8 @@ def test_several_blocks_make_one_script_and_the_lines_stay_the_issues(tmp_path):
     result = run_check(repro, tmp_path)
     assert (result.met, result.total, result.finished) == (3, 3, True), result.output
     assert "REPRO 2/3 MET line 3: print(f(2)) -> gave 3; expected 3" in result.output
+    assert result.report() == "\n".join(
+        [line for line in result.output.splitlines() if line.startswith("REPRO ")])
 
 
 def test_a_script_without_expectations_still_runs_and_reports_how_it_ended(tmp_path):
@@ -288,6 +290,8 @@ def test_a_program_stopped_at_its_timeout_reads_as_unfinished():
     result = read_result(output)
     assert (result.met, result.total, result.finished, result.passed) == (1, 3, False, False)
     assert [r.met for r in result.results] == [True, False]
+    assert result.report().splitlines()[-1] == ("REPRO SUMMARY: 1 of 3 met; the program did "
+                                                "not finish (stopped at its timeout?)")
     assert read_result("").total == 0
 
 

@@ -27,9 +27,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
+from baseagent.core.evidence import forbids_test_changes, is_test_file
 from baseagent.helps.code_blocks import (differs, file_blocks, fragments, merged_blocks,
                                          test_command_block, without_blocks, written_path)
-from baseagent.core.evidence import forbids_test_changes, is_test_file
 from baseagent.helps.contract import Message, TurnContext, TurnHelp, not_an_answer
 from baseagent.helps.edit_form import (EditBlock, check_edit_blocks, has_edit_blocks,
                                        parse_edit_blocks)
@@ -186,6 +186,7 @@ class ProseCode(TurnHelp):
         if cut:
             ends = [b.span[1] for b in blocks] + [e.span[1] for e in edits]
             if not ends:
+                self.edit_note = " ".join(notes) or None
                 return
             # What followed the last whole file or edit (invented output, the repeated
             # span) goes.

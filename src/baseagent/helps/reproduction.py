@@ -84,6 +84,16 @@ class ReproResult:
         """Every expectation met (and there was at least one), and the program finished."""
         return self.finished and self.total > 0 and self.met == self.total
 
+    def report(self) -> str:
+        """The result lines and the summary alone, for a message to the model (the script's
+        own output left out); a program that did not finish says so."""
+        lines = [r.line for r in self.results]
+        lines.append(f"REPRO SUMMARY: {self.met} of {self.total} met; {self.ended}"
+                     if self.finished else
+                     f"REPRO SUMMARY: {self.met} of {self.total} met; the program did not "
+                     "finish (stopped at its timeout?)")
+        return "\n".join(lines)
+
 
 def reproduction_from(issue: str) -> Reproduction | None:
     """The issue's Python code blocks as one script, with what the issue says they should
