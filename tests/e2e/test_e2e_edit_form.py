@@ -123,3 +123,23 @@ def test_the_full_profile_is_told_its_edit_changed_nothing(scripted_server, work
     assert (workspace / "calc.py").read_text() == BIG
     told = server.requests[1]["messages"][-1]["content"]
     assert "SEARCH/REPLACE edits for calc.py, but no file was changed" in told
+
+
+def test_a_function_sent_alone_for_a_big_file_gets_the_edit_form(scripted_server, workspace,
+                                                                 home):
+    """A block with one function of a 200-function module leaves out the rest: not written
+    (as for any file), and for a big file the model is shown the SEARCH/REPLACE form rather
+    than asked for the whole file again."""
+    (workspace / "calc.py").write_text(BIG)
+    piece = f"def f137(a, b):\n{DOC}    total = a + b\n    return total + 137\n"
+    server = scripted_server([{"content": f"calc.py\n```python\n{piece}```"},
+                              {"content": "I see."}, {"content": "Checked."},
+                              {"content": "Done."}])
+    run = run_agent(["-i", TASK, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "calc.py").read_text() == BIG
+    told = server.requests[1]["messages"][-1]["content"]
+    assert told.startswith("Your code block for calc.py was not written: it leaves out `f0`")
+    assert "`f4` and 194 more, which calc.py defines" in told  # f137 itself is there
+    assert "<<<<<<< SEARCH" in told and "send the whole file again" not in told

@@ -172,7 +172,8 @@ class ProseCode(TurnHelp):
             if dropped:
                 self.told_fragment = True
                 self.fragment_note = " ".join(
-                    (FRAGMENT_BIG_FILE if is_big(cwd / f.path) else FRAGMENT_TELL).format(
+                    FRAGMENT_BIG_FILE.format(path=f.path, names=_some(f.missing))
+                    if is_big(cwd / f.path) else FRAGMENT_TELL.format(
                         path=f.path, names=", ".join(f"`{n}`" for n in f.missing))
                     for f in dropped)
         why = "it kept repeating itself" if stumble == "repetition" \
@@ -248,6 +249,12 @@ class ProseCode(TurnHelp):
         if check.refused and not alone:
             notes.append(PROSE_EDIT_REFUSED.format(notes=" ".join(check.refused)))
         return changed
+
+
+def _some(names: tuple[str, ...], most: int = 5) -> str:
+    """A few names, and how many more (a big module's block can leave out hundreds)."""
+    shown = ", ".join(f"`{n}`" for n in names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
 def is_big(path: Path) -> bool:
