@@ -256,6 +256,46 @@ def test_several_blocks_make_one_script_and_the_lines_stay_the_issues(tmp_path):
         [line for line in result.output.splitlines() if line.startswith("REPRO ")])
 
 
+EXPECTED_OUTPUT = """# f is off by one
+
+```python
+from m import f
+print(f(1))
+print(f(2))
+```
+
+Expected output:
+
+```
+2
+3
+```
+
+Actual output:
+
+```
+2
+4
+```
+"""
+
+
+def test_a_block_of_expected_output_checks_what_the_script_prints(tmp_path):
+    repro = reproduction_from(EXPECTED_OUTPUT)
+    assert repro is not None
+    assert [(e.kind, e.expected, e.line) for e in repro.expectations] == [("output", "2\n3", 0)]
+    (tmp_path / "m.py").write_text(FUNCTIONS)
+    assert run_check(repro, tmp_path).passed
+    (tmp_path / "m.py").write_text("def f(x):\n    return x + x\n")
+    result = run_check(repro, tmp_path)
+    assert (result.met, result.total) == (0, 1)
+    assert "REPRO 1/1 NOT MET line 0: the script's output -> printed 2 / 4; expected 2 / 3" \
+        in result.output
+    # An output block introduced as what happens now is not an expectation.
+    actual_only = EXPECTED_OUTPUT.replace("Expected output:", "What I get:")
+    assert reproduction_from(actual_only).expectations == []
+
+
 def test_a_script_without_expectations_still_runs_and_reports_how_it_ended(tmp_path):
     (tmp_path / "m.py").write_text(FUNCTIONS)
     repro = reproduction_from(issue("from m import f\nprint(f(1))\nf('x')\n"))

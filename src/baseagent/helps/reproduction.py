@@ -51,7 +51,8 @@ _PARENTHETICAL = re.compile(r"\s+\([^()]*\)\s*$")  # a remark after a space, not
 class Expectation:
     line: int  # the statement's first line in the script
     source: str  # the statement, as the issue writes it (one line, bounded)
-    kind: str  # "value" (it should give or print `expected`), "raises", "assert"
+    kind: str  # "value" (it should give or print `expected`), "raises", "assert", "output"
+    # (everything the script prints should hold the lines of `expected`; line 0)
     expected: str  # what it should give (an exception's name for "raises"; "" for "assert")
     observed: str = ""  # what the issue says it gives now, when it says
     candidates: tuple[str, ...] = ()  # the readings of `expected` a result may equal
@@ -97,16 +98,22 @@ class ReproResult:
 
 def reproduction_from(issue: str) -> Reproduction | None:
     """The issue's Python code blocks as one script, with what the issue says they should
-    give; None when it has no Python code."""
+    give; None when it has no Python code. A block of output after the code, introduced as
+    what should happen ("Expected output:"), is an expectation on everything the script
+    prints."""
     issue = issue[:MAX_ISSUE_CHARS]
     parts: list[str] = []
     outputs: dict[int, str] = {}  # line -> the output a `>>>` session shows for it
-    size = 0
+    printed: str | None = None  # the output the whole script should print
+    size, last = 0, 0
     for match in _FENCE.finditer(issue):
         info = match.group("info").strip().lower()
         language = info.split()[0] if info else ""
         code = match.group("code")
+        before, last = issue[last:match.start()], match.end()
         if language and language not in _PYTHON:
+            if parts and printed is None and language in _OUTPUT and _introduces(before):
+                printed = code
             continue
         if re.search(r"^\s*>>> ", code, re.MULTILINE):
             code, shown = _from_session(code)
@@ -114,6 +121,8 @@ def reproduction_from(issue: str) -> Reproduction | None:
             shown = {}
             if not language and not re.search(r"^\s*(?:import|from)\s|\bprint\(|^\s*assert\b",
                                                code, re.MULTILINE):
+                if parts and printed is None and _introduces(before):
+                    printed = code  # an untagged block of output, said to be expected
                 continue  # an untagged block of output or prose
         if not _parses(code) or not code.strip():
             continue
@@ -126,7 +135,26 @@ def reproduction_from(issue: str) -> Reproduction | None:
     if not parts:
         return None
     script = "".join(parts)
-    return Reproduction(script, _expectations(script, outputs))
+    expectations = _expectations(script, outputs)
+    if printed is not None and printed.strip() and len(expectations) < MAX_EXPECTATIONS:
+        text = _cut(printed.strip("\n"), 2_000)
+        expectations.append(Expectation(0, "the script's output", "output", text, "", (text,)))
+    return Reproduction(script, expectations)
+
+
+# Fence languages of a block of output.
+_OUTPUT = {"text", "txt", "console", "output", "plain", "plaintext", "none"}
+
+
+def _introduces(prose: str) -> bool:
+    """Whether the prose just before a block introduces it as what should happen
+    ("Expected output:", "It should print:"), not as what happens now ("Actual:")."""
+    lines = [line.strip() for line in prose.splitlines() if line.strip()]
+    if not lines:
+        return False
+    line = lines[-1].lower()
+    return re.search(r"\b(?:expect\w*|should|want\w*|correct)\b", line) is not None \
+        and re.search(r"\b(?:actual\w*|got|instead|currently|but)\b", line) is None
 
 
 def _parses(code: str) -> bool:
