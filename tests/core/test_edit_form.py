@@ -200,3 +200,16 @@ def test_blocks_for_a_file_found_by_its_name_count_under_its_path(tmp_path):
                                          EditBlock("core.py", "b = 2\n", "b = 4\n")])
     assert check.new_texts == {"src/core.py": "a = 3\nb = 4\n"}
     assert [b.path for b in check.applied] == ["src/core.py", "src/core.py"]
+
+
+def test_a_reply_of_many_heads_without_tails_is_read_in_linear_time():
+    """Half a megabyte of heads (the most a reply carries at the output caps) with one
+    divider and one tail at the end: each head's block is a search, not a scan."""
+    text = "x.py\n" + "<<<<<<< SEARCH\n" * 40_000 + "a\n=======\nb\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(text) == [EditBlock("x.py", "a\n", "b\n")]
+
+
+def test_a_long_search_in_a_long_file_is_matched_exactly_or_not_at_all(tmp_path):
+    (tmp_path / "m.txt").write_text("a\n" * 100_000)
+    check = check_edit_blocks(tmp_path, [EditBlock("m.txt", " a\n" * 1_000 + "b\n", "c\n")])
+    assert check.new_texts == {} and "was not found" in check.refused[0]

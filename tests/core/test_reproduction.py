@@ -339,6 +339,10 @@ def test_the_script_and_the_expectations_are_bounded():
     long = issue("".join(f"print({i})  # expected {i}\n" for i in range(3_000)))
     repro = reproduction_from(long)
     assert repro is None or len(repro.expectations) <= 50
+    # Comments built to make the patterns backtrack are read only in part.
+    hostile = issue("print(1)  # " + "(" * 5_000 + " " * 5_000 + "expected\n"
+                    "print(2)  # " + "xError" * 1_500 + "\n")
+    assert reproduction_from(hostile) is not None
     few = issue("".join(f"print({i})  # expected {i}\n" for i in range(200)))
     repro = reproduction_from(few)
     assert repro is not None and len(repro.expectations) == 50

@@ -23,6 +23,7 @@ parse, a path outside the workspace or into .git).
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import os
 import re
@@ -35,6 +36,8 @@ from baseagent.helps.named_files import inside
 # Bounds: a reply's blocks, and the files they may edit.
 MAX_BLOCKS = 64
 MAX_FILE_CHARS = 4_000_000
+# Line comparisons a whitespace-tolerant match may make (the file's lines times SEARCH's).
+MAX_LOOSE_WORK = 20_000_000
 # How much of a block's text a note quotes.
 _QUOTE_CHARS = 160
 
@@ -82,21 +85,27 @@ def parse_edit_blocks(text: str) -> list[EditBlock]:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
+    # Where each marker is, so that finding a block's next one is a search, not a scan (a
+    # reply of many heads without tails stays linear).
+    heads = [j for j, line in enumerate(lines) if _HEAD.match(line)]
+    dividers = [j for j, line in enumerate(lines) if _DIVIDER.match(line)]
+    tails = [j for j, line in enumerate(lines) if _TAIL.match(line)]
     blocks: list[EditBlock] = []
     previous = ""
     start = 0  # where the lines a label may be on begin (after the previous block)
-    i = 0
-    while i < len(lines) and len(blocks) < MAX_BLOCKS:
-        if not _HEAD.match(lines[i]):
-            i += 1
-            continue
-        divider = _next(lines, i + 1, _DIVIDER)
-        tail = _next(lines, divider + 1, _TAIL) if divider is not None else None
-        if divider is None or tail is None or _next(lines, i + 1, _HEAD, tail) is not None:
+    for i in heads:
+        if i < start:
+            continue  # inside a block already read
+        if len(blocks) >= MAX_BLOCKS:
+            break
+        divider = _after(dividers, i)
+        tail = _after(tails, divider) if divider is not None else None
+        inner = _after(heads, i)
+        if divider is None or tail is None or (inner is not None and inner < tail):
             # Unfinished, or another head inside it: not a block; a later one in the run
             # may still be, with this one's path.
             previous = _label(lines[start:i]) or previous
-            start = i = i + 1
+            start = i + 1
             continue
         path = _label(lines[start:i]) or previous
         search = "".join(lines[i + 1:divider])
@@ -106,16 +115,14 @@ def parse_edit_blocks(text: str) -> list[EditBlock]:
             end += 1
         blocks.append(EditBlock(path, search, replace, (offsets[i], offsets[end])))
         previous = path
-        start = i = tail + 1
+        start = tail + 1
     return blocks
 
 
-def _next(lines: list[str], start: int, pattern: re.Pattern[str],
-          stop: int | None = None) -> int | None:
-    for j in range(start, len(lines) if stop is None else stop):
-        if pattern.match(lines[j]):
-            return j
-    return None
+def _after(indices: list[int], at: int) -> int | None:
+    """The first of the sorted `indices` after `at`."""
+    k = bisect.bisect_right(indices, at)
+    return indices[k] if k < len(indices) else None
 
 
 def _label(before: list[str]) -> str | None:
@@ -324,8 +331,10 @@ def _loose_apply(current: str, search: str, replace: str) -> str | int:
     if not wanted:
         return 0
     lines = current.splitlines(keepends=True)
-    stripped = [line.strip() for line in lines]
     n = len(wanted)
+    if len(lines) * n > MAX_LOOSE_WORK:
+        return 0  # a long SEARCH in a long file: the exact match or nothing
+    stripped = [line.strip() for line in lines]
     matches = [i for i in range(len(lines) - n + 1)
                if stripped[i] == wanted[0] and stripped[i:i + n] == wanted]
     if len(matches) != 1:
@@ -374,13 +383,14 @@ def _reindent(line: str, shift: tuple[str, str]) -> str:
 def _not_found(current: str, search: str, path: str) -> str:
     note = (f"its SEARCH text was not found in {path}. SEARCH must copy the file's lines "
             "exactly, including indentation and comments.")
-    first = next((line.strip() for line in search.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in search.splitlines() if line.strip()), "")[:200]
     lines = current.splitlines()
-    if first and len(lines) <= 50_000:
-        close = difflib.get_close_matches(first, [line.strip() for line in lines], n=1,
+    if first and len(lines) <= 20_000:
+        close = difflib.get_close_matches(first, [line.strip()[:200] for line in lines], n=1,
                                           cutoff=0.6)
         if close:
-            number = next(i for i, line in enumerate(lines) if line.strip() == close[0]) + 1
+            number = next(i for i, line in enumerate(lines)
+                          if line.strip()[:200] == close[0]) + 1
             note += f" The closest line is {number}: `{_quote(lines[number - 1].strip())}`."
     return note
 

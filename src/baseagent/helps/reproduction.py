@@ -28,6 +28,7 @@ MAX_ISSUE_CHARS = 100_000
 MAX_SCRIPT_CHARS = 20_000
 MAX_EXPECTATIONS = 50
 MAX_RESULT_CHARS = 200_000
+MAX_COMMENT_CHARS = 1_000
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -195,8 +196,8 @@ def _comments(script: str) -> tuple[dict[int, str], set[int]]:
     code: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(script).readline):
-            if token.type == tokenize.COMMENT:
-                comments[token.start[0]] = token.string[1:].strip()
+            if token.type == tokenize.COMMENT:  # bounded: the patterns read it whole
+                comments[token.start[0]] = token.string[1:MAX_COMMENT_CHARS].strip()
             elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
                                     tokenize.DEDENT, tokenize.ENDMARKER):
                 code.update(range(token.start[0], token.end[0] + 1))
