@@ -94,23 +94,78 @@ ENGINE = "class Engine:\n" + "".join(f"    def m{i}(self, n):\n        return n 
                                      for i in range(100))
 
 
-def test_a_code_block_that_would_cut_a_big_file_is_not_written(scripted_server, workspace,
-                                                               home):
+def test_a_piece_of_a_big_files_class_is_merged_by_name(scripted_server, workspace, home):
     """The block defines the file's one top-level name, so it reads as a whole file, but it
-    is a piece of a 300-line class: writing it would delete the other 99 methods."""
+    is a piece of a 300-line class: written as the file it would delete the other 99
+    methods; its one method replaces the class's method of that name instead."""
     (workspace / "engine.py").write_text(ENGINE)
     piece = "class Engine:\n    def m7(self, n):\n        return n + 8\n"
     server = scripted_server([{"content": f"engine.py\n```python\n{piece}```"},
-                              {"content": "I see."}, {"content": "Checked."},
+                              {"content": "Fixed."}, {"content": "Checked."},
                               {"content": "Done."}])
     run = run_agent(["-i", "Fix m7 in engine.py: it should add 8.", "--prompt-profile",
                      "compact"], cwd=workspace, home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "engine.py").read_text() == ENGINE.replace("return n + 7\n",
+                                                                   "return n + 8\n")
+    assert len(run.completed_items("file_change")) == 1
+    told = server.requests[1]["messages"][-1]["content"]
+    assert told == ("Wrote engine.py: `Engine.m7` from your code block replaced the "
+                    "definitions of the same names, and the rest of the file was kept.")
+
+
+def test_a_code_block_that_would_cut_a_big_file_is_not_written(scripted_server, workspace,
+                                                               home):
+    """A piece of the class with a method the class does not have: it cannot be merged by
+    name, and written as the file it would delete the rest."""
+    (workspace / "engine.py").write_text(ENGINE)
+    piece = "class Engine:\n    def m700(self, n):\n        return n + 8\n"
+    server = scripted_server([{"content": f"engine.py\n```python\n{piece}```"},
+                              {"content": "I see."}, {"content": "Checked."},
+                              {"content": "Done."}])
+    run = run_agent(["-i", "Add m700 to engine.py.", "--prompt-profile", "compact"],
+                    cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     assert (workspace / "engine.py").read_text() == ENGINE
     assert not run.completed_items("file_change")
     told = server.requests[1]["messages"][-1]["content"]
     assert "engine.py was not written: it has 3 lines and engine.py has 301" in told
     assert "<<<<<<< SEARCH" in told
+
+
+def test_a_function_sent_alone_for_a_big_file_is_merged_by_name(scripted_server, workspace,
+                                                                home):
+    (workspace / "calc.py").write_text(BIG)
+    piece = f"def f137(a, b):\n{DOC}    total = a + b\n    return total + 137\n"
+    server = scripted_server([{"content": f"calc.py\n```python\n{piece}```"},
+                              {"content": "Fixed."}, {"content": "Checked."},
+                              {"content": "Done."}])
+    run = run_agent(["-i", TASK, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "calc.py").read_text() == FIXED
+    assert server.requests[1]["messages"][-1]["content"].startswith(
+        "Wrote calc.py: `f137` from your code block replaced")
+
+
+def test_an_elided_function_for_a_big_file_gets_the_edit_form(scripted_server, workspace,
+                                                              home):
+    """A function whose body stands for code it leaves out (`# ... rest unchanged`) is not
+    merged: not written (as for any file that loses names), and for a big file the model is
+    shown the SEARCH/REPLACE form rather than asked for the whole file again."""
+    (workspace / "calc.py").write_text(BIG)
+    piece = f"def f137(a, b):\n{DOC}    total = a + b\n    # ... rest unchanged\n"
+    server = scripted_server([{"content": f"calc.py\n```python\n{piece}```"},
+                              {"content": "I see."}, {"content": "Checked."},
+                              {"content": "Done."}])
+    run = run_agent(["-i", TASK, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "calc.py").read_text() == BIG
+    told = server.requests[1]["messages"][-1]["content"]
+    assert told.startswith("Your code block for calc.py was not written: it leaves out `f0`")
+    assert "`f4` and 194 more, which calc.py defines" in told  # f137 itself is there
+    assert "<<<<<<< SEARCH" in told and "send the whole file again" not in told
 
 
 def test_the_full_profile_is_told_its_edit_changed_nothing(scripted_server, workspace, home):
@@ -123,23 +178,3 @@ def test_the_full_profile_is_told_its_edit_changed_nothing(scripted_server, work
     assert (workspace / "calc.py").read_text() == BIG
     told = server.requests[1]["messages"][-1]["content"]
     assert "SEARCH/REPLACE edits for calc.py, but no file was changed" in told
-
-
-def test_a_function_sent_alone_for_a_big_file_gets_the_edit_form(scripted_server, workspace,
-                                                                 home):
-    """A block with one function of a 200-function module leaves out the rest: not written
-    (as for any file), and for a big file the model is shown the SEARCH/REPLACE form rather
-    than asked for the whole file again."""
-    (workspace / "calc.py").write_text(BIG)
-    piece = f"def f137(a, b):\n{DOC}    total = a + b\n    return total + 137\n"
-    server = scripted_server([{"content": f"calc.py\n```python\n{piece}```"},
-                              {"content": "I see."}, {"content": "Checked."},
-                              {"content": "Done."}])
-    run = run_agent(["-i", TASK, "--prompt-profile", "compact"], cwd=workspace, home=home,
-                    api_base=server.api_base)
-    assert run.returncode == 0, run.stderr
-    assert (workspace / "calc.py").read_text() == BIG
-    told = server.requests[1]["messages"][-1]["content"]
-    assert told.startswith("Your code block for calc.py was not written: it leaves out `f0`")
-    assert "`f4` and 194 more, which calc.py defines" in told  # f137 itself is there
-    assert "<<<<<<< SEARCH" in told and "send the whole file again" not in told
