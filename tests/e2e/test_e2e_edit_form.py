@@ -178,3 +178,50 @@ def test_the_full_profile_is_told_its_edit_changed_nothing(scripted_server, work
     assert (workspace / "calc.py").read_text() == BIG
     told = server.requests[1]["messages"][-1]["content"]
     assert "SEARCH/REPLACE edits for calc.py, but no file was changed" in told
+
+
+def test_a_search_replace_block_in_a_reply_without_tools_is_applied_and_judged(
+        scripted_server, workspace, home):
+    """A reply to messages sent alone (the whole-file probe's, and any help's that asks
+    without tools) may answer with an edit: its file becomes a write_file call the help runs,
+    and the tests judge it."""
+    small = BIG[:BIG.index("def f20(")]  # 100 lines: shown with the task, so the probe runs
+    (workspace / "calc.py").write_text(small)
+    (workspace / "test_calc.py").write_text(
+        "from calc import f7, f8\n\n\ndef test_f7():\n    assert f7(1, 2) == 10\n\n\n"
+        "def test_f8():\n    assert f8(1, 2) == 7\n")
+    task = ("Fix f7 in calc.py: it should add b. The tests are in test_calc.py; they are "
+            "correct, don't change them. Run them with: python3 -m pytest -q test_calc.py")
+    doc = DOC.replace("137", "7")
+    edit = block("calc.py", f"{doc}    total = a - b\n", f"{doc}    total = a + b\n")
+    server = scripted_server([{"content": edit}])
+    run = run_agent(["-i", task, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert "Act as an expert software developer" in sent(server.requests[0])  # the probe's
+    assert (workspace / "calc.py").read_text() == small.replace(
+        f"{doc}    total = a - b\n", f"{doc}    total = a + b\n") != small
+    assert len(server.requests) == 1 and "the tests pass (" in run.final_message
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_the_tests_run_after_an_edit_and_the_model_reads_both(scripted_server, workspace,
+                                                              home):
+    (workspace / "calc.py").write_text(BIG)  # too big to be shown: no probe
+    (workspace / "test_calc.py").write_text(
+        "from calc import f137\n\n\ndef test_f137():\n    assert f137(1, 2) == 140\n")
+    task = ("Fix f137 in calc.py: it should add b. The tests are in test_calc.py. Run them "
+            "with: python3 -m pytest -q test_calc.py")
+    edit = block("calc.py", f"{DOC}    total = a - b\n", f"{DOC}    total = a + b\n")
+    server = scripted_server([{"content": edit}, {"content": "Fixed: the tests pass."},
+                              {"content": "Checked."}])
+    run = run_agent(["-i", task, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "calc.py").read_text() == FIXED
+    result = server.requests[1]["messages"][-1]
+    assert result["role"] == "tool" and "1 passed" in result["content"]
+    assert "Applied the SEARCH/REPLACE edit in your reply to calc.py. Ran the task's test " \
+        "command `python3 -m pytest -q test_calc.py` on the files your edits changed." \
+        in result["content"]
+    assert run.events[-1]["verification"]["by"] == "evidence"
