@@ -52,8 +52,9 @@ _FENCE_CLOSE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*$")
 _FENCE_OPEN = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 # A file name as a label: `pkg/core.py`, `Makefile` is not taken (no dot, no slash).
 _PATH = re.compile(r"^(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[\w]+$|^(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*$")
-_LABEL_PREFIX = re.compile(r"^(?:#+|//|--|\*+|-|>)?\s*(?:(?:file(?:name)?|path|in)\s*[:=]?\s+)?",
-                           re.IGNORECASE)
+_LABEL_PREFIX = re.compile(r"^(?:#+|//|--|\*+|-|>|\d+[.)])?\s*"
+                           r"(?:(?:file(?:name)?|path|in)\s*[:=]?\s+)?", re.IGNORECASE)
+_QUOTED = re.compile(r"`([^`\s]+)`")
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ def _after(indices: list[int], at: int) -> int | None:
 
 def _label(before: list[str]) -> str | None:
     """The file named on the last few non-blank lines before a block's head: a fence's info
-    string, or a line that is only a path (decorated as models do)."""
+    string, a line that is only a path (decorated as models do), the one path a line quotes
+    in backticks, or the last path of a sentence ending with a colon."""
     candidates = [line.strip() for line in before if line.strip()][-3:]
     for line in reversed(candidates):
         fence = _FENCE_OPEN.match(line)
@@ -143,6 +145,9 @@ def _label(before: list[str]) -> str | None:
         name = _LABEL_PREFIX.sub("", line, count=1).strip().strip("*_`'\":").strip()
         if _PATH.match(name):
             return _clean(name)
+        quoted = {q for q in _QUOTED.findall(line) if _PATH.match(q) and "." in Path(q).name}
+        if len(quoted) == 1:
+            return _clean(quoted.pop())  # "1. In `pkg/core.py`, the loop"
         if line.endswith(":"):
             # "Change the loop in pkg/core.py:": the last path-like word of the sentence
             words = [w.strip("*_`'\":,.()") for w in line.split()]
