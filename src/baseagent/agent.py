@@ -50,8 +50,9 @@ from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.output import events as ev
 from baseagent.output.codex import pending_call
 from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
-from baseagent.output.emitter import Emitter, EventListener
-from baseagent.core.events import RunEvent, TurnEnded as TurnEndedEvent
+from baseagent.emitting.interface import EventListener
+from baseagent.output.emitter import Emitter
+from baseagent.emitting.events import RunEvent, TurnEnded as TurnEndedEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from baseagent.config.settings import Settings
 from baseagent.exit_codes import exit_code_for_status
 
-if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
-    from baseagent.output.emitter import EventListener
+if TYPE_CHECKING:  # the sink interface (emitting/interface.py); imported with the sink itself
+    from baseagent.emitting.interface import EventListener
     from baseagent.output.term import TerminalCaps
 
 

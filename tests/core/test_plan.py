@@ -348,7 +348,7 @@ class _Terminal(io.StringIO):
 
 
 def _render(stream: io.StringIO) -> str:
-    from baseagent.core import events as engine
+    from baseagent.emitting import events as engine
     from baseagent.output.pretty import PrettySink
 
     sink = PrettySink(stream, spinner=False)

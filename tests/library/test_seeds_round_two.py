@@ -346,7 +346,7 @@ class _EchoLoop:
         self.paused = None
 
     def run_turn(self, turn: Any) -> Any:
-        from baseagent.core import events as engine
+        from baseagent.emitting import events as engine
         from baseagent.core.parts import TurnOutcome
 
         parts = self.parts

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from baseagent.cancellation import CancelToken
 from baseagent.config.settings import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, AgentConfig
 from baseagent.errors import ConfigError, InputError
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.tools.approval import (ApprovalAnswer, ApprovalRequest, Approvals, Approver,
                                       approval_item)
 
@@ -967,9 +967,18 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
     return Delegation(build=build, client=client, tools=tools,
                       default_tools=settings.delegate_tools,
                       max_iterations=settings.delegate_max_iterations,
-                      cost_limit=settings.delegate_cost_limit, redact=prepared.redactor,
+                      cost_limit=settings.delegate_cost_limit,
+                      new_emitter=_emitter_maker(prepared.redactor),
                       specialists=_specialist_runs(prepared, client, own_models, cancelled,
                                                    notice))
+
+
+def _emitter_maker(redactor: Redactor | None) -> Callable[[list[Any], str], Emitter]:
+    """A sub-agent's emitter: to its listeners, item ids under `prefix`, redacted as the
+    run's events are."""
+    from baseagent.output.emitter import Emitter
+
+    return lambda listeners, prefix: Emitter(listeners, redact=redactor, item_prefix=prefix)
 
 
 def _specialist_runs(prepared: Prepared, client: ModelClientProtocol, own_models: bool,

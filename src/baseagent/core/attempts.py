@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.evidence import named_test_command, repository_notes
 from baseagent.helps.test_report import read_report
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 
 # Directories never compared nor applied: the repository's own store, and caches and
 # environments that tools rebuild (copied along where they help a test run; see _NOT_COPIED).

@@ -9,7 +9,7 @@ environment, the process tracker and the cancellation flag (cancelling the paren
 the child). Its final answer is the tool's result.
 
 The call is one item whose progress carries the child's completed items (the engine's own,
-core/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
+emitting/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
 is a `collab_tool_call` item (Codex's shape for a call that starts another agent) with
 those items nested (`items`, mapped by output/codex.py).
 
@@ -28,13 +28,13 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import (ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals,
                                  no_progress)
-from baseagent.output.emitter import Emitter, EventListener
+from baseagent.emitting.interface import EventListener, NewEmitter
 from baseagent.prompts.system import OUTPUT_FORMAT, SUBAGENT_TASK
 from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
 
@@ -99,17 +99,18 @@ class Delegation:
     def __init__(self, *, build: ChildLoopFactory, client: ModelClientProtocol,
                  tools: Sequence[Tool], default_tools: Sequence[str] = READ_ONLY_TOOLS,
                  max_iterations: int = 20, cost_limit: float | None = None,
-                 redact: Any = None, specialists: Mapping[str, SpecialistRun] | None = None,
-                 ) -> None:
+                 new_emitter: NewEmitter,
+                 specialists: Mapping[str, SpecialistRun] | None = None) -> None:
         """tools: what the parent may hand on (its own tools minus delegate and the tools
-        the caller runs). cost_limit: USD one sub-agent may spend."""
+        the caller runs). cost_limit: USD one sub-agent may spend. new_emitter: makes a
+        sub-agent's emitter (its listeners, its item-id prefix), redacting as the run's."""
         self._build = build
         self._client = client
         self._tools = {t.name: t for t in tools}
         self._default = [n for n in default_tools if n in self._tools]
         self._max_iterations = max_iterations
         self._cost_limit = cost_limit
-        self._redact = redact
+        self._new_emitter = new_emitter
         self._specialists = dict(specialists or {})
         self._own_clients: dict[str, ModelClientProtocol] = {}
         self._lock = threading.Lock()
@@ -164,7 +165,7 @@ class Delegation:
             raise ToolError("no model calls are left in this turn for a sub-agent")
         child_id = new_thread_id()  # a thread id like any other (UUIDv7)
         nest = _Nest(ctx.progress, child_id)
-        emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
+        emitter = self._new_emitter([nest], f"{ctx.item_id}.")
         child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,
                                         delegate=None, progress=lambda _payload: None)
         client = client or self._client

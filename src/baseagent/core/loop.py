@@ -23,7 +23,7 @@ The contract of a turn (`run_turn`), in order:
 Every way out other than an answer is an exception (core/turn.py TurnEnded, ActionRequired;
 RunInterrupted, model errors), turned into the closing event by `_close`, so the loop body
 carries no flags. The loop knows nothing about HTTP, terminals or file formats: it talks
-to a model client, a ToolRegistry, an Emitter (engine events, core/events.py; the wire
+to a model client, a ToolRegistry, an Emitter (engine events, emitting/events.py; the wire
 formats are mappers in output/) and optionally a compactor and a session record, all handed
 in by the composition root (core/assembly.py) with the list of helps.
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import NEVER, CancelToken
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.calls import CallItems
 from baseagent.core.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
@@ -51,7 +51,7 @@ from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, Pas
 from baseagent.helps.contract import TurnHelp, capped, not_an_answer
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
-from baseagent.output.emitter import Emitter
+from baseagent.emitting.interface import EventEmitter
 from baseagent.prompts.system import EVIDENCE_PROMPT
 from baseagent.tools.approval import APPROVAL_CALL, ApprovalRequest
 from baseagent.tools.external import is_external
@@ -72,7 +72,7 @@ ALL_TOOLS_FAILED = ("every tool call of the model's answer failed ({n} of {n}); 
 
 
 class Loop:
-    def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: Emitter,
+    def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: EventEmitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
                  compactor: ContextPolicy | None = None, session: HistorySink | None = None,

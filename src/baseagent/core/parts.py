@@ -17,7 +17,7 @@
   over the same parts, for a factory that wraps or subclasses it.
 
 A replacement talks to the rest through the same objects the default does: it emits the
-engine's events (core/events.py) through `parts.emitter`, calls tools through
+engine's events (emitting/events.py) through `parts.emitter`, calls tools through
 `parts.registry.prepare()` / `.execute()`, the model through `parts.client.complete()`,
 and appends to `parts.history` (recording each message with `parts.session.message()` when
 the thread is recorded). Every turn must end with exactly one `TurnEnded` event; the Agent
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from baseagent.cancellation import CancelToken
     from baseagent.core.pending import Paused
     from baseagent.llm.types import ModelClientProtocol
-    from baseagent.output.emitter import Emitter
+    from baseagent.emitting.interface import EventEmitter
     from baseagent.tools.registry import ToolRegistry
     from baseagent.tools.tool import ToolContext
 
@@ -67,7 +67,7 @@ class LoopParts:
     settings: Any  # config/settings.py AgentConfig
     client: ModelClientProtocol
     registry: ToolRegistry
-    emitter: Emitter
+    emitter: EventEmitter
     tool_context: ToolContext
     history: list[dict[str, Any]]
     context_policy: ContextPolicy

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 from baseagent.llm.types import TOKEN_KEYS
 from baseagent.errors import ConfigError
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.events import ThreadEvent
 from baseagent.output.jsonl import json_line
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from baseagent.agent import Agent, TurnStream
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.errors import AgentBusyError, InputError
 from baseagent.output import events as ev
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.jsonl import json_line
 from baseagent.serve.log import EventLog
 from baseagent.serve.transcript import recorded_events

@@ -10,7 +10,8 @@ Items are snapshots: each ItemStarted / ItemUpdated / ItemCompleted carries the 
 as it stands, so mapping one is a pure function of the event (no mapper keeps item state).
 
 This module imports nothing of baseagent: it sits below output/ and core/ alike (the
-mappers in output/ read it; the engine in core/ writes it).
+mappers in output/ read it; the engine in core/ writes it); emitting/interface.py is how the
+engine sends them.
 """
 from __future__ import annotations
 
