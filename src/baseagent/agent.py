@@ -41,9 +41,9 @@ from baseagent.checkpoints import CheckpointError, Checkpoints, Diff, Undone
 from baseagent.config.settings import AgentConfig
 from baseagent.core import assembly
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
-from baseagent.core.pending import Paused, check_outputs
-from baseagent.core.records import LoadedSession
-from baseagent.core.recorder import RecordWriteError
+from baseagent.records.pending import Paused, check_outputs
+from baseagent.records.replay import LoadedSession
+from baseagent.records.recorder import RecordWriteError
 from baseagent.storage import MessageStorage
 from baseagent.errors import AgentBusyError, ConfigError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
@@ -909,7 +909,7 @@ def _resume(settings: AgentConfig, thread_id: str | None, explicit: set[str],
     keyword arguments."""
     if thread_id is None:
         return settings, None, []
-    from baseagent.core.records import settings_for_resume
+    from baseagent.records.replay import settings_for_resume
     from baseagent.storage import load_thread, open_storage
 
     store = storage if storage is not None else open_storage(settings)

@@ -250,7 +250,7 @@ def main_command(
         raise _fail_usage(str(exc)) from None
     loaded, notes = _resumed(settings, flags, resume, resume_last, continue_last)
     if loaded is not None:
-        from baseagent.core.records import settings_for_resume
+        from baseagent.records.replay import settings_for_resume
 
         here = settings.cwd
         try:
@@ -644,7 +644,7 @@ def sessions_show(
 ) -> None:
     """One thread: model, turns, usage, instructions and the history a resume continues."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     try:
         summary, history = sessions.show(_storage(ctx, directory, db), thread_id)
@@ -666,7 +666,7 @@ def sessions_search(
     """Messages of every thread holding every word of TEXT, newest first. SQLite storage
     searches its full-text index (FTS5); JSONL records are scanned (say so on stderr)."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     storage = _storage(ctx, directory, db)
     try:
@@ -691,7 +691,7 @@ def sessions_rm(
 ) -> None:
     """Delete records: by id, or prune with --older-than DAYS."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     if not thread_ids and older_than is None:
         raise _fail_usage("give thread ids or --older-than DAYS")
@@ -859,7 +859,7 @@ def export_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
 ) -> None:
     """Export trajectories: ATIF v1.7, ShareGPT (training) or the raw OpenAI messages."""
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
     from baseagent.export import FORMATS, dumps, export_thread
 
     if fmt not in FORMATS:

@@ -254,7 +254,7 @@ class AIAgent:
         return result
 
     def _record(self) -> Path | None:
-        from baseagent.core.records import SessionLoadError, find_session
+        from baseagent.records.replay import SessionLoadError, find_session
 
         if not self.agent.settings.record_session:
             return None

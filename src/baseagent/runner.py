@@ -132,7 +132,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     from baseagent.signals import SignalGuard
 
     if tool_outputs is not None:  # bad outputs: a usage error before stdout is claimed
-        from baseagent.core.pending import check_outputs
+        from baseagent.records.pending import check_outputs
 
         paused = resume.paused if resume is not None else None
         if paused is None:

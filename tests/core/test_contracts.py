@@ -171,7 +171,7 @@ def test_the_registry_holds_every_tool_to_the_contract(tmp_path):
 def every_sink() -> dict[str, Any]:
     from baseagent.agent import _Collect, _Forward
     from baseagent.core.delegation import _Nest
-    from baseagent.core.recorder import SessionRecorder
+    from baseagent.records.recorder import SessionRecorder
     from baseagent.output.agentb import AgentBMapper, AgentBSink
     from baseagent.output.jsonl import JsonlSink
     from baseagent.output.pretty import PrettySink

@@ -192,7 +192,7 @@ def test_read_file_on_an_image_points_to_view_image(workspace):
 def test_a_step_that_pauses_attaches_after_the_callers_outputs(workspace, tmp_path):
     """The caller's outputs are tool messages of the same step: the image waits for them,
     in this process and when the turn continues from the session record."""
-    from baseagent.core.records import load_session
+    from baseagent.records.replay import load_session
 
     weather = {"name": "get_weather", "description": "Weather.",
                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}

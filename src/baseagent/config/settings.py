@@ -48,7 +48,7 @@ DEFAULT_ENV_STRIP = list(DEFAULT_STRIP_PATTERNS)
 
 class _Options(BaseModel):
     """Every group refuses unknown keys and validates assignments (a resumed thread's
-    settings are set one by one, `core/records.py`). Validators are built on first use, not
+    settings are set one by one, `records/replay.py`). Validators are built on first use, not
     at import: a process validates one model (Settings, or AgentConfig), never the groups
     alone, and the CLI's header waits for this import."""
 
@@ -345,7 +345,7 @@ class StorageConfig(_Options):
 
 
 class SessionOptions(_Options):
-    """The session record of a thread (core/recorder.py), which resume reads back."""
+    """The session record of a thread (records/recorder.py), which resume reads back."""
 
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
     record_session: bool = True

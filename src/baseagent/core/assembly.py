@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     import threading
 
     from baseagent.core.loop import Loop
-    from baseagent.core.records import LoadedSession
-    from baseagent.core.recorder import SessionRecorder
+    from baseagent.records.replay import LoadedSession
+    from baseagent.records.recorder import SessionRecorder
     from baseagent.core.specialists import Sources
     from baseagent.llm.route import Route
     from baseagent.llm.types import ModelClientProtocol, UsageTotals
@@ -1072,7 +1072,7 @@ def open_record(prepared: Prepared, client: ModelClientProtocol,
     this and closed again: the writer keeps its own handle); a resumed thread appends to
     the record it came from."""
     from baseagent import __version__
-    from baseagent.core.recorder import SessionRecorder
+    from baseagent.records.recorder import SessionRecorder
     from baseagent.storage import open_storage
 
     settings = prepared.settings

@@ -1,6 +1,6 @@
 """A tool call as the items a consumer sees: run (started, updated with its progress,
 completed), fed into the turn's own item (update_plan), or handed to the caller (a tool the
-caller runs, or a command waiting on the caller's approval: core/pending.py).
+caller runs, or a command waiting on the caller's approval: records/pending.py).
 
 The loop (core/loop.py) decides which; this runs it and emits its events, never touching
 the history.
@@ -14,7 +14,7 @@ from baseagent.cancellation import CancelToken
 from baseagent.emitting import events as engine
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
                                   started_item, updated_item)
-from baseagent.core.pending import PendingCall
+from baseagent.records.pending import PendingCall
 from baseagent.core.streaming import TurnItems
 from baseagent.llm.types import ToolCall
 from baseagent.emitting.interface import EventEmitter

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any, Callable
 
 from baseagent.emitting import events as engine
-from baseagent.core.pending import PendingCall
+from baseagent.records.pending import PendingCall
 from baseagent.tools.tool import ToolContext, ToolResult
 from baseagent.tools.external import EXTERNAL_SERVER
 from baseagent.tools.registry import PreparedCall

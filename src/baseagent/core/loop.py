@@ -9,7 +9,7 @@ The contract of a turn (`run_turn`), in order:
 3. Steps, until an answer: think (one streamed model call over the history, compacted by
    the ContextPolicy; each help may rewrite the reply, `read_reply`), then act (every tool
    call gets exactly one tool message; calls to tools the caller runs pause the turn,
-   `requires_action`, and `continue_turn(outputs)` steps on: core/pending.py). After each
+   `requires_action`, and `continue_turn(outputs)` steps on: records/pending.py). After each
    reply, a help may answer it with a note to the model (`after_reply`: a reply that is not
    an answer, code left in the text, an announced next step), and the loop steps again.
 4. A reply without tool calls that no help takes is the answer. Unless the turn is already
@@ -39,9 +39,9 @@ from baseagent.emitting import events as engine
 from baseagent.core.calls import CallItems
 from baseagent.core.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
-from baseagent.core.pending import Paused, PendingCall
+from baseagent.records.pending import Paused, PendingCall
 from baseagent.core.plan import latest_plan, open_steps, verification_reminder
-from baseagent.core.recorder import RecordWriteError
+from baseagent.records.recorder import RecordWriteError
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.streaming import StreamItems, TurnItems, text_item
 from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, PassThrough,
@@ -394,7 +394,7 @@ class Loop:
                 raise RunInterrupted()
             if handed_over:
                 # The caller's outputs are tool messages of this step too: the attachments
-                # wait for them (core/pending.py Paused.attachment).
+                # wait for them (records/pending.py Paused.attachment).
                 self._deferred = attachment_message(attached)
                 attached = []
                 raise ActionRequired([self._calls.hand_over(c, p) if q is None

@@ -34,7 +34,7 @@ from baseagent.tools.registry import DirectExecutor, ToolExecutor
 
 if TYPE_CHECKING:
     from baseagent.cancellation import CancelToken
-    from baseagent.core.pending import Paused
+    from baseagent.records.pending import Paused
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.emitting.interface import EventEmitter
     from baseagent.tools.registry import ToolRegistry
@@ -47,7 +47,7 @@ class AgentLoop(Protocol):
 
     # The thread's messages (the list the parts hand in: keep appending to it).
     history: list[dict[str, Any]]
-    # A turn waiting for the caller's tool outputs, or None (core/pending.py).
+    # A turn waiting for the caller's tool outputs, or None (records/pending.py).
     paused: Paused | None
 
     def run_turn(self, turn: TurnInput) -> TurnOutcome:
@@ -71,7 +71,7 @@ class LoopParts:
     tool_context: ToolContext
     history: list[dict[str, Any]]
     context_policy: ContextPolicy
-    session: Any  # core/recorder.SessionRecorder, or None when nothing is recorded
+    session: Any  # records/recorder.SessionRecorder, or None when nothing is recorded
     cancelled: CancelToken
     thread_id: str
     paused: Paused | None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from baseagent.core.evidence import Evidence
-from baseagent.core.pending import PendingCall
+from baseagent.records.pending import PendingCall
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.llm.errors import ContextOverflowError
 from baseagent.llm.types import ModelTurn

@@ -237,7 +237,7 @@ class OutputSubmitted:
 
 @dataclass(frozen=True)
 class PendingTool:
-    """A call to a tool the caller runs, waiting for its output (core/pending.py)."""
+    """A call to a tool the caller runs, waiting for its output (records/pending.py)."""
 
     id: str
     name: str

@@ -49,7 +49,7 @@ class EventListener(Protocol):
     any other object.
 
     Sinks are JsonlSink (output/jsonl.py), PrettySink (output/pretty.py) and AgentBSink
-    (output/agentb.py); the session record (core/recorder.py) and the Agent's own
+    (output/agentb.py); the session record (records/recorder.py) and the Agent's own
     listeners (agent.py) listen the same way.
     """
 

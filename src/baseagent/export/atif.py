@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from baseagent.core.plan import is_plan_message, latest_plan
 from baseagent.export.log import Entry, SessionLog, linear_messages
-from baseagent.core.messages import content_text
+from baseagent.records.messages import content_text
 
 SCHEMA_VERSION = "ATIF-v1.7"
 AGENT_NAME = "baseagent"

@@ -328,7 +328,7 @@ class InteractiveSession:
         return False
 
     def _resume(self, thread_id: str) -> None:
-        from baseagent.core.records import settings_for_resume
+        from baseagent.records.replay import settings_for_resume
         from baseagent.storage import load_thread, open_storage
 
         if not thread_id:
@@ -392,7 +392,7 @@ class InteractiveSession:
         the agent holds in memory (a thread run with --no-session). None before any turn
         (then only the thread id carries over)."""
         from baseagent.core.assembly import session_path
-        from baseagent.core.records import LoadedSession, SessionLoadError
+        from baseagent.records.replay import LoadedSession, SessionLoadError
         from baseagent.llm.types import UsageTotals
         from baseagent.storage import load_thread, open_storage
 

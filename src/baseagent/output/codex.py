@@ -53,7 +53,7 @@ def _turn_ended(event: engine.TurnEnded) -> ev.ThreadEvent:
 
 
 def pending_call(call: Any) -> ev.PendingToolCall:
-    """A call waiting for the caller (emitting/events.py PendingTool, core/pending.py
+    """A call waiting for the caller (emitting/events.py PendingTool, records/pending.py
     PendingCall: the same four fields) as turn.requires_action lists it."""
     return ev.PendingToolCall(id=call.id, name=call.name, arguments=call.arguments,
                               item_id=call.item_id)

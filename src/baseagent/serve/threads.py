@@ -372,7 +372,7 @@ class Registry:
         resume = None
         notes: list[str] = []
         if thread_id is not None:
-            from baseagent.core.records import settings_for_resume
+            from baseagent.records.replay import settings_for_resume
             from baseagent.storage import load_thread
 
             resume = load_thread(self.store, thread_id)
@@ -436,7 +436,7 @@ class Registry:
     # -- recorded threads -----------------------------------------------------------------
 
     def resolve(self, thread_id: str) -> str:
-        from baseagent.core.records import SessionLoadError
+        from baseagent.records.replay import SessionLoadError
 
         with self._lock:
             if thread_id in self._live:
