@@ -267,7 +267,7 @@ class AIAgent:
         record = self._record()
         if record is None:
             return 0
-        from baseagent.batch.trajectories import api_calls
+        from baseagent.export.trajectories import api_calls
         from baseagent.export.log import read_log
 
         return api_calls(read_log(record))

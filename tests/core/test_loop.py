@@ -262,7 +262,7 @@ def test_arguments_nested_past_what_json_reads_are_an_error_result(tmp_path, nam
 
 
 def test_a_plan_or_an_answer_nested_past_what_json_reads_is_no_crash():
-    from baseagent.core.plan import parse_plan
+    from baseagent.records.plan import parse_plan
     from baseagent.core.turn_input import schema_problem
 
     assert parse_plan('{"plan": ' + "[" * 5000) is None

@@ -12,7 +12,7 @@ import pyte
 import pytest
 
 from baseagent.core.compaction import Budget, Compactor, orphans
-from baseagent.core.plan import (carry_plan, is_plan_message, latest_plan, parse_plan,
+from baseagent.records.plan import (carry_plan, is_plan_message, latest_plan, parse_plan,
                                  plan_message, verification_reminder)
 from baseagent.core.tokens import TokenCounter
 from baseagent.llm.errors import ModelError

@@ -250,7 +250,7 @@ class TaskRunner:
 
     def _trajectories(self, record: Any, task_dir: Path, task: Task,
                       agent_status: str) -> dict[str, Any]:
-        from baseagent.batch.trajectories import write_trajectories
+        from baseagent.export.trajectories import write_trajectories
 
         if self._tool_names is None:
             from baseagent.tools.registry import ToolRegistry

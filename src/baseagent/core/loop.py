@@ -40,7 +40,7 @@ from baseagent.core.calls import CallItems
 from baseagent.core.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.records.pending import Paused, PendingCall
-from baseagent.core.plan import latest_plan, open_steps, verification_reminder
+from baseagent.records.plan import latest_plan, open_steps, verification_reminder
 from baseagent.records.recorder import RecordWriteError
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.streaming import StreamItems, TurnItems, text_item

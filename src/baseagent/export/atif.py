@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.core.plan import is_plan_message, latest_plan
+from baseagent.records.plan import is_plan_message, latest_plan
 from baseagent.export.log import Entry, SessionLog, linear_messages
 from baseagent.records.messages import content_text
 

@@ -74,7 +74,7 @@ SUMMARY_PREFIX = (
     "Use it to continue the task without redoing work that is done:\n\n"
 )
 
-# Opens the message that carries the plan over a compaction (core/plan.py); the plan follows
+# Opens the message that carries the plan over a compaction (records/plan.py); the plan follows
 # as the JSON arguments of update_plan.
 PLAN_PREFIX = (
     "Your plan, as you last set it with update_plan before the context was compacted. It is "
