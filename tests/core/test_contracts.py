@@ -39,7 +39,7 @@ def declared_members(protocol: type) -> set[str]:
 # -- tools -------------------------------------------------------------------------------------
 
 def every_kind_of_tool() -> dict[str, Any]:
-    from baseagent.core.delegation import delegate_tool
+    from baseagent.core.delegation.delegate import delegate_tool
     from baseagent.mcp.tools import McpTool
     from baseagent.openapi.operations import Operation
     from baseagent.openapi.source import OpenApiTool
@@ -170,7 +170,7 @@ def test_the_registry_holds_every_tool_to_the_contract(tmp_path):
 
 def every_sink() -> dict[str, Any]:
     from baseagent.agent import _Collect, _Forward
-    from baseagent.core.delegation import _Nest
+    from baseagent.core.delegation.delegate import _Nest
     from baseagent.records.recorder import SessionRecorder
     from baseagent.output.agentb import AgentBMapper, AgentBSink
     from baseagent.output.jsonl import JsonlSink

@@ -196,7 +196,7 @@ def test_nothing_probes_a_client_for_bind_cancel():
 
 def test_close_is_declared_on_the_client_protocol_and_never_probed():
     """Issue 43, item 5: the engine closes a model client through its protocol's `close`,
-    never by looking for one (core/delegation.py once did, with getattr)."""
+    never by looking for one (core/delegation/delegate.py once did, with getattr)."""
     import ast
 
     assert "close" in ModelClientProtocol.__dict__

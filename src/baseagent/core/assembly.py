@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from baseagent.core.loop import Loop
     from baseagent.records.replay import LoadedSession
     from baseagent.records.recorder import SessionRecorder
-    from baseagent.core.specialists import Sources
+    from baseagent.core.delegation.specialists import Sources
     from baseagent.llm.route import Route
     from baseagent.llm.types import ModelClientProtocol, UsageTotals
     from baseagent.output.emitter import Emitter
@@ -99,7 +99,7 @@ class Prepared:
     profile: PromptProfile = field(default_factory=_full_profile)
     # The direct path for the model's calls (llm/route.py); None: litellm serves them.
     route: Route | None = None
-    # What specialists may be given (core/specialists.py): every built-in tool and the
+    # What specialists may be given (core/delegation/specialists.py): every built-in tool and the
     # caller's tools (`pool`), and the tool sources' tools once they are up
     # (`source_tools`); each specialist with a model of its own, its settings and route.
     pool: list[Tool] = field(default_factory=list)
@@ -315,7 +315,7 @@ def model_route(settings: AgentConfig, env: Mapping[str, str],
     """The direct path for this run's model calls, if it serves them (llm/route.py): the
     key and endpoint come from the settings, else the provider's usual variables in `env`."""
     from baseagent import __version__
-    from baseagent.core.caching import prompt_cache_params
+    from baseagent.core.context.caching import prompt_cache_params
     from baseagent.llm.route import choose as choose_route
 
     return choose_route(settings.model, api_base=settings.api_base,
@@ -379,7 +379,7 @@ def select_tools(settings: AgentConfig, extra: Sequence[Any] = (),
 
         chosen = [REFUSING_TOOL if t.name == VIEW_IMAGE else t for t in chosen]
     if settings.delegate:
-        from baseagent.core.delegation import delegate_tool
+        from baseagent.core.delegation.delegate import delegate_tool
 
         unknown = sorted(set(settings.delegate_tools) - set(BUILTIN_TOOLS))
         if unknown:
@@ -425,7 +425,7 @@ def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]
     toolsets hold; minus those of a toolset in `disabled_tools`. Naming built-in tools alone
     leaves the sources as they are, and the caller's own (a library Toolset's tables, its
     providers) are never filtered here."""
-    from baseagent.core.specialists import resolve_tools
+    from baseagent.core.delegation.specialists import resolve_tools
 
     named = settings.toolsets
     out = list(tools)
@@ -452,7 +452,7 @@ def top_source_tools(settings: AgentConfig, tools: Sequence[Tool]) -> list[Tool]
 def check_named_toolsets(settings: AgentConfig, caller: Sequence[str] = ()) -> None:
     """A ConfigError naming every name a `[toolsets.NAME]` lists that means nothing in this
     run (`caller`: the names of the caller's own tools)."""
-    from baseagent.core.specialists import unknown_toolset_names
+    from baseagent.core.delegation.specialists import unknown_toolset_names
 
     bad = unknown_toolset_names(source_names(settings), caller)
     if bad:
@@ -475,7 +475,7 @@ def planner_tools(settings: AgentConfig) -> list[Tool]:
 
 
 def _specialist_tool(settings: AgentConfig) -> Tool:
-    from baseagent.core.specialists import specialist_tool
+    from baseagent.core.delegation.specialists import specialist_tool
 
     return specialist_tool(settings.specialists, {
         name: spec.tools if spec.tools is not None else settings.delegate_tools
@@ -487,7 +487,7 @@ def specialist_pool(settings: AgentConfig, extra: Sequence[Any] = (),
     """The fixed tools specialists may be given: every built-in tool (whatever the top
     agent's toolsets) and the caller's tools. A specialist's tool name that means nothing
     here nor among the tool sources is a ConfigError naming it."""
-    from baseagent.core.specialists import unknown_tool_names
+    from baseagent.core.delegation.specialists import unknown_tool_names
     from baseagent.tools.registry import DEFAULT_TOOLS, builtin_tools
 
     pool = builtin_tools()
@@ -526,9 +526,9 @@ def _caller_names(extra: Sequence[Any]) -> list[str]:
 
 
 def source_names(settings: AgentConfig) -> Sources:
-    """What the settings' tool names may mean (core/specialists.py `Sources`): their MCP
+    """What the settings' tool names may mean (core/delegation/specialists.py `Sources`): their MCP
     servers, OpenAPI documents and named toolsets."""
-    from baseagent.core.specialists import Sources
+    from baseagent.core.delegation.specialists import Sources
 
     return Sources(mcp=frozenset(settings.mcp_servers), openapi=frozenset(settings.openapi),
                    toolsets=named_toolsets(settings))
@@ -615,7 +615,7 @@ def system_prompt(settings: AgentConfig, tools: Sequence[Tool],
     if settings.system_prompt_file is not None:
         base = _read_prompt_file(settings.system_prompt_file, "system_prompt_file")
     if settings.planner and base is None:
-        from baseagent.core.specialists import planner_prompt
+        from baseagent.core.delegation.specialists import planner_prompt
         from baseagent.prompts.system import PLANNER_PROMPT
 
         base = planner_prompt(PLANNER_PROMPT, settings.specialists)
@@ -819,9 +819,9 @@ def _attempts(prepared: Prepared, inner: Loop, *, client: ModelClientProtocol, e
               session: SessionRecorder | None, cancelled: CancelToken,
               processes: ProcessTracker, approver: Approver | str | None,
               model_client: ModelClientProtocol | None, route: Route | None) -> Any:
-    """The loop of a thread with `attempts` > 1 (core/attempts.py): each attempt a Loop of
+    """The loop of a thread with `attempts` > 1 (core/verification/attempts.py): each attempt a Loop of
     its own over a copy of the workspace, built by `attempt_loop`."""
-    from baseagent.core.attempts import Attempts, runs_in_parallel
+    from baseagent.core.verification.attempts import Attempts, runs_in_parallel
 
     settings = prepared.settings
     make = functools.partial(attempt_loop, prepared, cancelled=cancelled, processes=processes,
@@ -841,7 +841,7 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
                  processes: ProcessTracker, approver: Approver | str | None,
                  model_client: ModelClientProtocol | None, route: Route | None) \
         -> tuple[Loop, ModelClientProtocol, bool]:
-    """One attempt's loop (core/attempts.py): the thread's settings, tools and cancellation
+    """One attempt's loop (core/verification/attempts.py): the thread's settings, tools and cancellation
     over the copy `cwd` of the workspace (its sandbox's writable root; attempts after the
     first at `attempts_temperature` when the run's is 0 or unset), `history` (the
     thread's, read in the copy), its own emitter (to `listener`) and client (a caller's
@@ -953,10 +953,10 @@ def _delegation(prepared: Prepared, client: ModelClientProtocol, litellm_limits:
     """The sub-agents' runner: the delegate tool's children and the named specialists',
     composed by child_loop from this thread's parts. The delegate tool's may get any of the
     thread's own tools but the delegating ones and the caller's; a specialist gets the
-    tools its configuration names (core/specialists.py). `own_models`: a specialist with a
+    tools its configuration names (core/delegation/specialists.py). `own_models`: a specialist with a
     model of its own gets its own client (not when the caller injected the run's client)."""
-    from baseagent.core.delegation import NAME, Delegation
-    from baseagent.core.specialists import NAME as SPECIALIST_TOOL
+    from baseagent.core.delegation.delegate import NAME, Delegation
+    from baseagent.core.delegation.specialists import NAME as SPECIALIST_TOOL
     from baseagent.tools.external import is_external
 
     settings = prepared.settings
@@ -986,8 +986,8 @@ def _specialist_runs(prepared: Prepared, client: ModelClientProtocol, own_models
                      notice: Callable[[str], None]) -> dict[str, Any]:
     """Each specialist's tools (resolved now that the sources are up), limit, system
     prompt, and its own model's client maker when it has one."""
-    from baseagent.core.delegation import SharedTotals, SpecialistRun
-    from baseagent.core.specialists import resolve_tools
+    from baseagent.core.delegation.delegate import SharedTotals, SpecialistRun
+    from baseagent.core.delegation.specialists import resolve_tools
     from baseagent.prompts.system import SPECIALIST_ROLE, SYSTEM_PROMPT
 
     settings = prepared.settings
@@ -1041,7 +1041,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
                emitter: Emitter, tool_context: ToolContext, max_iterations: int, shell: str,
                litellm_limits: bool, route: Route | None = None,
                system: str | None = None) -> Loop:
-    """A sub-agent's loop (core/delegation.py): a fresh history and its own tools and
+    """A sub-agent's loop (core/delegation/delegate.py): a fresh history and its own tools and
     iteration limit; the parent's client, workspace, sandbox and cancellation (through
     `tool_context`), with compaction for the same model. No verification round (the parent
     judges the answer) and no session record of its own (its items are in the parent's).
@@ -1142,7 +1142,7 @@ def _model_client(settings: AgentConfig, thread_id: str, notice: Callable[[str],
     `max_tokens`, the run's output cap: a model stuck in a loop stops there instead of
     writing until the task's timeout. `verbose` gives it the request log, redacted with
     `redact` (the run's Redactor)."""
-    from baseagent.core.caching import prompt_cache_params
+    from baseagent.core.context.caching import prompt_cache_params
     from baseagent.llm.client import ModelClient
 
     request_log = None
@@ -1194,10 +1194,10 @@ def retry_schedule(settings: AgentConfig) -> Any:
 def _compactor(settings: AgentConfig, client: ModelClientProtocol, registry: ToolRegistry,
                emitter: Emitter, session: SessionRecorder | None, litellm_limits: bool,
                route: Route | None = None) -> Any:
-    """Compaction and cache markers for this model (core/compaction.py)."""
-    from baseagent.core.caching import wants_cache_markers
-    from baseagent.core.compaction import Budget, Compactor
-    from baseagent.core.tokens import TokenCounter
+    """Compaction and cache markers for this model (core/context/compaction.py)."""
+    from baseagent.core.context.caching import wants_cache_markers
+    from baseagent.core.context.compaction import Budget, Compactor
+    from baseagent.core.context.tokens import TokenCounter
 
     window, max_output = limits(settings, litellm_limits, route)
     budget = Budget(window=window, max_output=max_output,

@@ -15,7 +15,7 @@ The contract of a turn (`run_turn`), in order:
 4. A reply without tool calls that no help takes is the answer. Unless the turn is already
    verified, one verification round asks the model to check its work (skipped when the
    answer already stands on evidence, or the turn changed no file and names no test:
-   core/evidence.py), and one more round when the answer still lacks evidence; a final
+   core/verification/evidence.py), and one more round when the answer still lacks evidence; a final
    check (--output-schema) gets one correction round.
 5. The turn closes with exactly one of turn.completed (with `verification`), turn.failed
    or turn.requires_action, after the items that span the turn (the plan) complete.
@@ -37,7 +37,7 @@ from typing import Any, Callable, Literal
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.emitting import events as engine
 from baseagent.core.calls import CallItems
-from baseagent.core.evidence import Evidence, repository_notes
+from baseagent.core.verification.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.records.pending import Paused, PendingCall
 from baseagent.records.plan import latest_plan, open_steps, verification_reminder

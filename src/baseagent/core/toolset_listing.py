@@ -4,7 +4,7 @@ orchestrator's split of one larger than `toolset_max_tools`.
 
 As `baseagent mcp list` does, the tool sources a toolset names are started for real
 (servers launch, documents load) and closed again: the listing shows the tools a run or a
-specialist would get (names resolved by core/specialists.py, the one vocabulary), with no
+specialist would get (names resolved by core/delegation/specialists.py, the one vocabulary), with no
 model call. The split is core/orchestrator.py's: one model call with the run's model
 settings, cached on disk under the hash of the tools and the limit, so the next `split` (or
 the next orchestrator) makes no request.
@@ -71,7 +71,7 @@ def list_toolsets(settings: AgentConfig, env: Mapping[str, str],
     """Every toolset (or `only` that one): its sources started, its names resolved, the
     sources closed. A name that means nothing is a ConfigError naming it."""
     from baseagent.core.assembly import check_named_toolsets, source_names
-    from baseagent.core.specialists import resolve_tools, source_refs
+    from baseagent.core.delegation.specialists import resolve_tools, source_refs
     from baseagent.tools.registry import BUILTIN_TOOLS, builtin_tools
     from baseagent.tools.sources import ToolSources
     from baseagent.tools.toolset import make_sources

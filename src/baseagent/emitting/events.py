@@ -260,7 +260,7 @@ class TurnEnded:
     cost_usd: float | None = None
     verification: Mapping[str, Any] | None = None
     pending: tuple[PendingTool, ...] = ()
-    # With --attempts N (core/attempts.py): which attempt was applied, why, and how each
+    # With --attempts N (core/verification/attempts.py): which attempt was applied, why, and how each
     # did; None for a turn of one attempt.
     attempts: Mapping[str, Any] | None = None
 

@@ -27,7 +27,7 @@ from baseagent.records.messages import content_text
 
 SCHEMA_VERSION = "ATIF-v1.7"
 AGENT_NAME = "baseagent"
-# `history` record reasons (core/compaction.py) that only replaced old tool outputs with a
+# `history` record reasons (core/context/compaction.py) that only replaced old tool outputs with a
 # marker; any other rewrite (a model-written summary) is a compaction.
 PRUNING_REASONS = frozenset({"prune", "fallback"})
 AGENT_ONLY_FIELDS = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls",

@@ -30,7 +30,7 @@ from baseagent.llm.errors import ModelError
 from baseagent.llm.types import ModelTurn, ProgressFn, ToolCall
 
 if TYPE_CHECKING:
-    from baseagent.core.evidence import Evidence
+    from baseagent.core.verification.evidence import Evidence
     from baseagent.tools.tool import ToolResult
 
 Message = str | list[dict[str, Any]]
@@ -52,7 +52,7 @@ class TurnContext(Protocol):
 
     @property
     def evidence(self) -> Evidence:
-        """What the turn's answer can rest on so far (core/evidence.py)."""
+        """What the turn's answer can rest on so far (core/verification/evidence.py)."""
 
     @property
     def calls_left(self) -> int:

@@ -110,7 +110,7 @@ def replay_lines(history: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The earlier conversation of a resumed thread, compactly: its last messages, the
     person's after the prompt mark and the agent's indented, one line each (the first line
     of the text, cut at REPLAY_WIDTH); the tool calls and their output are left out."""
-    from baseagent.core.compaction import HEAD_MESSAGES
+    from baseagent.core.context.compaction import HEAD_MESSAGES
     from baseagent.interactive.prompt import PROMPT
 
     shown: list[tuple[str, str]] = []

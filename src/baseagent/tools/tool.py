@@ -9,7 +9,7 @@ redaction and event mapping. What implements it:
 - Python functions: `tools/python_tool.py` `PythonTool` (a ModelTool);
 - MCP servers' tools: `mcp/tools.py` `McpTool`; OpenAPI operations: `openapi/source.py`
   `OpenApiTool`; tools the caller runs: `tools/external.py` `ExternalTool`; the sub-agent
-  tool: `core/delegation.py`;
+  tool: `core/delegation/delegate.py`;
 - any other object a library caller passes in `Agent(tools=[...])`: `adopt()` below is the
   one place it meets the contract (it gets the defaults of the hooks it leaves out).
 
@@ -225,7 +225,7 @@ class CallBudget:
 
 
 class Delegator(Protocol):
-    """Runs a sub-task in a child agent (core/delegation.py); on ToolContext when the
+    """Runs a sub-task in a child agent (core/delegation/delegate.py); on ToolContext when the
     delegate tool is enabled."""
 
     def run(self, task: str, tools: list[str] | None, max_iterations: int | None,

@@ -34,9 +34,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from baseagent.core.caching import add_cache_markers
+from baseagent.core.context.caching import add_cache_markers
 from baseagent.records.plan import carry_plan, is_plan_message
-from baseagent.core.tokens import CHARS_PER_TOKEN, TokenCounter
+from baseagent.core.context.tokens import CHARS_PER_TOKEN, TokenCounter
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.prompts.system import SUMMARY_PREFIX, SUMMARY_PROMPT
 

@@ -13,7 +13,7 @@ emitting/events.py) as they happen, and its usage when it ends (`usage`); on the
 is a `collab_tool_call` item (Codex's shape for a call that starts another agent) with
 those items nested (`items`, mapped by output/codex.py).
 
-Named specialists (`delegate_to_specialist`, core/specialists.py) run through the same
+Named specialists (`delegate_to_specialist`, core/delegation/specialists.py) run through the same
 `Delegation`: `run_specialist` starts the same child with the tools, limit and system prompt
 the configuration gave the specialist, and with its own model's client when it has one
 (`SharedTotals`: its usage still counts in the thread's).
@@ -80,7 +80,7 @@ ChildLoopFactory = Callable[..., Loop]
 
 @dataclass
 class SpecialistRun:
-    """What starts one named specialist (core/specialists.py): its tools, its limit, its
+    """What starts one named specialist (core/delegation/specialists.py): its tools, its limit, its
     system prompt, and, when it has a model of its own, a maker of that model's client and
     the child_loop options for that model (its settings and route)."""
 
