@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from baseagent.cancellation import NEVER  # noqa: E402
 from baseagent.config.settings import Settings  # noqa: E402
-from baseagent.core import assembly  # noqa: E402
+from baseagent.compose import builder as assembly  # noqa: E402
 from baseagent.llm.client import ModelClient, load_litellm  # noqa: E402
 from baseagent.output.emitter import Emitter  # noqa: E402
 from baseagent.prompts.system import SUMMARY_PROMPT  # noqa: E402

@@ -39,7 +39,7 @@ from typing import Any, Callable, Literal
 from baseagent.cancellation import Cancellation
 from baseagent.checkpoints import CheckpointError, Checkpoints, Diff, Undone
 from baseagent.config.settings import AgentConfig
-from baseagent.core import assembly
+from baseagent.compose import builder as assembly
 from baseagent.core.loop import Loop, Status, TurnInput, TurnOutcome
 from baseagent.records.pending import Paused, check_outputs
 from baseagent.records.replay import LoadedSession

@@ -802,7 +802,7 @@ def toolsets_list(
     it names are started to see; exit 1 if one failed to start)."""
     import os
 
-    from baseagent.core import toolset_listing
+    from baseagent.compose import toolset_listing
     from baseagent.errors import ConfigError
 
     settings = _toolset_settings(ctx)
@@ -830,7 +830,7 @@ def toolsets_split(
     hash of the tools, so asking again makes no call (exit 1 if the model's split failed)."""
     import os
 
-    from baseagent.core import toolset_listing
+    from baseagent.compose import toolset_listing
     from baseagent.errors import ConfigError
 
     settings = _toolset_settings(ctx, model=model, api_base=api_base,

@@ -95,7 +95,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     """
     # The run's builder (core/assembly.py) is cheap to make; it checks the model string
     # once, here, before anything heavy is imported and before a header is drawn.
-    from baseagent.core.assembly import RunBuilder
+    from baseagent.compose.builder import RunBuilder
 
     builder = RunBuilder(settings, env=os.environ, approver=approver)
     builder.check_model_string()
@@ -196,7 +196,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
 def resume_hint(settings: Settings, thread_id: str) -> str | None:
     """The command that continues this thread, once its record exists (None with
     --no-session, or before anything was recorded)."""
-    from baseagent.core.assembly import session_path
+    from baseagent.compose.builder import session_path
 
     if not settings.record_session or not session_path(settings, thread_id).is_file():
         return None

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from baseagent import Agent
 from baseagent.cancellation import Cancellation, CancelToken
 from baseagent.config.settings import Settings
-from baseagent.core.assembly import RunBuilder
+from baseagent.compose.builder import RunBuilder
 from baseagent.errors import ConfigError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.testing.deterministic import DeterministicClient

@@ -61,7 +61,8 @@ class TaskRunner:
         unless the batch's model calls take the direct path (which never imports it), and
         check the batch's model and API key once. Returns what is wrong (the driver stops
         the batch with it) or None."""
-        from baseagent.core.assembly import check_model, model_route
+        from baseagent.compose.checks import check_model
+        from baseagent.compose.model import model_route
         from baseagent.errors import ConfigError
 
         route = model_route(self.settings, self.env)

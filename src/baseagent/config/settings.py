@@ -217,7 +217,7 @@ class ToolOptions(_Options):
     grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
     toolset_max_tools: int = Field(
         30, ge=2, description="A toolset with more tools is split into groups by the model "
-        "once (core/orchestrator.py), cached by the source's hash")
+        "once (compose/orchestrator.py), cached by the source's hash")
     # BaseAgent cuts every tool's output at 2,500 tokens; here the shell and OpenAPI tools
     # keep that cap by default (their 10,000 characters) and the others 10,000 tokens, so
     # a file read whole is not cut (tools/registry.py output_limit).

@@ -9,7 +9,7 @@ document (and, in the library, the caller's own tools). It is used by name: in `
 `baseagent toolsets list | split NAME`. Plain descriptions here; the settings check the
 names against each other (config/settings.py), core/ says what they stand for.
 
-The library's `Toolset` object (tools/toolset.py) is the other form: it carries its own
+The library's `Toolset` object (compose/toolset.py) is the other form: it carries its own
 parts (functions, providers, tables); this one only names parts the configuration has.
 """
 from __future__ import annotations

@@ -52,7 +52,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
-    from baseagent.core.assembly import RunBuilder
+    from baseagent.compose.builder import RunBuilder
     from baseagent.runner import early_header, terminal_caps
 
     env = os.environ if env is None else env
@@ -169,7 +169,7 @@ class InteractiveSession:
         from baseagent.agent import Agent
 
         if builder is None:
-            from baseagent.core.assembly import RunBuilder
+            from baseagent.compose.builder import RunBuilder
 
             builder = RunBuilder(settings, env=self.env, approver=self.approver,
                                  person_present=True)
@@ -391,7 +391,7 @@ class InteractiveSession:
         """The current thread as a resume point: its record when there is one, else what
         the agent holds in memory (a thread run with --no-session). None before any turn
         (then only the thread id carries over)."""
-        from baseagent.core.assembly import session_path
+        from baseagent.compose.builder import session_path
         from baseagent.records.replay import LoadedSession, SessionLoadError
         from baseagent.llm.types import UsageTotals
         from baseagent.storage import load_thread, open_storage
