@@ -30,7 +30,7 @@ _EXPORTS = {
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
     "Tool": "baseagent.tools.tool",
-    "ToolContext": "baseagent.tools.tool",
+    "ToolContext": "baseagent.tools.context",
     "ToolError": "baseagent.tools.tool",
     "ToolResult": "baseagent.tools.tool",
     "Toolset": "baseagent.compose.toolset",
@@ -45,7 +45,7 @@ _EXPORTS = {
     "DirectExecutor": "baseagent.core.parts",
     "TurnInput": "baseagent.core.parts",
     "TurnOutcome": "baseagent.core.parts",
-    "HistoryView": "baseagent.tools.tool",
+    "HistoryView": "baseagent.tools.context",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

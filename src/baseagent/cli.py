@@ -1069,11 +1069,9 @@ def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: click's multi-line usage errors become one line, exit code 2."""
-    from baseagent.early import release
-
+    """Console entry point: click's multi-line usage errors become one line, exit code 2.
+    Ctrl-C is a KeyboardInterrupt here (early.py released it), caught below (no traceback)."""
     args = sys.argv[1:] if argv is None else argv
-    release()  # Ctrl-C is a KeyboardInterrupt from here on, caught below (no traceback)
     try:
         _main(args)
     except KeyboardInterrupt:

@@ -22,7 +22,8 @@ from baseagent.emitting.interface import HOOKS as SINK_HOOKS
 from baseagent.emitting.interface import EventListener, listening
 from baseagent.output.emitter import Emitter
 from baseagent.tools import tool as contract
-from baseagent.tools.tool import Tool, ToolContext, ToolResult, adopt
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult, adopt
 from helpers import REPO
 
 SRC = REPO / "src" / "baseagent"

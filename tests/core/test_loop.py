@@ -21,7 +21,8 @@ from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import VERIFICATION_PROMPT
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.registry import ToolRegistry, builtin_tools
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 from pydantic import BaseModel
 
 

@@ -23,7 +23,8 @@ from baseagent.compose.builder import RunBuilder
 from baseagent.errors import ConfigError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 from helpers import REPO
 
 ENV = {"PATH": os.environ["PATH"]}

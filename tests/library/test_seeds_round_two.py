@@ -13,7 +13,8 @@ import pytest
 
 from baseagent import Agent, ConfigError, TurnError
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.tool import Tool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult
 
 ENV = {"PATH": os.environ["PATH"]}
 

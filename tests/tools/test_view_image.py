@@ -16,7 +16,8 @@ import pytest
 from baseagent import Agent
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools import view_image
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from baseagent.tools.toolsets import builtin_names
 from helpers import run_agent
 

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from baseagent.tools.procs import ProcessTracker
     from baseagent.tools.registry import ToolRegistry
     from baseagent.tools.sources import ToolSources
-    from baseagent.tools.tool import Tool, ToolContext
+    from baseagent.tools.context import ToolContext
+    from baseagent.tools.tool import Tool
 
 
 # How often a wait on the litellm import looks at the cancellation.
@@ -338,7 +339,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     from baseagent.helps import for_profile
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
-    from baseagent.tools.tool import HistoryView, ToolContext
+    from baseagent.tools.context import HistoryView, ToolContext
 
     settings = prepared.settings
     if model_client is not None:

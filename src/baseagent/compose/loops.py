@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from baseagent.output.emitter import Emitter
     from baseagent.output.redact import Redactor
     from baseagent.tools.procs import ProcessTracker
-    from baseagent.tools.tool import Tool, ToolContext
+    from baseagent.tools.context import ToolContext
+    from baseagent.tools.tool import Tool
 
 
 def attempts_loop(prepared: Prepared, inner: Loop, *, client: ModelClientProtocol, emitter: Emitter,
@@ -65,7 +66,7 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
     from baseagent.helps import for_profile
     from baseagent.output.emitter import Emitter
     from baseagent.sandbox.policy import Policy
-    from baseagent.tools.tool import HistoryView, ToolContext
+    from baseagent.tools.context import HistoryView, ToolContext
 
     update: dict[str, Any] = {"cwd": cwd, "attempts": 1}
     varied = prepared.settings.attempts_temperature
@@ -196,7 +197,7 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
     from baseagent.helps import for_profile
     from baseagent.tools.registry import ToolRegistry
 
-    from baseagent.tools.tool import HistoryView
+    from baseagent.tools.context import HistoryView
 
     registry = ToolRegistry(tools, shape=profile_of(settings).shape)
     history = opening_messages(tool_context.cwd, shell, system, env=tool_context.env)

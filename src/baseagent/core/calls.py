@@ -21,7 +21,8 @@ from baseagent.emitting.interface import EventEmitter
 from baseagent.tools.approval import (APPROVAL_CALL, ApprovalAnswer, ApprovalRequest,
                                       approval_item, declined_text, parse_decision)
 from baseagent.tools.registry import PreparedCall, ToolRegistry
-from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
+from baseagent.tools.context import CallBudget, ToolContext
+from baseagent.tools.tool import ToolResult
 
 
 class CallItems:

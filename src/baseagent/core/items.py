@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from baseagent.emitting import events as engine
 from baseagent.records.pending import PendingCall
-from baseagent.tools.tool import ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolResult
 from baseagent.tools.external import EXTERNAL_SERVER
 from baseagent.tools.registry import PreparedCall
 

@@ -56,7 +56,8 @@ from baseagent.prompts.system import EVIDENCE_PROMPT
 from baseagent.tools.approval import APPROVAL_CALL, ApprovalRequest
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import PreparedCall, ToolRegistry
-from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
+from baseagent.tools.context import CallBudget, ToolContext
+from baseagent.tools.tool import ToolResult
 
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.emitting.interface import EventEmitter
     from baseagent.tools.registry import ToolRegistry
-    from baseagent.tools.tool import ToolContext
+    from baseagent.tools.context import ToolContext
 
 
 @runtime_checkable

@@ -16,8 +16,9 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, ToolContext,
-                                   ToolError, ToolResult, adopt)
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, ToolError, ToolResult,
+                                  adopt)
 
 # Stable order: the tool list is part of the cached request prefix.
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",

@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 
 NAME = "update_plan"
 ITEM_TYPE = "todo_list"

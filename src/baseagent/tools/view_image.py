@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from baseagent.tools.paths import display_path, resolve_read, stat_regular
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 
 NAME = "view_image"
 ITEM_TYPE = "mcp_tool_call"

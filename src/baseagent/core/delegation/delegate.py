@@ -36,7 +36,8 @@ from baseagent.llm.types import (ModelClientProtocol, ModelTurn, ProgressFn, Usa
                                  no_progress)
 from baseagent.emitting.interface import EventListener, NewEmitter
 from baseagent.prompts.system import OUTPUT_FORMAT, SUBAGENT_TASK
-from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, Tool, ToolError, ToolResult
 
 NAME = "delegate"
 # What a sub-agent gets when the parent does not choose: it can look, not change.

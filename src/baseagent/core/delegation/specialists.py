@@ -27,7 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from baseagent.config.specialists import SpecialistConfig
-from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, Tool, ToolError, ToolResult
 
 NAME = "delegate_to_specialist"
 
