@@ -1069,8 +1069,7 @@ def _batch_paths(tasks_file: Optional[Path], dataset_file: Optional[Path],
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: click's multi-line usage errors become one line, exit code 2.
-    Ctrl-C is a KeyboardInterrupt here (early.py released it), caught below (no traceback)."""
+    """Console entry point: click's multi-line usage errors become one line, exit code 2."""
     args = sys.argv[1:] if argv is None else argv
     try:
         _main(args)

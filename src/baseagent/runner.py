@@ -3,7 +3,7 @@
 Everything process-wide lives here and in cli.py / exec_cli.py, never in the library: fd 1
 is claimed for the event stream, stderr is routed through the redactor, signal handlers
 cancel the run, and the run's outcome becomes the process exit code. The run itself is
-`baseagent.Agent`, built from the resolved Settings (core/assembly.py is its composition
+`baseagent.Agent`, built from the resolved Settings (compose/ is its composition
 root), so the CLI, `exec`, the library and batch workers run the same code.
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
-    # The run's builder (core/assembly.py) is cheap to make; it checks the model string
+    # The run's builder (compose/) is cheap to make; it checks the model string
     # once, here, before anything heavy is imported and before a header is drawn.
     from baseagent.compose.builder import RunBuilder
 

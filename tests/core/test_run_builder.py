@@ -1,4 +1,4 @@
-"""One object builds a run (core/assembly.py `RunBuilder`), in process.
+"""One object builds a run (compose/builder.py `RunBuilder`), in process.
 
 - Each check runs once per run, whoever asks first: the model string (an entry point asks
   before its header, the builder's prepare() would ask again), the model itself (at the

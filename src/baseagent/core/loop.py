@@ -25,7 +25,7 @@ RunInterrupted, model errors), turned into the closing event by `_close`, so the
 carries no flags. The loop knows nothing about HTTP, terminals or file formats: it talks
 to a model client, a ToolRegistry, an Emitter (engine events, emitting/events.py; the wire
 formats are mappers in output/) and optionally a compactor and a session record, all handed
-in by the composition root (core/assembly.py) with the list of helps.
+in by the composition root (compose/) with the list of helps.
 """
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ class AgentLoop(Protocol):
 
 @dataclass
 class LoopParts:
-    """What a loop is built from (core/assembly.py connect)."""
+    """What a loop is built from (compose/builder.py connect)."""
 
     settings: Any  # config/settings.py AgentConfig
     client: ModelClientProtocol

@@ -165,7 +165,7 @@ class InteractiveSession:
         """Make the Agent of a thread current (the previous one is closed). Raises
         ConfigError, leaving the current agent as it was, when the new one cannot be built
         (a model string that cannot work among them). `builder`: the run's, when start()
-        began it (core/assembly.py RunBuilder)."""
+        began it (compose/builder.py RunBuilder)."""
         from baseagent.agent import Agent
 
         if builder is None:

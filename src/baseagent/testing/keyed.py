@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from baseagent.records.messages import content_text
 
-# system prompt, environment context, then the instruction (core/assembly.py open_history).
+# system prompt, environment context, then the instruction (compose/builder.py open_history).
 INSTRUCTION_INDEX = 2
 
 

@@ -24,7 +24,7 @@ from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, Tool
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
                  "update_plan")
 # Built-in tools offered only where they apply, after the default ones: view_image to a
-# model that sees images (core/assembly.py select_tools). Any run may name them.
+# model that sees images (compose/tools.py select_tools). Any run may name them.
 OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
 # The built-in tools that never change the workspace: no checkpoint is taken before them.

@@ -12,7 +12,7 @@ mislabelled file in the history would make every later request of the thread fai
 larger than MAX_IMAGE_BYTES. Reads follow read_file's rule (tools/paths.py resolve_read).
 
 A model that cannot see images gets a clear refusal instead (`vision=False`, decided by
-core/assembly.py from litellm's model map); a model the map does not know is given the
+compose/ from litellm's model map); a model the map does not know is given the
 image (llm/model_map.py `supports_vision`).
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The `delegate` tool: a sub-task handed to a child agent in this process.
 
-The child is a Loop of its own, composed by core/assembly.py (`child_loop`): its own
+The child is a Loop of its own, composed by compose/ (`child_loop`): its own
 history (a fresh context window: system prompt, environment, the task), the tools the parent
 chose (read-only by default), and limits that come out of the parent's. It shares with the
 parent what makes it part of the same run: the model client (so its usage adds into the
@@ -75,7 +75,7 @@ def _run(args: Args, ctx: ToolContext) -> ToolResult:
     return ctx.delegate.run(args.task, args.tools, args.max_iterations, ctx)
 
 
-# A child loop from its parts; core/assembly.py `child_loop` with the parent's settings bound.
+# A child loop from its parts; compose/loops.py `child_loop` with the parent's settings bound.
 ChildLoopFactory = Callable[..., Loop]
 
 

@@ -3,7 +3,7 @@ and the one with the best evidence applied to the real workspace.
 
 The loop never knows: each attempt is a whole turn of baseagent's own loop (core/loop.py)
 over a plain copy of the workspace, with its own history, client and tool context, built by
-the composition root (`assembly.attempt_loop`). This module sits above the loop, as the
+the composition root (`compose.loops.attempt_loop`). This module sits above the loop, as the
 `AgentLoop` the Agent runs (core/parts.py):
 
 1. the real workspace is listed (a digest per file), and copied N times;
