@@ -5,7 +5,7 @@ Measures what the context issue promises: total input tokens, the share served f
 accounting (Compactor.prepare, minus any summary call it makes) takes per step, to
 show it stays flat as the history grows.
 
-Runs in-process (the thread built by the composition root, core/assembly.py, with an
+Runs in-process (the thread built by the composition root, compose/, with an
 instrumented ModelClient and Compactor) against the scripted
 model server, which simulates a prefix cache (OpenAI style: every prefix of an answered
 request; Anthropic style: only up to cache_control breakpoints). Each step is a real shell
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from baseagent.cancellation import NEVER  # noqa: E402
 from baseagent.config.settings import Settings  # noqa: E402
-from baseagent.core import assembly  # noqa: E402
+from baseagent.compose import builder as assembly  # noqa: E402
 from baseagent.llm.client import ModelClient, load_litellm  # noqa: E402
 from baseagent.output.emitter import Emitter  # noqa: E402
 from baseagent.prompts.system import SUMMARY_PROMPT  # noqa: E402

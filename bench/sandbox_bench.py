@@ -50,7 +50,7 @@ from baseagent.credentials import child_env  # noqa: E402
 from baseagent.sandbox import landlock  # noqa: E402
 from baseagent.sandbox.policy import Policy, confine  # noqa: E402
 from baseagent.tools import shell  # noqa: E402
-from baseagent.tools.tool import ToolContext  # noqa: E402
+from baseagent.tools.context import ToolContext
 from baseagent.tools.procs import ProcessTracker  # noqa: E402
 
 SETUPS = [("direct bash (no supervisor)", "danger-full-access", False),

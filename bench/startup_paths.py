@@ -39,7 +39,7 @@ sys.path.insert(0, SRC)  # this checkout, whatever is installed
 sys.argv = ["baseagent"]
 from baseagent.llm.client import load_litellm
 load_litellm()
-import baseagent.cli, baseagent.runner, baseagent.agent, baseagent.core.assembly
+import baseagent.cli, baseagent.runner, baseagent.agent, baseagent.compose.builder
 print("ready", flush=True)
 for line in sys.stdin:
     argv = json.loads(line)

@@ -39,7 +39,7 @@ except ImportError:
     sys.path.insert(0, str(REPO / "src"))
 
 from baseagent.tools import apply_patch, grep_files, read_file  # noqa: E402
-from baseagent.tools.tool import ToolContext  # noqa: E402
+from baseagent.tools.context import ToolContext
 
 TARGET_RATIO = 1.2
 SEED = 20240917

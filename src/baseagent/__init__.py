@@ -30,12 +30,12 @@ _EXPORTS = {
     "tool": "baseagent.tools.python_tool",
     "PythonTool": "baseagent.tools.python_tool",
     "Tool": "baseagent.tools.tool",
-    "ToolContext": "baseagent.tools.tool",
+    "ToolContext": "baseagent.tools.context",
     "ToolError": "baseagent.tools.tool",
     "ToolResult": "baseagent.tools.tool",
-    "Toolset": "baseagent.tools.toolset",
+    "Toolset": "baseagent.compose.toolset",
     "ToolProvider": "baseagent.tools.provider",
-    "ToolsetOrchestrator": "baseagent.core.orchestrator",
+    "ToolsetOrchestrator": "baseagent.compose.orchestrator",
     "ApprovalRequest": "baseagent.tools.approval",
     "ApprovalAnswer": "baseagent.tools.approval",
     "AgentLoop": "baseagent.core.parts",
@@ -45,7 +45,7 @@ _EXPORTS = {
     "DirectExecutor": "baseagent.core.parts",
     "TurnInput": "baseagent.core.parts",
     "TurnOutcome": "baseagent.core.parts",
-    "HistoryView": "baseagent.tools.tool",
+    "HistoryView": "baseagent.tools.context",
 }
 
 __all__ = ["__version__", "events", "agentb", *_EXPORTS]

@@ -20,7 +20,7 @@ processes or cancellation. The one exception is the litellm dependency, once a r
 litellm route loads it: litellm's own settings, and openai-python's chat request transform
 swapped for an equivalent copy (llm/openai_fastpath.py; docs/LIBRARY.md).
 
-Building the run is core/assembly.py's `RunBuilder` (cheap `prepare()` when the Agent is
+Building the run is compose/builder.py's `RunBuilder` (cheap `prepare()` when the Agent is
 made, `connect()` with the model at the first turn); the Agent keeps the thread's state
 (emitter, processes, cancellation) and the turn API. What it composes lives beside it:
 agent_setup.py (keyword arguments to settings, the thread resumed, its checkpoints),
@@ -45,19 +45,20 @@ from baseagent.agent_turn import checked_turn_input, fail_unexpectedly
 from baseagent.cancellation import Cancellation
 from baseagent.checkpoints import Diff, Undone
 from baseagent.config.settings import AgentConfig
-from baseagent.core import assembly
+from baseagent.compose import builder as assembly
 from baseagent.core.loop import Loop, TurnOutcome
-from baseagent.core.pending import Paused, check_outputs
-from baseagent.core.records import LoadedSession
-from baseagent.core.recorder import RecordWriteError
+from baseagent.records.pending import Paused, check_outputs
+from baseagent.records.replay import LoadedSession
+from baseagent.records.recorder import RecordWriteError
 from baseagent.storage import MessageStorage
 from baseagent.errors import AgentBusyError, ConfigError, InputError, TurnError
 from baseagent.llm.types import ModelClientProtocol
 from baseagent.output import events as ev
 from baseagent.output.codex import pending_call
 from baseagent.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
-from baseagent.output.emitter import Emitter, EventListener
-from baseagent.core.events import RunEvent
+from baseagent.emitting.interface import EventListener
+from baseagent.output.emitter import Emitter
+from baseagent.emitting.events import RunEvent
 from baseagent.tools.external import ExternalTool, external_tools as _external_tools
 from baseagent.tools.procs import KILL_GRACE_SECONDS, ProcessTracker
 

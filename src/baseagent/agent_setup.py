@@ -13,8 +13,8 @@ from typing import Any
 
 from baseagent.checkpoints import CheckpointError, Checkpoints
 from baseagent.config.settings import AgentConfig
-from baseagent.core import assembly
-from baseagent.core.records import LoadedSession
+from baseagent.compose import builder as assembly
+from baseagent.records.replay import LoadedSession
 from baseagent.storage import MessageStorage
 
 
@@ -93,7 +93,7 @@ def resume_thread(settings: AgentConfig, thread_id: str | None, explicit: set[st
     keyword arguments."""
     if thread_id is None:
         return settings, None, []
-    from baseagent.core.records import settings_for_resume
+    from baseagent.records.replay import settings_for_resume
     from baseagent.storage import load_thread, open_storage
 
     store = storage if storage is not None else open_storage(settings)

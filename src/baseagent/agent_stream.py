@@ -14,7 +14,7 @@ from typing import Any, Callable, Literal
 from baseagent.agent_result import RunResult
 from baseagent.errors import InputError
 from baseagent.output import events as ev
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 
 EventFormat = Literal["codex", "agentb"]
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from baseagent.core import assembly
-from baseagent.core.events import TurnEnded as TurnEndedEvent
+from baseagent.compose import builder as assembly
+from baseagent.emitting.events import TurnEnded as TurnEndedEvent
 from baseagent.core.loop import TurnInput, TurnOutcome
-from baseagent.core.pending import Paused
+from baseagent.records.pending import Paused
 from baseagent.errors import InputError
 from baseagent.output.emitter import Emitter
 

@@ -183,10 +183,7 @@ _include(cli_sources.commands)  # the mcp and toolsets groups
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click's multi-line usage errors become one line, exit code 2."""
-    from baseagent.early import release
-
     args = sys.argv[1:] if argv is None else argv
-    release()  # Ctrl-C is a KeyboardInterrupt from here on, caught below (no traceback)
     try:
         _main(args)
     except KeyboardInterrupt:

@@ -108,7 +108,7 @@ def main_command(
         raise fail_usage(str(exc)) from None
     loaded, notes = _resumed(settings, flags, resume, resume_last, continue_last)
     if loaded is not None:
-        from baseagent.core.records import settings_for_resume
+        from baseagent.records.replay import settings_for_resume
 
         here = settings.cwd
         try:

@@ -1,7 +1,7 @@
 """The commands on the config's tool sources: `mcp list` (the MCP servers) and `toolsets`
 (list, split NAME).
 
-cli.py adds `commands` to the app; the work is mcp/listing.py's and core/toolset_listing.py's.
+cli.py adds `commands` to the app; the work is mcp/listing.py's and compose/toolset_listing.py's.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def toolsets_list(
     it names are started to see; exit 1 if one failed to start)."""
     import os
 
-    from baseagent.core import toolset_listing
+    from baseagent.compose import toolset_listing
     from baseagent.errors import ConfigError
 
     settings = _toolset_settings(ctx)
@@ -110,7 +110,7 @@ def toolsets_split(
     hash of the tools, so asking again makes no call (exit 1 if the model's split failed)."""
     import os
 
-    from baseagent.core import toolset_listing
+    from baseagent.compose import toolset_listing
     from baseagent.errors import ConfigError
 
     settings = _toolset_settings(ctx, model=model, api_base=api_base,

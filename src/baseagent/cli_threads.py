@@ -126,7 +126,7 @@ def sessions_show(
 ) -> None:
     """One thread: model, turns, usage, instructions and the history a resume continues."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     try:
         summary, history = sessions.show(_storage(ctx, directory, db), thread_id)
@@ -148,7 +148,7 @@ def sessions_search(
     """Messages of every thread holding every word of TEXT, newest first. SQLite storage
     searches its full-text index (FTS5); JSONL records are scanned (say so on stderr)."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     storage = _storage(ctx, directory, db)
     try:
@@ -173,7 +173,7 @@ def sessions_rm(
 ) -> None:
     """Delete records: by id, or prune with --older-than DAYS."""
     from baseagent import sessions
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
 
     if not thread_ids and older_than is None:
         raise fail_usage("give thread ids or --older-than DAYS")
@@ -232,7 +232,7 @@ def export_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
 ) -> None:
     """Export trajectories: ATIF v1.7, ShareGPT (training) or the raw OpenAI messages."""
-    from baseagent.core.records import SessionLoadError
+    from baseagent.records.replay import SessionLoadError
     from baseagent.export import FORMATS, dumps, export_thread
 
     if fmt not in FORMATS:

@@ -7,8 +7,9 @@ script, where the shell starts the process with SIGINT ignored, it was lost and 
 went on. `entry()` (the console script; agent.py and `python -m baseagent` do the same)
 installs a handler that ends the process at once, quietly, with 130, before anything is
 imported: nothing has been done yet that would need undoing. `release()` hands SIGINT back
-to Python's usual KeyboardInterrupt once the CLI catches it (cli.main), and the run's
-SignalGuard takes it from there (signals.py).
+to Python's usual KeyboardInterrupt once the CLI is imported, right before cli.main (which
+catches it), and the run's SignalGuard takes it from there (signals.py). This module sits
+above the CLI: it imports cli, never the other way.
 """
 from __future__ import annotations
 
@@ -40,4 +41,5 @@ def entry() -> None:
     hold()
     from baseagent.cli import main
 
+    release()  # Ctrl-C is a KeyboardInterrupt from here on, caught in main (no traceback)
     main()

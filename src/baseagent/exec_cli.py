@@ -343,7 +343,7 @@ def main(argv: list[str], env: dict[str, str] | None = None) -> int:
         return _fail(str(exc))
     settings = exec_defaults(settings)
 
-    from baseagent.core.records import settings_for_resume
+    from baseagent.records.replay import settings_for_resume
     from baseagent.core.turn_input import image_part, load_schema
     from baseagent.storage import load_thread, open_storage
     from baseagent.errors import InputError

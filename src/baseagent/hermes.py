@@ -254,7 +254,7 @@ class AIAgent:
         return result
 
     def _record(self) -> Path | None:
-        from baseagent.core.records import SessionLoadError, find_session
+        from baseagent.records.replay import SessionLoadError, find_session
 
         if not self.agent.settings.record_session:
             return None
@@ -267,7 +267,7 @@ class AIAgent:
         record = self._record()
         if record is None:
             return 0
-        from baseagent.batch.trajectories import api_calls
+        from baseagent.export.trajectories import api_calls
         from baseagent.export.log import read_log
 
         return api_calls(read_log(record))

@@ -3,7 +3,7 @@
 Everything process-wide lives here and in cli.py / exec_cli.py, never in the library: fd 1
 is claimed for the event stream, stderr is routed through the redactor, signal handlers
 cancel the run, and the run's outcome becomes the process exit code. The run itself is
-`baseagent.Agent`, built from the resolved Settings (core/assembly.py is its composition
+`baseagent.Agent`, built from the resolved Settings (compose/ is its composition
 root), so the CLI, `exec`, the library and batch workers run the same code.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from baseagent.config.settings import Settings
 from baseagent.exit_codes import exit_code_for_status
 
-if TYPE_CHECKING:  # the sink interface (output/emitter.py); imported with the sink itself
-    from baseagent.output.emitter import EventListener
+if TYPE_CHECKING:  # the sink interface (emitting/interface.py); imported with the sink itself
+    from baseagent.emitting.interface import EventListener
     from baseagent.output.term import TerminalCaps
 
 
@@ -93,9 +93,9 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     Raises ConfigError or InputError (exit code 2 at the caller) before anything is printed
     on stdout.
     """
-    # The run's builder (core/assembly.py) is cheap to make; it checks the model string
+    # The run's builder (compose/) is cheap to make; it checks the model string
     # once, here, before anything heavy is imported and before a header is drawn.
-    from baseagent.core.assembly import RunBuilder
+    from baseagent.compose.builder import RunBuilder
 
     builder = RunBuilder(settings, env=os.environ, approver=approver)
     builder.check_model_string()
@@ -132,7 +132,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
     from baseagent.signals import SignalGuard
 
     if tool_outputs is not None:  # bad outputs: a usage error before stdout is claimed
-        from baseagent.core.pending import check_outputs
+        from baseagent.records.pending import check_outputs
 
         paused = resume.paused if resume is not None else None
         if paused is None:
@@ -196,7 +196,7 @@ def run(settings: Settings, instruction: str | None, *, resume: Any = None,
 def resume_hint(settings: Settings, thread_id: str) -> str | None:
     """The command that continues this thread, once its record exists (None with
     --no-session, or before anything was recorded)."""
-    from baseagent.core.assembly import session_path
+    from baseagent.compose.builder import session_path
 
     if not settings.record_session or not session_path(settings, thread_id).is_file():
         return None

@@ -2,7 +2,7 @@
 store the settings name (storage/: JSONL files in the session dir, or a SQLite database).
 
 Listing is lenient (a damaged record is shown as such, never stops the listing); showing
-and resuming use the strict loader in core/records.py.
+and resuming use the strict loader in records/replay.py.
 """
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.messages import content_text
+from baseagent.records.messages import content_text
 from baseagent.cost_text import cost_text
 from baseagent.core.ids import uuid7_time_ms
-from baseagent.core.records import SessionLoadError, session_from_records, usage_so_far
-from baseagent.core.recorder import read_records
+from baseagent.records.replay import SessionLoadError, session_from_records, usage_so_far
+from baseagent.records.recorder import read_records
 from baseagent.storage import MessageStorage, SearchHit, ThreadInfo, location_of
 from baseagent.storage.jsonl import JsonlStorage
 from baseagent.textsafe import inert_line

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.llm.types import CallProgress
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.tools.external import external_tool
 from baseagent.tools.registry import builtin_tools
 from test_loop import make_loop

@@ -8,7 +8,7 @@ import pytest
 from baseagent.testing.scripted_server import PrefixCache
 from baseagent.testing.script import prompt_parts
 
-from baseagent.core.caching import (EPHEMERAL, MAX_BREAKPOINTS, add_cache_markers,
+from baseagent.core.context.caching import (EPHEMERAL, MAX_BREAKPOINTS, add_cache_markers,
                                     count_breakpoints, prompt_cache_params, uses_cache_control,
                                     wants_cache_markers)
 

@@ -9,10 +9,10 @@ import copy
 
 import pytest
 
-from baseagent.core.compaction import (PRUNED_PREFIX, Budget, Compactor,
+from baseagent.core.context.compaction import (PRUNED_PREFIX, Budget, Compactor,
                                        drop_oldest, is_pruned, orphans, prune, rebuild,
                                        select_prunable, turn_groups, user_messages_to_keep)
-from baseagent.core.tokens import TokenCounter
+from baseagent.core.context.tokens import TokenCounter
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError
 from baseagent.llm.types import ModelTurn
 from baseagent.prompts.system import SUMMARY_PREFIX, SUMMARY_PROMPT

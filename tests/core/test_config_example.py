@@ -130,7 +130,7 @@ def test_the_commented_specialists_load_and_name_every_key(tmp_path):
 def test_the_commented_toolset_loads_names_every_key_and_resolves(tmp_path):
     """Uncommented, the sample toolset loads, names every key of a toolset, and each of its
     names means something in the file (the parked sources it names stand for no tool)."""
-    from baseagent.core.assembly import check_named_toolsets
+    from baseagent.compose.tools import check_named_toolsets
 
     start = TEXT.index("#  [toolsets.")
     end = TEXT.index("\n# --", start)

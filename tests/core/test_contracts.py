@@ -2,7 +2,7 @@
 
 - A tool (tools/tool.py `Tool`): every kind of tool the agent has satisfies it, and an
   object that leaves hooks out gets their defaults in one place (`adopt`).
-- A sink (output/emitter.py `EventListener`): every sink and listener class satisfies it,
+- A sink (emitting/interface.py `EventListener`): every sink and listener class satisfies it,
   and an object with only `emit` gets the defaults in one place (`listening`).
 - Nothing else looks for a tool's or a listener's members with getattr/hasattr: the code
   calls the declared hooks.
@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 
 from baseagent.output import events as ev
-from baseagent.output.emitter import HOOKS as SINK_HOOKS
-from baseagent.output.emitter import Emitter, EventListener, listening
+from baseagent.emitting.interface import HOOKS as SINK_HOOKS
+from baseagent.emitting.interface import EventListener, listening
+from baseagent.output.emitter import Emitter
 from baseagent.tools import tool as contract
-from baseagent.tools.tool import Tool, ToolContext, ToolResult, adopt
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult, adopt
 from helpers import REPO
 
 SRC = REPO / "src" / "baseagent"
@@ -38,7 +40,7 @@ def declared_members(protocol: type) -> set[str]:
 # -- tools -------------------------------------------------------------------------------------
 
 def every_kind_of_tool() -> dict[str, Any]:
-    from baseagent.core.delegation import delegate_tool
+    from baseagent.core.delegation.delegate import delegate_tool
     from baseagent.mcp.tools import McpTool
     from baseagent.openapi.operations import Operation
     from baseagent.openapi.source import OpenApiTool
@@ -169,8 +171,8 @@ def test_the_registry_holds_every_tool_to_the_contract(tmp_path):
 
 def every_sink() -> dict[str, Any]:
     from baseagent.agent_stream import Collect, Forward
-    from baseagent.core.delegation import _Nest
-    from baseagent.core.recorder import SessionRecorder
+    from baseagent.core.delegation.delegate import _Nest
+    from baseagent.records.recorder import SessionRecorder
     from baseagent.output.agentb import AgentBMapper, AgentBSink
     from baseagent.output.jsonl import JsonlSink
     from baseagent.output.pretty import PrettySink
@@ -242,7 +244,7 @@ def test_a_listener_keeps_the_hooks_it_has():
 
 # The one place each contract looks for an object's members: its own adapter.
 ADAPTERS = {("tools/tool.py", "adopt"), ("tools/tool.py", "_Adopted"),
-            ("output/emitter.py", "listening"), ("output/emitter.py", "_Adopted")}
+            ("emitting/interface.py", "listening"), ("emitting/interface.py", "_Adopted")}
 PROBED = ("tool", "listener", "sink")
 
 

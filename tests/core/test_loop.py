@@ -21,7 +21,8 @@ from baseagent.output.emitter import Emitter
 from baseagent.prompts.system import VERIFICATION_PROMPT
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.registry import ToolRegistry, builtin_tools
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 from pydantic import BaseModel
 
 
@@ -262,7 +263,7 @@ def test_arguments_nested_past_what_json_reads_are_an_error_result(tmp_path, nam
 
 
 def test_a_plan_or_an_answer_nested_past_what_json_reads_is_no_crash():
-    from baseagent.core.plan import parse_plan
+    from baseagent.records.plan import parse_plan
     from baseagent.core.turn_input import schema_problem
 
     assert parse_plan('{"plan": ' + "[" * 5000) is None

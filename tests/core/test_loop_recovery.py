@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.evidence import Evidence, forbids_test_changes, named_test_command
+from baseagent.core.verification.evidence import Evidence, forbids_test_changes, named_test_command
 from baseagent.helps.code_blocks import Fragment, file_blocks, fragments
 from baseagent.llm.types import ModelTurn
 from baseagent.output import events as ev

@@ -1,6 +1,6 @@
 """Named toolsets of the configuration (`[toolsets.NAME]`, config/toolsets.py): loaded from
 the file, checked against the other names (one line each), opened in the one vocabulary
-(core/specialists.py) wherever a list of tool names is read, and used in-process by the
+(core/delegation/specialists.py) wherever a list of tool names is read, and used in-process by the
 library: the top agent's `enabled_toolsets` and a specialist's `tools`. The CLI end to end
 is tests/cli/test_toolsets.py."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from baseagent import Agent, ConfigError, ToolProvider
 from baseagent.config.load import load_settings, settings_from_options
 from baseagent.config.toolsets import ToolsetConfig
-from baseagent.core.specialists import Sources, resolve_tools, unknown_refs
+from baseagent.core.delegation.specialists import Sources, resolve_tools, unknown_refs
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.registry import builtin_tools
 from baseagent.tools.toolsets import builtin_part, expand_named

@@ -1,5 +1,5 @@
-"""Toolsets as objects (tools/toolset.py), tool providers (tools/provider.py) and the toolset
-orchestrator (core/orchestrator.py): toolsets from built-ins, Python tools, providers and an
+"""Toolsets as objects (compose/toolset.py), tool providers (tools/provider.py) and the toolset
+orchestrator (compose/orchestrator.py): toolsets from built-ins, Python tools, providers and an
 OpenAPI document (a real local service), a large one split by the model once and cached on
 disk, the second run making no model call."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from baseagent import Agent, ConfigError, Tool, ToolProvider, Toolset, ToolsetOrchestrator
-from baseagent.core.orchestrator import read_answer, settle, source_hash
+from baseagent.compose.orchestrator import read_answer, settle, source_hash
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.testing.scripted_server import ScriptedServer
 from openapi_service import PetService, document

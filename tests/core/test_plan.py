@@ -11,10 +11,10 @@ from typing import Any, get_args
 import pyte
 import pytest
 
-from baseagent.core.compaction import Budget, Compactor, orphans
-from baseagent.core.plan import (carry_plan, is_plan_message, latest_plan, parse_plan,
+from baseagent.core.context.compaction import Budget, Compactor, orphans
+from baseagent.records.plan import (carry_plan, is_plan_message, latest_plan, parse_plan,
                                  plan_message, verification_reminder)
-from baseagent.core.tokens import TokenCounter
+from baseagent.core.context.tokens import TokenCounter
 from baseagent.llm.errors import ModelError
 from baseagent.llm.types import ModelTurn
 from baseagent.output import events as ev
@@ -348,7 +348,7 @@ class _Terminal(io.StringIO):
 
 
 def _render(stream: io.StringIO) -> str:
-    from baseagent.core import events as engine
+    from baseagent.emitting import events as engine
     from baseagent.output.pretty import PrettySink
 
     sink = PrettySink(stream, spinner=False)

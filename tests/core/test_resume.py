@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.core.records import (MISSING_RESULT, SessionLoadError, find_session,
+from baseagent.records.replay import (MISSING_RESULT, SessionLoadError, find_session,
                                    latest_session, load_session, resolve)
-from baseagent.core.recorder import SessionRecorder
+from baseagent.records.recorder import SessionRecorder
 from baseagent.llm.types import CallUsage, UsageTotals
 from baseagent.output import events as ev
 from baseagent.sessions import list_sessions, prune
@@ -352,7 +352,7 @@ def test_a_record_glued_to_a_torn_line_is_recovered(tmp_path):
 
 
 def test_two_runs_cannot_write_one_record(tmp_path):
-    from baseagent.core.recorder import RecordInUseError
+    from baseagent.records.recorder import RecordInUseError
 
     path = write_record(tmp_path / "new")
     assert os.stat(path).st_mode & 0o777 == 0o600  # the conversation is its owner's only

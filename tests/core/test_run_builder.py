@@ -1,4 +1,4 @@
-"""One object builds a run (core/assembly.py `RunBuilder`), in process.
+"""One object builds a run (compose/builder.py `RunBuilder`), in process.
 
 - Each check runs once per run, whoever asks first: the model string (an entry point asks
   before its header, the builder's prepare() would ask again), the model itself (at the
@@ -19,11 +19,12 @@ from pydantic import BaseModel
 from baseagent import Agent
 from baseagent.cancellation import Cancellation, CancelToken
 from baseagent.config.settings import Settings
-from baseagent.core.assembly import RunBuilder
+from baseagent.compose.builder import RunBuilder
 from baseagent.errors import ConfigError
 from baseagent.llm.types import ModelClientProtocol, UsageTotals
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 from helpers import REPO
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -196,7 +197,7 @@ def test_nothing_probes_a_client_for_bind_cancel():
 
 def test_close_is_declared_on_the_client_protocol_and_never_probed():
     """Issue 43, item 5: the engine closes a model client through its protocol's `close`,
-    never by looking for one (core/delegation.py once did, with getattr)."""
+    never by looking for one (core/delegation/delegate.py once did, with getattr)."""
     import ast
 
     assert "close" in ModelClientProtocol.__dict__

@@ -1,4 +1,4 @@
-"""Named specialists and the planning mode (core/specialists.py, AgentB's
+"""Named specialists and the planning mode (core/delegation/specialists.py, AgentB's
 DelegateToSpecialistTool and PlanningAgent): specialists declared in the config file and in
 the library, their tools named as the configuration names them, run by the delegate tool's
 machinery (a child loop, its items nested in a collab item, its usage in the parent's), the
@@ -15,7 +15,7 @@ import pytest
 
 from baseagent import Agent, ConfigError, Specialist, agentb, events
 from baseagent.config.specialists import SpecialistConfig
-from baseagent.core.specialists import Sources, resolve_tools, unknown_tool_names
+from baseagent.core.delegation.specialists import Sources, resolve_tools, unknown_tool_names
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.registry import builtin_tools
 from helpers import run_agent, by_conversation

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import pytest
 
-from baseagent.core.tokens import (IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter,
+from baseagent.core.context.tokens import (IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter,
                                    estimate_tokens, countable_text)
 
 
@@ -118,7 +118,7 @@ def test_bundled_tokenizer_counts_like_litellm():
     load_litellm()
     from litellm.litellm_core_utils.default_encoding import encoding
 
-    from baseagent.core.tokens import bundled_tokenizer
+    from baseagent.core.context.tokens import bundled_tokenizer
 
     count = bundled_tokenizer()
     for text in ["def greet():\n    return 'hello'\n" * 50, "漢字テキスト" * 40,
@@ -127,7 +127,7 @@ def test_bundled_tokenizer_counts_like_litellm():
 
 
 def test_loading_the_tokenizer_leaves_the_environment_alone():
-    from baseagent.core.tokens import bundled_tokenizer
+    from baseagent.core.context.tokens import bundled_tokenizer
 
     before = dict(os.environ)
     assert bundled_tokenizer()("hello world") == 2

@@ -6,7 +6,7 @@ import json
 
 from helpers import run_agent
 
-from baseagent.core.caching import count_breakpoints
+from baseagent.core.context.caching import count_breakpoints
 from baseagent.testing.anthropic_wire import sign
 
 # A model litellm knows (priced, supports extended thinking); the server answers for it.
@@ -45,7 +45,7 @@ def test_tools_cache_markers_and_cached_tokens(scripted_server, workspace, home,
     for body in requests:  # the Messages API shape, not chat completions
         assert body["model"] == CLAUDE.split("/", 1)[1] and body["stream"] is True
         assert isinstance(body["max_tokens"], int) and "tools" in body
-        # core/caching.py: the system prompt and the last two messages, within Anthropic's 4
+        # core/context/caching.py: the system prompt and the last two messages, within Anthropic's 4
         assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
         assert blocks(body["messages"][-1])[-1].get("cache_control") == {"type": "ephemeral"}
         assert 3 <= count_breakpoints([{"content": body["system"]}, *body["messages"]]) <= 4

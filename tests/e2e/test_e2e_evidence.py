@@ -1,4 +1,4 @@
-"""End to end: what an answer's verification rests on (core/evidence.py), through the CLI
+"""End to end: what an answer's verification rests on (core/verification/evidence.py), through the CLI
 and the scripted server. A command that only looks is not evidence, and a write that
 failed is named in `verification` and in the answer."""
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 import pyte
 
-from baseagent.core.plan import is_plan_message, latest_plan, parse_plan
+from baseagent.records.plan import is_plan_message, latest_plan, parse_plan
 from baseagent.prompts.system import SUMMARY_PROMPT
 from helpers import run_agent, run_on_pty
 

@@ -1,5 +1,5 @@
 """--attempts N through the scripted model server: N attempts in copies of the workspace,
-the one with the best evidence applied (core/attempts.py, docs/ATTEMPTS.md)."""
+the one with the best evidence applied (core/verification/attempts.py, docs/ATTEMPTS.md)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from baseagent import Agent
-from baseagent.core.attempts import (Change, apply_changes, change_size, changes_between,
+from baseagent.core.verification.attempts import (Change, apply_changes, change_size, changes_between,
                                      listing, runs_in_parallel)
 from baseagent.testing.keyed import KeyedResponder
 from helpers import parse_jsonl, run_agent

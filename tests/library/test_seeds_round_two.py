@@ -13,7 +13,8 @@ import pytest
 
 from baseagent import Agent, ConfigError, TurnError
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.tool import Tool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult
 
 ENV = {"PATH": os.environ["PATH"]}
 
@@ -346,7 +347,7 @@ class _EchoLoop:
         self.paused = None
 
     def run_turn(self, turn: Any) -> Any:
-        from baseagent.core import events as engine
+        from baseagent.emitting import events as engine
         from baseagent.core.parts import TurnOutcome
 
         parts = self.parts

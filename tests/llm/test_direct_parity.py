@@ -270,7 +270,7 @@ def _claude_models() -> list[str]:
 
 CLAUDES = _claude_models()
 CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
-# The history as the agent sends it to a Claude model: core/caching.py's markers on the
+# The history as the agent sends it to a Claude model: core/context/caching.py's markers on the
 # system prompt and the last two messages, signed thinking blocks kept.
 CLAUDE_HISTORY = [
     *HISTORY[:2],

@@ -535,6 +535,6 @@ def test_no_first_byte_in_time_is_retried_as_no_answer_yet(scripted_server, monk
 ])
 def test_first_byte_timeout_default_is_the_request_timeout_on_a_local_server(given, expected):
     from baseagent.config.settings import Settings
-    from baseagent.core.assembly import first_byte_timeout
+    from baseagent.compose.model import first_byte_timeout
 
     assert first_byte_timeout(Settings.model_validate(given)) == expected

@@ -1,4 +1,4 @@
-"""Whether a model takes images (view_image's gate, core/assembly.py), read from litellm's
+"""Whether a model takes images (view_image's gate, compose/), read from litellm's
 map without litellm (llm/model_map.py `supports_vision`) and held to litellm's own
 supports_vision on the pinned map; a model the map does not know is None (allowed), where
 litellm says False."""

@@ -1,4 +1,4 @@
-"""The engine's events (core/events.py) and the mappers over them (output/), in-process.
+"""The engine's events (emitting/events.py) and the mappers over them (output/), in-process.
 
 The Codex mapping is a pure function of each engine event: the same event gives the same
 JSONL lines, whatever came before. AgentB's stream is made from the same engine events
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output import events as ev
 from baseagent.output.agentb import AgentBMapper
 from baseagent.output.codex import codex_events, codex_item

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from baseagent.core.records import MISSING_RESULT
-from baseagent.core.recorder import SessionRecorder
+from baseagent.records.replay import MISSING_RESULT
+from baseagent.records.recorder import SessionRecorder
 from baseagent.export import export_record
 from baseagent.export.atif import Trajectory
 from baseagent.output import events as ev

@@ -131,7 +131,7 @@ def test_agent_stdout_has_no_import_chatter(tmp_path, scripted_server):
 
 def test_terminal_rendering_survives_a_terminal_that_went_away():
     """After a hangup the TTY write fails; the renderer stops drawing instead of raising."""
-    from baseagent.core import events as engine
+    from baseagent.emitting import events as engine
     from baseagent.output.pretty import PrettySink
 
     class DeadTerminal(io.StringIO):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output.pretty import PrettySink
 
 

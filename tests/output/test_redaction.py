@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import json
 
-from baseagent.core.recorder import SessionRecorder
+from baseagent.records.recorder import SessionRecorder
 from baseagent.output import events as ev
 from baseagent.output.emitter import Emitter
 from baseagent.output.jsonl import JsonlSink

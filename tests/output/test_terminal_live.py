@@ -16,7 +16,7 @@ import time
 import pyte
 import pytest
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output.header import header_lines
 from baseagent.output.pretty import PrettySink
 from baseagent.output.term import TerminalCaps, terminal_caps

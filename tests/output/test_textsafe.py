@@ -12,7 +12,7 @@ import unicodedata
 
 import pytest
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output.header import header_lines
 from baseagent.output.pretty import PrettySink
 from baseagent.output.term import TerminalCaps

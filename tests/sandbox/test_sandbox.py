@@ -14,7 +14,8 @@ import pytest
 from baseagent.sandbox import landlock
 from baseagent.sandbox.policy import Policy, confine, unavailable_notice
 from baseagent.tools import write_file
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from helpers import run_agent
 from reliability import shell
 

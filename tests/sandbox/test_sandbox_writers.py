@@ -383,7 +383,8 @@ def test_write_file_into_git_through_a_symlink_swapped_in_after_the_check(tmp_pa
     """Landlock cannot keep .git read-only inside a writable root; the write goes to the
     directory that was checked, held open (tools/paths.held_parent)."""
     from baseagent.tools import write_file
-    from baseagent.tools.tool import ToolContext, ToolError
+    from baseagent.tools.context import ToolContext
+    from baseagent.tools.tool import ToolError
 
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
@@ -407,7 +408,8 @@ def test_apply_patch_into_git_through_a_symlink_swapped_in_after_the_check(tmp_p
     """apply_patch looks at each path again just before it changes it (paths.recheck),
     and undoes what it did before the refusal."""
     from baseagent.tools import apply_patch
-    from baseagent.tools.tool import ToolContext, ToolError
+    from baseagent.tools.context import ToolContext
+    from baseagent.tools.tool import ToolError
 
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
@@ -466,7 +468,8 @@ def test_untrusted_write_questions_in_process(tmp_path, outside):
     from baseagent.tools import apply_patch, write_file
     from baseagent.tools.approval import (REQUIRES_ACTION, ApprovalAnswer, ApprovalRequest,
                                           Approvals)
-    from baseagent.tools.tool import ToolContext, ToolError
+    from baseagent.tools.context import ToolContext
+    from baseagent.tools.tool import ToolError
 
     asked: list[ApprovalRequest] = []
 

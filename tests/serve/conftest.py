@@ -37,7 +37,7 @@ class TurnScripts:
         self.requests: list[dict[str, Any]] = []
 
     def __call__(self, body: dict[str, Any], _index: int) -> dict[str, Any] | None:
-        from baseagent.core.messages import content_text
+        from baseagent.records.messages import content_text
 
         self.requests.append(body)
         messages = body.get("messages") or []

@@ -268,7 +268,7 @@ def test_refs_cycles_and_base_urls():
 
 
 def test_the_auth_secret_is_redacted_everywhere_it_could_leak(workspace):
-    from baseagent.core import assembly
+    from baseagent.compose import builder as assembly
     from baseagent.config.load import settings_from_options
 
     settings = settings_from_options({"cwd": workspace, "openapi": {"api": {

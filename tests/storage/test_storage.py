@@ -14,8 +14,8 @@ import pytest
 
 from baseagent import Agent, ConfigError
 from baseagent.config.load import load_agent_config, load_settings
-from baseagent.core.recorder import RecordInUseError, SessionRecorder
-from baseagent.core.records import SessionLoadError
+from baseagent.records.recorder import RecordInUseError, SessionRecorder
+from baseagent.records.replay import SessionLoadError
 from baseagent.export import export_thread
 from baseagent.sessions import list_sessions, prune, remove, show
 from baseagent.storage import MessageStorage, list_runs, load_thread, open_storage

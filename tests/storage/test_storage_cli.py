@@ -147,7 +147,7 @@ def test_an_agent_killed_mid_tool_on_sqlite_keeps_its_record_and_resumes(
     import signal
     import sqlite3
 
-    from baseagent.core.records import MISSING_RESULT
+    from baseagent.records.replay import MISSING_RESULT
     from reliability import finish, kill_quietly, start_agent, wait_for
 
     (home / ".baseagent").mkdir()

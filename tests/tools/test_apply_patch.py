@@ -17,7 +17,8 @@ import pytest
 
 from baseagent.tools import apply_patch
 from baseagent.tools.apply_patch import Args, run
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from baseagent.tools.patch import Chunk, UpdateFile, parse_patch
 from baseagent.tools.patch import apply as patch_apply
 from baseagent.tools.patch.apply import update_text

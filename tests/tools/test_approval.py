@@ -14,7 +14,7 @@ from baseagent.sandbox import landlock
 from baseagent.tools import shell
 from baseagent.tools.approval import (ApprovalAnswer, ApprovalRequest, Approvals,
                                       is_known_safe, looks_denied, session_prefix)
-from baseagent.tools.tool import ToolContext
+from baseagent.tools.context import ToolContext
 from baseagent.interactive.approver import TerminalApprover, parse_answer
 
 needs_landlock = pytest.mark.skipif(landlock.abi() < 1 and not os.environ.get("CI"),

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from baseagent import Agent, ExternalTool, InputError
-from baseagent.core.pending import PendingCall, check_outputs
-from baseagent.core.records import load_session
+from baseagent.records.pending import PendingCall, check_outputs
+from baseagent.records.replay import load_session
 from baseagent.exit_codes import EXIT_REQUIRES_ACTION
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools.external import load_external_tools
@@ -189,7 +189,7 @@ def test_pause_survives_the_agent_through_the_session_record(scripted_server, tm
 def test_a_record_whose_outputs_arrived_is_not_paused_any_more(tmp_path):
     """A run killed after appending the outputs but before clearing its `paused` record:
     the calls are answered, so the thread is not waiting (and nothing gets "not run")."""
-    from baseagent.core.recorder import SessionRecorder
+    from baseagent.records.recorder import SessionRecorder
 
     path = tmp_path / "t-1.jsonl"
     record = SessionRecorder(path)

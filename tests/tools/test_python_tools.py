@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from baseagent import Agent, ConfigError, PythonTool, tool
 from baseagent.output.jsonl import event_to_line
 from baseagent.testing.deterministic import DeterministicClient
-from baseagent.tools.tool import ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError, ToolResult
 
 
 class Lookup(BaseModel):

@@ -7,7 +7,7 @@ from pathlib import Path
 from baseagent.output.redact import Redactor
 from baseagent.tools.python_tool import as_tool
 from baseagent.tools.registry import ToolRegistry
-from baseagent.tools.tool import ToolContext
+from baseagent.tools.context import ToolContext
 
 KEY = "sk-registry-redaction-0123456789abcdef"
 

@@ -10,7 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import read_file, write_file
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import grep_files
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from helpers import REPO, require
 
 SYSTEM_RG_DIR = "/usr/bin"  # where a distro package (Debian's `ripgrep`) puts rg
@@ -330,7 +331,8 @@ CATASTROPHIC_GREP = """
 import sys, time
 from pathlib import Path
 from baseagent.tools import grep_files
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 root = Path(sys.argv[1])
 ctx = ToolContext(cwd=root, grep_backend="python", grep_timeout_s=1.0)
 started = time.monotonic()

@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import list_dir
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ import pytest
 from pydantic import ValidationError
 
 from baseagent.tools import shell
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from baseagent.credentials import DEFAULT_STRIP_PATTERNS, child_env, is_secret_name
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
@@ -204,7 +205,7 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, {str(SRC)!r})
 from baseagent.tools import shell
-from baseagent.tools.tool import ToolContext
+from baseagent.tools.context import ToolContext
 
 def hwm_kib():
     for line in open("/proc/self/status"):

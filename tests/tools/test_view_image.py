@@ -16,7 +16,8 @@ import pytest
 from baseagent import Agent
 from baseagent.testing.deterministic import DeterministicClient
 from baseagent.tools import view_image
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 from baseagent.tools.toolsets import builtin_names
 from helpers import run_agent
 
@@ -192,7 +193,7 @@ def test_read_file_on_an_image_points_to_view_image(workspace):
 def test_a_step_that_pauses_attaches_after_the_callers_outputs(workspace, tmp_path):
     """The caller's outputs are tool messages of the same step: the image waits for them,
     in this process and when the turn continues from the session record."""
-    from baseagent.core.records import load_session
+    from baseagent.records.replay import load_session
 
     weather = {"name": "get_weather", "description": "Weather.",
                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}

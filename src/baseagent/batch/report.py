@@ -118,7 +118,7 @@ def _session_records(result: dict[str, Any], root: Path) -> list[dict[str, Any]]
     path = _inside(session, root)
     if path is None or not path.is_file():
         return []
-    from baseagent.core.recorder import read_records
+    from baseagent.records.recorder import read_records
 
     try:
         return list(read_records(path))

@@ -61,7 +61,8 @@ class TaskRunner:
         unless the batch's model calls take the direct path (which never imports it), and
         check the batch's model and API key once. Returns what is wrong (the driver stops
         the batch with it) or None."""
-        from baseagent.core.assembly import check_model, model_route
+        from baseagent.compose.checks import check_model
+        from baseagent.compose.model import model_route
         from baseagent.errors import ConfigError
 
         route = model_route(self.settings, self.env)
@@ -250,7 +251,7 @@ class TaskRunner:
 
     def _trajectories(self, record: Any, task_dir: Path, task: Task,
                       agent_status: str) -> dict[str, Any]:
-        from baseagent.batch.trajectories import write_trajectories
+        from baseagent.export.trajectories import write_trajectories
 
         if self._tool_names is None:
             from baseagent.tools.registry import ToolRegistry

@@ -48,7 +48,7 @@ DEFAULT_ENV_STRIP = list(DEFAULT_STRIP_PATTERNS)
 
 class _Options(BaseModel):
     """Every group refuses unknown keys and validates assignments (a resumed thread's
-    settings are set one by one, `core/records.py`). Validators are built on first use, not
+    settings are set one by one, `records/replay.py`). Validators are built on first use, not
     at import: a process validates one model (Settings, or AgentConfig), never the groups
     alone, and the CLI's header waits for this import."""
 
@@ -156,7 +156,7 @@ class RunOptions(_Options):
     attempts: int = Field(1, ge=1, le=16, description=(
         "Independent attempts at each turn, each in its own copy of the workspace; the one "
         "with the best evidence (tests passed, then the smaller change) is applied "
-        "(core/attempts.py, docs/ATTEMPTS.md)"))
+        "(core/verification/attempts.py, docs/ATTEMPTS.md)"))
     attempts_temperature: float | None = Field(
         0.7, ge=0, le=2, description="The sampling temperature of attempts 2..N when the "
                                      "run's is unset or 0 (at 0 every attempt would give the "
@@ -217,7 +217,7 @@ class ToolOptions(_Options):
     grep_timeout_s: float = Field(30.0, gt=0, description="grep_files: longest search, seconds")
     toolset_max_tools: int = Field(
         30, ge=2, description="A toolset with more tools is split into groups by the model "
-        "once (core/orchestrator.py), cached by the source's hash")
+        "once (compose/orchestrator.py), cached by the source's hash")
     # BaseAgent cuts every tool's output at 2,500 tokens; here the shell and OpenAPI tools
     # keep that cap by default (their 10,000 characters) and the others 10,000 tokens, so
     # a file read whole is not cut (tools/registry.py output_limit).
@@ -271,7 +271,7 @@ class ToolOptions(_Options):
 
 class DelegationOptions(_Options):
     """Sub-agents: the delegate tool, named specialists and the planning mode
-    (core/delegation.py, core/specialists.py)."""
+    (core/delegation/delegate.py, core/delegation/specialists.py)."""
 
     delegate: bool = Field(False, description="Offer the model the delegate tool")
     delegate_tools: list[str] = Field(
@@ -285,7 +285,7 @@ class DelegationOptions(_Options):
                                 "counts it too)")
     specialists: dict[str, SpecialistConfig] = Field(
         default_factory=dict, description="Named sub-agents offered through the "
-        "delegate_to_specialist tool (config/specialists.py, core/specialists.py)")
+        "delegate_to_specialist tool (config/specialists.py, core/delegation/specialists.py)")
     planner: bool = Field(False, description="Planning mode: the agent keeps the plan and "
                                              "works only through its specialists")
 
@@ -298,7 +298,7 @@ class DelegationOptions(_Options):
 
 class CompactionOptions(_Options):
     """Context management: how much the model holds, when history is pruned or summarised,
-    and where cache breakpoints go (core/compaction.py, core/caching.py)."""
+    and where cache breakpoints go (core/context/compaction.py, core/context/caching.py)."""
 
     context_window: int | None = Field(None, ge=1024)
     compaction_threshold: float = Field(0.85, gt=0.1, le=1.0)
@@ -345,7 +345,7 @@ class StorageConfig(_Options):
 
 
 class SessionOptions(_Options):
-    """The session record of a thread (core/recorder.py), which resume reads back."""
+    """The session record of a thread (records/recorder.py), which resume reads back."""
 
     session_dir: Path = Field(default_factory=lambda: Path.home() / ".baseagent" / "sessions")
     record_session: bool = True

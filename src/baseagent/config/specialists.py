@@ -5,7 +5,7 @@ A specialist is a sub-agent with a name, a description the delegating model read
 tools (named as the configuration already names them: built-in tools and toolset groups,
 `[mcp_servers.NAME]` servers, `[openapi.NAME]` documents or `NAME:TAG` for one tag of a
 document, the caller's Python tools), and optionally its own model, prompt and iteration
-limit. Plain descriptions here; core/specialists.py runs them.
+limit. Plain descriptions here; core/delegation/specialists.py runs them.
 """
 from __future__ import annotations
 

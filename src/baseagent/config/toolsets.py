@@ -2,14 +2,14 @@
 in the config file").
 
 A toolset is a name for a list of tool names in the configuration's one vocabulary (the
-one a specialist's `tools` uses, core/specialists.py): built-in tools and groups,
+one a specialist's `tools` uses, core/delegation/specialists.py): built-in tools and groups,
 `[mcp_servers.NAME]` servers, `[openapi.NAME]` documents or `NAME:TAG` for one tag of a
 document (and, in the library, the caller's own tools). It is used by name: in `tools`
 (`--tools NAME`, `enabled_toolsets`) for the top agent, in a specialist's `tools`, and by
 `baseagent toolsets list | split NAME`. Plain descriptions here; the settings check the
 names against each other (config/settings.py), core/ says what they stand for.
 
-The library's `Toolset` object (tools/toolset.py) is the other form: it carries its own
+The library's `Toolset` object (compose/toolset.py) is the other form: it carries its own
 parts (functions, providers, tables); this one only names parts the configuration has.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A tool call as the items a consumer sees: run (started, updated with its progress,
 completed), fed into the turn's own item (update_plan), or handed to the caller (a tool the
-caller runs, or a command waiting on the caller's approval: core/pending.py).
+caller runs, or a command waiting on the caller's approval: records/pending.py).
 
 The loop (core/loop.py) decides which; this runs it and emits its events, never touching
 the history.
@@ -11,21 +11,22 @@ import dataclasses
 from typing import Any, Callable
 
 from baseagent.cancellation import CancelToken
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.items import (TURN_SCOPED, completed_item, external_result_item,
                                   started_item, updated_item)
-from baseagent.core.pending import PendingCall
+from baseagent.records.pending import PendingCall
 from baseagent.core.streaming import TurnItems
 from baseagent.llm.types import ToolCall
-from baseagent.output.emitter import Emitter
+from baseagent.emitting.interface import EventEmitter
 from baseagent.tools.approval import (APPROVAL_CALL, ApprovalAnswer, ApprovalRequest,
                                       approval_item, declined_text, parse_decision)
 from baseagent.tools.registry import PreparedCall, ToolRegistry
-from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
+from baseagent.tools.context import CallBudget, ToolContext
+from baseagent.tools.tool import ToolResult
 
 
 class CallItems:
-    def __init__(self, registry: ToolRegistry, emitter: Emitter, tool_context: ToolContext,
+    def __init__(self, registry: ToolRegistry, emitter: EventEmitter, tool_context: ToolContext,
                  cancelled: CancelToken, turn_items: TurnItems,
                  where: Callable[[], tuple[str, int]] = lambda: ("", 0)) -> None:
         self.registry = registry

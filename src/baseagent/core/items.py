@@ -1,4 +1,4 @@
-"""How a tool call appears as an engine item (core/events.py), phase by phase.
+"""How a tool call appears as an engine item (emitting/events.py), phase by phase.
 
 Kept out of the loop so the loop reads as phases, and out of the tools so tools never know
 about events. The items are the engine's own; output/codex.py maps them to Codex items.
@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from baseagent.core import events as engine
-from baseagent.core.pending import PendingCall
-from baseagent.tools.tool import ToolContext, ToolResult
+from baseagent.emitting import events as engine
+from baseagent.records.pending import PendingCall
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolResult
 from baseagent.tools.external import EXTERNAL_SERVER
 from baseagent.tools.registry import PreparedCall
 

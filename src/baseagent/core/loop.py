@@ -9,13 +9,13 @@ The contract of a turn (`run_turn`), in order:
 3. Steps, until an answer: think (one streamed model call over the history, compacted by
    the ContextPolicy; each help may rewrite the reply, `read_reply`), then act (every tool
    call gets exactly one tool message; calls to tools the caller runs pause the turn,
-   `requires_action`, and `continue_turn(outputs)` steps on: core/pending.py). After each
+   `requires_action`, and `continue_turn(outputs)` steps on: records/pending.py). After each
    reply, a help may answer it with a note to the model (`after_reply`: a reply that is not
    an answer, code left in the text, an announced next step), and the loop steps again.
 4. A reply without tool calls that no help takes is the answer. Unless the turn is already
    verified, one verification round asks the model to check its work (skipped when the
    answer already stands on evidence, or the turn changed no file and names no test:
-   core/evidence.py), and one more round when the answer still lacks evidence; a final
+   core/verification/evidence.py), and one more round when the answer still lacks evidence; a final
    check (--output-schema) gets one correction round.
 5. The turn closes with exactly one of turn.completed (with `verification`), turn.failed
    or turn.requires_action, after the items that span the turn (the plan) complete.
@@ -23,9 +23,9 @@ The contract of a turn (`run_turn`), in order:
 Every way out other than an answer is an exception (core/turn.py TurnEnded, ActionRequired;
 RunInterrupted, model errors), turned into the closing event by `_close`, so the loop body
 carries no flags. The loop knows nothing about HTTP, terminals or file formats: it talks
-to a model client, a ToolRegistry, an Emitter (engine events, core/events.py; the wire
+to a model client, a ToolRegistry, an Emitter (engine events, emitting/events.py; the wire
 formats are mappers in output/) and optionally a compactor and a session record, all handed
-in by the composition root (core/assembly.py) with the list of helps.
+in by the composition root (compose/) with the list of helps.
 """
 from __future__ import annotations
 
@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import NEVER, CancelToken
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.calls import CallItems
-from baseagent.core.evidence import Evidence, repository_notes
+from baseagent.core.verification.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
-from baseagent.core.pending import Paused, PendingCall
-from baseagent.core.plan import latest_plan, open_steps, verification_reminder
-from baseagent.core.recorder import RecordWriteError
+from baseagent.records.pending import Paused, PendingCall
+from baseagent.records.plan import latest_plan, open_steps, verification_reminder
+from baseagent.records.recorder import RecordWriteError
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.streaming import StreamItems, TurnItems, text_item
 from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, PassThrough,
@@ -51,12 +51,13 @@ from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, Pas
 from baseagent.helps.contract import TurnHelp, capped, not_an_answer
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
-from baseagent.output.emitter import Emitter
+from baseagent.emitting.interface import EventEmitter
 from baseagent.prompts.system import EVIDENCE_PROMPT
 from baseagent.tools.approval import APPROVAL_CALL, ApprovalRequest
 from baseagent.tools.external import is_external
 from baseagent.tools.registry import PreparedCall, ToolRegistry
-from baseagent.tools.tool import CallBudget, ToolContext, ToolResult
+from baseagent.tools.context import CallBudget, ToolContext
+from baseagent.tools.tool import ToolResult
 
 # How many times one call may be retried after compacting for a context-window error.
 MAX_OVERFLOW_RECOVERIES = 3
@@ -72,7 +73,7 @@ ALL_TOOLS_FAILED = ("every tool call of the model's answer failed ({n} of {n}); 
 
 
 class Loop:
-    def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: Emitter,
+    def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: EventEmitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
                  compactor: ContextPolicy | None = None, session: HistorySink | None = None,
@@ -394,7 +395,7 @@ class Loop:
                 raise RunInterrupted()
             if handed_over:
                 # The caller's outputs are tool messages of this step too: the attachments
-                # wait for them (core/pending.py Paused.attachment).
+                # wait for them (records/pending.py Paused.attachment).
                 self._deferred = attachment_message(attached)
                 attached = []
                 raise ActionRequired([self._calls.hand_over(c, p) if q is None

@@ -17,7 +17,7 @@
   over the same parts, for a factory that wraps or subclasses it.
 
 A replacement talks to the rest through the same objects the default does: it emits the
-engine's events (core/events.py) through `parts.emitter`, calls tools through
+engine's events (emitting/events.py) through `parts.emitter`, calls tools through
 `parts.registry.prepare()` / `.execute()`, the model through `parts.client.complete()`,
 and appends to `parts.history` (recording each message with `parts.session.message()` when
 the thread is recorded). Every turn must end with exactly one `TurnEnded` event; the Agent
@@ -34,11 +34,11 @@ from baseagent.tools.registry import DirectExecutor, ToolExecutor
 
 if TYPE_CHECKING:
     from baseagent.cancellation import CancelToken
-    from baseagent.core.pending import Paused
+    from baseagent.records.pending import Paused
     from baseagent.llm.types import ModelClientProtocol
-    from baseagent.output.emitter import Emitter
+    from baseagent.emitting.interface import EventEmitter
     from baseagent.tools.registry import ToolRegistry
-    from baseagent.tools.tool import ToolContext
+    from baseagent.tools.context import ToolContext
 
 
 @runtime_checkable
@@ -47,7 +47,7 @@ class AgentLoop(Protocol):
 
     # The thread's messages (the list the parts hand in: keep appending to it).
     history: list[dict[str, Any]]
-    # A turn waiting for the caller's tool outputs, or None (core/pending.py).
+    # A turn waiting for the caller's tool outputs, or None (records/pending.py).
     paused: Paused | None
 
     def run_turn(self, turn: TurnInput) -> TurnOutcome:
@@ -62,16 +62,16 @@ class AgentLoop(Protocol):
 
 @dataclass
 class LoopParts:
-    """What a loop is built from (core/assembly.py connect)."""
+    """What a loop is built from (compose/builder.py connect)."""
 
     settings: Any  # config/settings.py AgentConfig
     client: ModelClientProtocol
     registry: ToolRegistry
-    emitter: Emitter
+    emitter: EventEmitter
     tool_context: ToolContext
     history: list[dict[str, Any]]
     context_policy: ContextPolicy
-    session: Any  # core/recorder.SessionRecorder, or None when nothing is recorded
+    session: Any  # records/recorder.SessionRecorder, or None when nothing is recorded
     cancelled: CancelToken
     thread_id: str
     paused: Paused | None

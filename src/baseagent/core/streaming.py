@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.items import turn_item
 from baseagent.llm.types import CallProgress
-from baseagent.output.emitter import Emitter
+from baseagent.emitting.interface import EventEmitter
 
 STREAM_UPDATE_INTERVAL_S = 0.05
 # Each item.updated carries the whole text so far, so an update goes out only once the
@@ -40,7 +40,7 @@ class StreamItems:
     `hold_calls` (the request offered tools), text that starts like a tool call written as
     text waits for the end of the answer."""
 
-    def __init__(self, emitter: Emitter, hold_calls: bool = False) -> None:
+    def __init__(self, emitter: EventEmitter, hold_calls: bool = False) -> None:
         self.emitter = emitter
         self.hold_calls = hold_calls
         self.ids: dict[str, str] = {}
@@ -125,7 +125,7 @@ class TurnItems:
     starts one, each later update is an item.updated of the same item, and the turn's close
     completes it, however the turn ends."""
 
-    def __init__(self, emitter: Emitter) -> None:
+    def __init__(self, emitter: EventEmitter) -> None:
         self.emitter = emitter
         self.items: dict[str, engine.TurnScopedItem] = {}
 

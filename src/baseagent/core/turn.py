@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from baseagent.core.evidence import Evidence
-from baseagent.core.pending import PendingCall
+from baseagent.core.verification.evidence import Evidence
+from baseagent.records.pending import PendingCall
 from baseagent.core.repeats import RepeatedCalls
 from baseagent.llm.errors import ContextOverflowError
 from baseagent.llm.types import ModelTurn
@@ -58,7 +58,7 @@ class TurnInput:
 
 
 class ContextPolicy(Protocol):
-    """Compaction and caching (core/compaction.py) as the loop sees them."""
+    """Compaction and caching (core/context/compaction.py) as the loop sees them."""
 
     def prepare(self, history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         """Compact `history` in place if needed; return (messages to send, estimated tokens)."""

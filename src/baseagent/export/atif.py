@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.core.plan import is_plan_message, latest_plan
+from baseagent.records.plan import is_plan_message, latest_plan
 from baseagent.export.log import Entry, SessionLog, linear_messages
-from baseagent.core.messages import content_text
+from baseagent.records.messages import content_text
 
 SCHEMA_VERSION = "ATIF-v1.7"
 AGENT_NAME = "baseagent"
-# `history` record reasons (core/compaction.py) that only replaced old tool outputs with a
+# `history` record reasons (core/context/compaction.py) that only replaced old tool outputs with a
 # marker; any other rewrite (a model-written summary) is a compaction.
 PRUNING_REASONS = frozenset({"prune", "fallback"})
 AGENT_ONLY_FIELDS = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls",

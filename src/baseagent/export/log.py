@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.records import (SessionLoadError, THREAD_ID_PATTERN, read_strict,
+from baseagent.records.replay import (SessionLoadError, THREAD_ID_PATTERN, read_strict,
                                    repair_tool_pairs, usage_so_far)
 from baseagent.llm.types import UsageTotals
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from baseagent.export.log import SessionLog, linear_messages
-from baseagent.core.messages import content_text
+from baseagent.records.messages import content_text
 
 ROLE_TO_FROM = {"system": "system", "user": "human", "assistant": "gpt", "tool": "tool"}
 

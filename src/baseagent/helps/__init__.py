@@ -15,7 +15,7 @@ behind one contract (helps/contract.py) that the loop calls at named points of a
 - nudges.py: a reply that only announces its next step or echoes what it was shown (echo.py).
 
 The loop knows only the contract; `for_profile` composes the list the composition root
-(core/assembly.py) hands it. This package imports core's leaves (evidence, turn), never
+(compose/) hands it. This package imports core's leaves (evidence, turn), never
 core/loop.py.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
+from baseagent.core.verification.evidence import forbids_test_changes, is_test_file, runs_tests
 from baseagent.helps.edit_form import has_edit_blocks
 from baseagent.helps.named_files import inside, named_in
 from baseagent.llm.types import ToolCall

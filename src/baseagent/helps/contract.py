@@ -1,7 +1,7 @@
 """The one contract between the loop and the helps for weak models.
 
 The loop (core/loop.py) is handed a list of helps by the composition root
-(core/assembly.py, from the prompt profile) and calls each, in order, at four named points
+(compose/, from the prompt profile) and calls each, in order, at four named points
 of a turn. Every hook has a default that does nothing, so a help implements only its own:
 
 - `start_turn(ctx, message) -> message`: a turn begins, before its user message joins the
@@ -30,7 +30,7 @@ from baseagent.llm.errors import ModelError
 from baseagent.llm.types import ModelTurn, ProgressFn, ToolCall
 
 if TYPE_CHECKING:
-    from baseagent.core.evidence import Evidence
+    from baseagent.core.verification.evidence import Evidence
     from baseagent.tools.tool import ToolResult
 
 Message = str | list[dict[str, Any]]
@@ -52,7 +52,7 @@ class TurnContext(Protocol):
 
     @property
     def evidence(self) -> Evidence:
-        """What the turn's answer can rest on so far (core/evidence.py)."""
+        """What the turn's answer can rest on so far (core/verification/evidence.py)."""
 
     @property
     def calls_left(self) -> int:

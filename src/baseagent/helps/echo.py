@@ -4,7 +4,7 @@ A small model that does not know how to go on often copies the last thing it rea
 failing test output, or the note a tool result carried ("the file already holds exactly
 this content"), sometimes reworded a little, and stops there. Taken as the answer, such a
 reply ends the turn with the tests still failing. helps/nudges.py asks `echoes()` about a reply
-without tool calls while the turn still lacks its evidence (core/evidence.py), and tells
+without tool calls while the turn still lacks its evidence (core/verification/evidence.py), and tells
 the model that nothing changed.
 
 Overlap is measured on word 4-grams, so reworded glue ("so writing it again does not

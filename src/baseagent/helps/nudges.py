@@ -3,7 +3,7 @@
 A small model often ends a reply with what it will do ("I will run the tests") and stops;
 or it repeats what it was just shown (a test run's output, a tool's note), or sends a
 file's code exactly as the file already is, believing it fixed it ("now the test should
-pass"). While the turn still lacks its evidence (core/evidence.py), such a reply is not
+pass"). While the turn still lacks its evidence (core/verification/evidence.py), such a reply is not
 taken as the answer: the model is told that nothing happened, and what is still missing,
 MAX_INTENT_NUDGES times a turn at most (after that the reply is the answer).
 """

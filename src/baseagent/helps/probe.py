@@ -21,7 +21,7 @@ import os
 import uuid
 from typing import Any
 
-from baseagent.core.evidence import is_test_file
+from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.code_blocks import unchanged_blocks, written_path
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.named_files import named_file_texts

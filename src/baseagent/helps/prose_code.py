@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from baseagent.core.evidence import forbids_test_changes, is_test_file
+from baseagent.core.verification.evidence import forbids_test_changes, is_test_file
 from baseagent.helps.code_blocks import (differs, file_blocks, fragments, labelled_blocks,
                                          merged_blocks, test_command_block, without_blocks,
                                          written_path)

@@ -52,7 +52,7 @@ def start(settings: Settings, *, resume: Any = None, notes: tuple[str, ...] | li
 
     Raises ConfigError before anything is drawn when the model string cannot work.
     """
-    from baseagent.core.assembly import RunBuilder
+    from baseagent.compose.builder import RunBuilder
     from baseagent.runner import early_header, terminal_caps
 
     env = os.environ if env is None else env
@@ -110,7 +110,7 @@ def replay_lines(history: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The earlier conversation of a resumed thread, compactly: its last messages, the
     person's after the prompt mark and the agent's indented, one line each (the first line
     of the text, cut at REPLAY_WIDTH); the tool calls and their output are left out."""
-    from baseagent.core.compaction import HEAD_MESSAGES
+    from baseagent.core.context.compaction import HEAD_MESSAGES
     from baseagent.interactive.prompt import PROMPT
 
     shown: list[tuple[str, str]] = []
@@ -165,11 +165,11 @@ class InteractiveSession:
         """Make the Agent of a thread current (the previous one is closed). Raises
         ConfigError, leaving the current agent as it was, when the new one cannot be built
         (a model string that cannot work among them). `builder`: the run's, when start()
-        began it (core/assembly.py RunBuilder)."""
+        began it (compose/builder.py RunBuilder)."""
         from baseagent.agent import Agent
 
         if builder is None:
-            from baseagent.core.assembly import RunBuilder
+            from baseagent.compose.builder import RunBuilder
 
             builder = RunBuilder(settings, env=self.env, approver=self.approver,
                                  person_present=True)
@@ -328,7 +328,7 @@ class InteractiveSession:
         return False
 
     def _resume(self, thread_id: str) -> None:
-        from baseagent.core.records import settings_for_resume
+        from baseagent.records.replay import settings_for_resume
         from baseagent.storage import load_thread, open_storage
 
         if not thread_id:
@@ -391,8 +391,8 @@ class InteractiveSession:
         """The current thread as a resume point: its record when there is one, else what
         the agent holds in memory (a thread run with --no-session). None before any turn
         (then only the thread id carries over)."""
-        from baseagent.core.assembly import session_path
-        from baseagent.core.records import LoadedSession, SessionLoadError
+        from baseagent.compose.builder import session_path
+        from baseagent.records.replay import LoadedSession, SessionLoadError
         from baseagent.llm.types import UsageTotals
         from baseagent.storage import load_thread, open_storage
 

@@ -73,7 +73,7 @@ def load_litellm() -> Any:
             litellm.disable_streaming_logging = True
             # litellm prices every streamed response as it opens by token-counting the whole
             # prompt (loading a ~40 MB encoding, and O(history) per step); usage comes from
-            # the provider and core/tokens.py counts for budgeting, so its counter is off.
+            # the provider and core/context/tokens.py counts for budgeting, so its counter is off.
             litellm.disable_token_counter = True
             # litellm fails a stream after 100 identical chunks in a row ("The model is
             # repeating the same chunk"), which the retry policy would then resend as it

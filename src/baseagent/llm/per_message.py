@@ -3,7 +3,7 @@
 Every model call sends the whole history, but between compactions the history only grows:
 the messages a call begins with are the ones the last call began with. `PerMessage` keeps
 the last call's messages and results and computes only the positions whose message
-changed (new messages, the copies core/caching.py marks for the cache, a compacted
+changed (new messages, the copies core/context/caching.py marks for the cache, a compacted
 history). The functions it serves are functions of a message's value, so a position whose
 message equals the last call's (the very same object, mostly) keeps its result.
 

@@ -37,7 +37,7 @@ _OPENAI_ENV = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION",
                "OPENAI_CUSTOM_HEADERS")
 # (SSL_CERT_FILE and proxies are honoured alike: httpx reads them as litellm does.)
 _CONNECTION_ENV = ("SSL_VERIFY", "SSL_CERTIFICATE")
-# Extra request parameters the direct path sends as they are (core/caching.py).
+# Extra request parameters the direct path sends as they are (core/context/caching.py).
 DIRECT_EXTRA_PARAMS = frozenset({"prompt_cache_key"})
 _REASONING_SERIES = ("gpt-5", "gpt-6")
 # Hosts of a server on this machine (a local model server: one slot, a CPU that may read

@@ -103,7 +103,7 @@ class UsageTotals:
         return {key: getattr(self, key) for key in TOKEN_KEYS}
 
     def as_record(self) -> dict[str, Any]:
-        """The session record's `usage` fields (core/recorder.py); read by from_record."""
+        """The session record's `usage` fields (records/recorder.py); read by from_record."""
         return {**self.tokens(), "cost_usd": self.cost_usd if self.cost_known else None,
                 "calls": self.calls}
 

@@ -39,7 +39,8 @@ from typing import Any, Callable
 from baseagent.config.sources import McpServerConfig
 from baseagent.mcp.launch import MARKER_VAR, LaunchError, http_headers, server_env
 from baseagent.mcp.tools import McpTool, call_result, qualified_name, select
-from baseagent.tools.tool import ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolResult
 from baseagent.tools.procs import ProcessTracker, children_with_env
 
 # How often waits look at the clock, the cancellation flag and /proc.

@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from baseagent.tools.tool import Tool, ToolContext, ToolResult, check_json_arguments
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult, check_json_arguments
 
 DELIMITER = "__"
 PREFIX = "mcp"

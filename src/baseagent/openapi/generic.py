@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 from baseagent.openapi.operations import Operation
-from baseagent.tools.tool import Tool, ToolContext, ToolError, ToolResult, check_json_arguments
-
-if TYPE_CHECKING:
-    from baseagent.openapi.source import OpenApiSource
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolError, ToolResult, check_json_arguments
 
 NAME = "http_request"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -180,12 +178,21 @@ def description(source: str, title: str, servers: list[str], ops: list[Operation
         else text[:MAX_DESCRIPTION_CHARS].rstrip() + "\n..."
 
 
+class GenericSender(Protocol):
+    """What the generic tool needs of its source (openapi/source.py `OpenApiSource`, which
+    imports this module, never the other way): its name, and the call sent with its auth."""
+
+    name: str
+
+    def send_generic(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
 class HttpRequestTool(Tool):
     """The one generic tool of a source, as the registry sees it."""
 
     item_type = "mcp_tool_call"
 
-    def __init__(self, source: OpenApiSource, name: str, text: str) -> None:
+    def __init__(self, source: GenericSender, name: str, text: str) -> None:
         self._source = source
         self.name = name
         self.server = source.name

@@ -45,7 +45,7 @@ class Operation:
     schema: dict[str, Any]
     arguments: list[Argument] = field(default_factory=list)
     body_type: str | None = None
-    # The operation's tags, in the document's order (toolsets by tag: core/orchestrator.py;
+    # The operation's tags, in the document's order (toolsets by tag: compose/orchestrator.py;
     # a specialist may take one tag's tools).
     tags: list[str] = field(default_factory=list)
     summary: str = ""

@@ -23,8 +23,10 @@ from typing import Any, Callable
 
 from baseagent.config.sources import OpenApiConfig
 from baseagent.openapi.document import OpenApiError, load, server_urls
+from baseagent.openapi.generic import NAME, HttpRequestTool, description, request_parts, target
 from baseagent.openapi.operations import Operation, operations, tool_name
-from baseagent.tools.tool import Tool, ToolContext, ToolResult, check_json_arguments
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult, check_json_arguments
 
 # What the model reads of a response, cut in the middle beyond this (shell's limit).
 MODEL_OUTPUT_MAX_CHARS = 10_000
@@ -115,8 +117,6 @@ class OpenApiSource:
         if mode != "generic":
             out += [OpenApiTool(self, op) for op in ops]
         if mode != "operations":
-            from baseagent.openapi.generic import NAME, HttpRequestTool, description
-
             title = str((self._doc.get("info") or {}).get("title") or "")
             out.append(HttpRequestTool(self, tool_name(self.name, NAME, taken),
                                        description(self.name, title, self._servers, ops)))
@@ -169,8 +169,6 @@ class OpenApiSource:
         """A call of the generic `http_request` tool: its target held to the document's
         servers, its headers and query to what the model may set (openapi/generic.py), then
         the auth added here, where the model never sees it; redirects not followed."""
-        from baseagent.openapi.generic import request_parts, target
-
         where = target(str(args["path"]), self._servers)
         query, headers, content, body = request_parts(
             args, auth_headers=set(self._auth_headers), auth_query=set(self._auth_query))

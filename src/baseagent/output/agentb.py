@@ -1,7 +1,7 @@
 """Baseagent's run as AgentB's events: the mapping, apart from the wire types.
 
 `AgentBMapper` listens to the same Emitter as the Codex sinks and maps the engine's own
-events (core/events.py) it sends, as the Codex mapper (output/codex.py) does: each AgentB
+events (emitting/events.py) it sends, as the Codex mapper (output/codex.py) does: each AgentB
 event is made from one of them, in the order they happen, so the AgentB stream and the
 Codex stream of a run always tell the same story. The table of what maps to what is in
 docs/AGENTB.md.
@@ -17,11 +17,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output import agentb_events as ab
 from baseagent.output import events as ev
 from baseagent.output.codex import codex_item
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 
 # thread.run.failed's error.code for each way a turn can fail.
 FAILURE_CODES = {"failed": "failed", "limit": "limit_reached", "interrupted": "cancelled"}

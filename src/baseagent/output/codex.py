@@ -1,4 +1,4 @@
-"""The Codex mapper: the engine's events (core/events.py) as Codex `exec --json` events.
+"""The Codex mapper: the engine's events (emitting/events.py) as Codex `exec --json` events.
 
 Like codex-rs' `exec --json` event processor, this is the one place the engine's items turn
 into wire items (output/events.py). It is a pure function of each event: the engine's items
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.output import events as ev
 
 # Error lines prefixed by the registry for the model; the item's reason goes without it.
@@ -53,7 +53,7 @@ def _turn_ended(event: engine.TurnEnded) -> ev.ThreadEvent:
 
 
 def pending_call(call: Any) -> ev.PendingToolCall:
-    """A call waiting for the caller (core/events.py PendingTool, core/pending.py
+    """A call waiting for the caller (emitting/events.py PendingTool, records/pending.py
     PendingCall: the same four fields) as turn.requires_action lists it."""
     return ev.PendingToolCall(id=call.id, name=call.name, arguments=call.arguments,
                               item_id=call.item_id)

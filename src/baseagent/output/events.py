@@ -196,7 +196,7 @@ class TurnStarted(_Model):
 
 
 class Verification(_Model):
-    """What the turn's answer rests on (core/evidence.py): `evidence`, a command that
+    """What the turn's answer rests on (core/verification/evidence.py): `evidence`, a command that
     exercises the change and exited 0 after the last edit (`command`, `exit_code`), or only
     the model's `statement` (with the `reason` no evidence counted); `failed_writes`, only
     when there are some: the paths of writes that failed and were not made good."""
@@ -224,7 +224,7 @@ class TurnCompleted(_Model):
     # baseagent's extension: how the answer was verified; null when verification is off.
     verification: Verification | None = None
     # baseagent's extension, only with --attempts N (absent otherwise): which attempt was
-    # applied and why, and each attempt's evidence (core/attempts.py, docs/ATTEMPTS.md).
+    # applied and why, and each attempt's evidence (core/verification/attempts.py, docs/ATTEMPTS.md).
     attempts: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")

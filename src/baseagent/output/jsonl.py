@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import BinaryIO, Callable
 
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.events import ThreadEvent
 
 

@@ -1,4 +1,4 @@
-"""Terminal renderer: the engine's events (core/events.py) drawn for a person with rich.
+"""Terminal renderer: the engine's events (emitting/events.py) drawn for a person with rich.
 
 Like the Codex mapper (output/codex.py) and AgentB's (output/agentb.py), it reads the
 engine's own events (`run_event`, redacted by the Emitter), never the Codex wire: each item
@@ -53,13 +53,13 @@ from typing import Any, Callable, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.cost_text import cost_text
 from baseagent.output import events as ev
 from baseagent.output import live
 from baseagent.output.answer import print_markdown
 from baseagent.output.codex import command_status, failure_reason
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.live import UP_AND_CLEAR, Frame, Spinner
 from baseagent.output.term import TerminalCaps
 from baseagent.textsafe import inert, inert_line

@@ -74,7 +74,7 @@ SUMMARY_PREFIX = (
     "Use it to continue the task without redoing work that is done:\n\n"
 )
 
-# Opens the message that carries the plan over a compaction (core/plan.py); the plan follows
+# Opens the message that carries the plan over a compaction (records/plan.py); the plan follows
 # as the JSON arguments of update_plan.
 PLAN_PREFIX = (
     "Your plan, as you last set it with update_plan before the context was compacted. It is "
@@ -98,7 +98,7 @@ OUTPUT_FORMAT = """\
 Answer in this format: {format}
 """
 
-# Planning mode (core/specialists.py): the top agent's system prompt. The specialists are
+# Planning mode (core/delegation/specialists.py): the top agent's system prompt. The specialists are
 # listed after it (their ids and descriptions), in the order they are declared.
 PLANNER_PROMPT = """\
 You are baseagent's planner, an agent that reaches the user's goal by breaking it into
@@ -173,7 +173,7 @@ def compose_system_prompt(base: str, append: str | None,
 
 # -- when an answer cannot be taken as it is (core/loop.py) ----------------------------------
 
-# Added to the verification reminder when the turn lacks evidence (core/evidence.py).
+# Added to the verification reminder when the turn lacks evidence (core/verification/evidence.py).
 EVIDENCE_CHECK = """\
 
 What is missing so far: {missing}

@@ -1,6 +1,6 @@
 """What a run's commands and file writes may touch, and applying it to a thread or a command.
 
-`Policy.build` is called once per run (core/assembly.py): it opens every writable root (the
+`Policy.build` is called once per run (compose/): it opens every writable root (the
 workspace, the extra roots, the commands' temp dir, /dev/shm) and keeps the directory fds
 for the life of the run, and every later decision is made from those fds, never from the
 paths again. A root renamed, or replaced by a symlink to `/`, by an earlier command still

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from baseagent.agent import Agent, TurnStream
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.errors import AgentBusyError, InputError
 from baseagent.output import events as ev
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.jsonl import json_line
 from baseagent.serve.log import EventLog
 from baseagent.serve.transcript import recorded_events
@@ -372,7 +372,7 @@ class Registry:
         resume = None
         notes: list[str] = []
         if thread_id is not None:
-            from baseagent.core.records import settings_for_resume
+            from baseagent.records.replay import settings_for_resume
             from baseagent.storage import load_thread
 
             resume = load_thread(self.store, thread_id)
@@ -436,7 +436,7 @@ class Registry:
     # -- recorded threads -----------------------------------------------------------------
 
     def resolve(self, thread_id: str) -> str:
-        from baseagent.core.records import SessionLoadError
+        from baseagent.records.replay import SessionLoadError
 
         with self._lock:
             if thread_id in self._live:

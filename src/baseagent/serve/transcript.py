@@ -9,7 +9,7 @@ from typing import Any
 
 
 def recorded_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from baseagent.core.messages import content_text
+    from baseagent.records.messages import content_text
 
     out: list[dict[str, Any]] = []
     after_start = False

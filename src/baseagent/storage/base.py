@@ -1,6 +1,6 @@
 """The message storage contract (AgentB's IMessageStorage): where threads' records live.
 
-A thread is a list of records (core/recorder.py decides what they hold: `meta`, `message`,
+A thread is a list of records (records/recorder.py decides what they hold: `meta`, `message`,
 `history`, `paused`, `usage`, `event`); a store only keeps them, in order, under the
 thread's id. Two stores implement the contract: `JsonlStorage` (one file per thread, the
 default, storage/jsonl.py) and `SqliteStorage` (one database for every thread, full-text
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from baseagent.core.messages import content_text
-from baseagent.core.recorder import ThreadWriter
-from baseagent.core.records import LoadedSession, SessionLoadError, session_from_records
+from baseagent.records.messages import content_text
+from baseagent.records.recorder import ThreadWriter
+from baseagent.records.replay import LoadedSession, SessionLoadError, session_from_records
 
 # Search results shown per query unless the caller asks for more.
 DEFAULT_SEARCH_LIMIT = 20

@@ -1,7 +1,7 @@
 """The default store: one append-only JSONL file per thread in the session directory.
 
-The format and its guarantees are core/recorder.py's (written line by line, locked while a
-run writes it, a torn last line cut) and core/records.py's (read strictly, replayed). Search
+The format and its guarantees are records/recorder.py's (written line by line, locked while a
+run writes it, a torn last line cut) and records/replay.py's (read strictly, replayed). Search
 is a plain scan: every record of every file is read and matched, which is fine for hundreds
 of threads and slow for many thousands (the SQLite store keeps a full-text index).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.recorder import RECORD_SUFFIX, JsonlWriter, read_records
-from baseagent.core.records import (SessionLoadError, _check_id, find_session, latest_session,
+from baseagent.records.recorder import RECORD_SUFFIX, JsonlWriter, read_records
+from baseagent.records.replay import (SessionLoadError, _check_id, find_session, latest_session,
                                    read_strict, session_files)
 from baseagent.storage.base import (DEFAULT_SEARCH_LIMIT, SearchHit, ThreadInfo, check_query,
                                     record_text, snippet)

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baseagent.core.recorder import RECORD_SUFFIX, RecordInUseError
-from baseagent.core.records import SessionLoadError, read_strict, session_files
+from baseagent.records.recorder import RECORD_SUFFIX, RecordInUseError
+from baseagent.records.replay import SessionLoadError, read_strict, session_files
 from baseagent.storage.sqlite import SqliteStorage
 
 
@@ -52,7 +52,7 @@ def migrate(source: Path, target: SqliteStorage) -> MigrationReport:
 
 class _not_being_written:
     """A shared lock on a JSONL record for as long as it is read: a run writing it holds
-    the exclusive one (core/recorder.py), and then the record is left for the next run."""
+    the exclusive one (records/recorder.py), and then the record is left for the next run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -16,7 +16,7 @@ Why this shape:
   same text with instr(), which this module says it does (`describe_search`). Which of the
   two a database uses is decided when it is created.
 
-The records are core/recorder.py's, stored as their JSON text; core/records.py replays them.
+The records are records/recorder.py's, stored as their JSON text; records/replay.py replays them.
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.recorder import RECORD_MODE, RecordInUseError, RecordWriteError
-from baseagent.core.records import MIN_PREFIX, SessionLoadError, _check_id
+from baseagent.records.recorder import RECORD_MODE, RecordInUseError, RecordWriteError
+from baseagent.records.replay import MIN_PREFIX, SessionLoadError, _check_id
 from baseagent.errors import ConfigError
 from baseagent.output.jsonl import json_line
 from baseagent.storage.base import (DEFAULT_SEARCH_LIMIT, SearchHit, ThreadInfo, check_query,

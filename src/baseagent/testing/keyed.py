@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from baseagent.core.messages import content_text
+from baseagent.records.messages import content_text
 
-# system prompt, environment context, then the instruction (core/assembly.py open_history).
+# system prompt, environment context, then the instruction (compose/builder.py open_history).
 INSTRUCTION_INDEX = 2
 
 

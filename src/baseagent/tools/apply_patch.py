@@ -15,7 +15,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import confine
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.patch import (AddFile, DeleteFile, commit, parse_patch,
                                    parse_patch_with_notes, plan_patch)
 from baseagent.tools.diff import render_diff

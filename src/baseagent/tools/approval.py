@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from baseagent.core import events as engine  # a leaf: it imports nothing of baseagent
+from baseagent.emitting import events as engine  # a leaf: it imports nothing of baseagent
 # The known-safe allow-list (programs and argument shapes) lives beside, and is asked here.
 from baseagent.tools.safe_commands import is_known_safe  # noqa: F401 (re-exported)
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from baseagent.errors import InputError
-from baseagent.tools.tool import Tool, ToolArgumentsError, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolArgumentsError, ToolError, ToolResult
 
 # What providers accept as a function name (OpenAI's rule, the strictest common one).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")

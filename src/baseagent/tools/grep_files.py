@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.paths import display_path, resolve_read
 
 if TYPE_CHECKING:

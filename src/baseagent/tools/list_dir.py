@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.paths import resolve_read
 
 NAME = "list_dir"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from baseagent.sandbox.paths import protecting, within
 from baseagent.tools.approval import ask_to_write
-from baseagent.tools.tool import ToolContext, ToolError
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ToolError
 
 # Why the protected paths stay read-only, as the model reads it.
 PROTECTED_WHY = ("the repository's metadata, whose config and hooks name programs git runs "

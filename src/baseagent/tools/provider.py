@@ -20,7 +20,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from baseagent.tools.tool import Tool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import Tool, ToolResult
 
 # How long the first turn waits for a provider's tools.
 PROVIDER_TIMEOUT_SECONDS = 60.0

@@ -38,7 +38,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from baseagent.tools.tool import BUILTIN_SERVER, ModelTool, Tool, ToolContext, ToolResult, adopt
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import BUILTIN_SERVER, ModelTool, Tool, ToolResult, adopt
 
 
 class PythonTool(ModelTool):

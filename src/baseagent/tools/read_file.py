@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.paths import resolve_read, stat_regular
 from baseagent.tools.view_image import image_type
 

@@ -16,14 +16,15 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, ToolContext,
-                                   ToolError, ToolResult, adopt)
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import (BUILTIN_SERVER, Tool, ToolArgumentsError, ToolError, ToolResult,
+                                  adopt)
 
 # Stable order: the tool list is part of the cached request prefix.
 DEFAULT_TOOLS = ("shell", "read_file", "write_file", "apply_patch", "grep_files", "list_dir",
                  "update_plan")
 # Built-in tools offered only where they apply, after the default ones: view_image to a
-# model that sees images (core/assembly.py select_tools). Any run may name them.
+# model that sees images (compose/tools.py select_tools). Any run may name them.
 OPTIONAL_TOOLS = ("view_image",)
 BUILTIN_TOOLS = DEFAULT_TOOLS + OPTIONAL_TOOLS
 # The built-in tools that never change the workspace: no checkpoint is taken before them.

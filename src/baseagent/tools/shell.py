@@ -12,13 +12,14 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from baseagent.sandbox.policy import Policy
 from baseagent.tools.approval import Verdict, auto_approved, declined_text
 from baseagent.tools.confined import git_override_env
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.procs import SUPERVISOR_WAIT_SECONDS, live_in_group, signal_all
 from baseagent.tools.output_buffer import (
     HeadTailBuffer,
@@ -27,6 +28,9 @@ from baseagent.tools.output_buffer import (
     omission_marker,
     truncate_middle,
 )
+
+if TYPE_CHECKING:  # tools/context.py runs this tool (ToolContext.shell)
+    from baseagent.tools.context import ToolContext
 
 NAME = "shell"
 ITEM_TYPE = "command_execution"

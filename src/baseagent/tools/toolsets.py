@@ -9,7 +9,7 @@ tools the caller runs) are not toolsets: they are offered because they were adde
 A named toolset of the configuration (`[toolsets.NAME]`, config/toolsets.py) stands for
 its own list of names (built-in ones, tool sources, SOURCE:TAG): `expand_named` opens it
 wherever a list of names is read (`tools`, a specialist's tools), so there is one
-vocabulary (core/specialists.py says what each name means).
+vocabulary (core/delegation/specialists.py says what each name means).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The tool does nothing to the workspace. Its arguments are what matters: the loop shows them
 as the turn's `todo_list` item (core/items.py), compaction carries the latest plan over a
-rewrite and the verification round lists the steps not yet completed (core/plan.py). The
+rewrite and the verification round lists the steps not yet completed (records/plan.py). The
 checks a plan must pass (a step has text, at most one step is in progress) are part of the
 argument model, so a bad plan is an argument error the model reads and fixes, like any other.
 """
@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from baseagent.tools.tool import ModelTool, ToolContext, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolResult
 
 NAME = "update_plan"
 ITEM_TYPE = "todo_list"

@@ -12,7 +12,7 @@ mislabelled file in the history would make every later request of the thread fai
 larger than MAX_IMAGE_BYTES. Reads follow read_file's rule (tools/paths.py resolve_read).
 
 A model that cannot see images gets a clear refusal instead (`vision=False`, decided by
-core/assembly.py from litellm's model map); a model the map does not know is given the
+compose/ from litellm's model map); a model the map does not know is given the
 image (llm/model_map.py `supports_vision`).
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from baseagent.tools.paths import display_path, resolve_read, stat_regular
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 
 NAME = "view_image"
 ITEM_TYPE = "mcp_tool_call"

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from baseagent.fsutil import atomic_write
 from baseagent.sandbox.policy import confine
-from baseagent.tools.tool import ModelTool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, ToolError, ToolResult
 from baseagent.tools.diff import MAX_DIFF_INPUT_BYTES, render_diff, too_large
 from baseagent.tools.paths import (confirm_writes, display_path, event_path, held_parent,
                                    resolve_write)

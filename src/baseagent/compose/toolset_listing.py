@@ -4,8 +4,8 @@ orchestrator's split of one larger than `toolset_max_tools`.
 
 As `baseagent mcp list` does, the tool sources a toolset names are started for real
 (servers launch, documents load) and closed again: the listing shows the tools a run or a
-specialist would get (names resolved by core/specialists.py, the one vocabulary), with no
-model call. The split is core/orchestrator.py's: one model call with the run's model
+specialist would get (names resolved by core/delegation/specialists.py, the one vocabulary), with no
+model call. The split is compose/orchestrator.py's: one model call with the run's model
 settings, cached on disk under the hash of the tools and the limit, so the next `split` (or
 the next orchestrator) makes no request.
 """
@@ -70,11 +70,11 @@ def list_toolsets(settings: AgentConfig, env: Mapping[str, str],
                   only: str | None = None) -> Listing:
     """Every toolset (or `only` that one): its sources started, its names resolved, the
     sources closed. A name that means nothing is a ConfigError naming it."""
-    from baseagent.core.assembly import check_named_toolsets, source_names
-    from baseagent.core.specialists import resolve_tools, source_refs
+    from baseagent.compose.tools import check_named_toolsets, source_names
+    from baseagent.core.delegation.specialists import resolve_tools, source_refs
     from baseagent.tools.registry import BUILTIN_TOOLS, builtin_tools
     from baseagent.tools.sources import ToolSources
-    from baseagent.tools.toolset import make_sources
+    from baseagent.compose.toolset import make_sources
 
     check_named_toolsets(settings)
     tables = {name: table for name, table in settings.toolsets.items()
@@ -117,8 +117,8 @@ def split_toolset(settings: AgentConfig, env: Mapping[str, str], name: str,
     orchestrator's split (from the cache, else one model call, cached). A bad model string
     or key is a ConfigError before the call; a failed call is a notice and an in-order
     split (`SplitReport.failed`)."""
-    from baseagent.core.orchestrator import ToolsetOrchestrator, source_hash
-    from baseagent.tools.toolset import Toolset
+    from baseagent.compose.orchestrator import ToolsetOrchestrator, source_hash
+    from baseagent.compose.toolset import Toolset
 
     if name not in settings.toolsets:
         known = ", ".join(settings.toolsets) or "none: add [toolsets.NAME] tables to the " \
@@ -137,7 +137,7 @@ def split_toolset(settings: AgentConfig, env: Mapping[str, str], name: str,
                           "tools": [t.name for t in tools]}]
         return report
     if not report.cached and model_client is None:
-        from baseagent.core.assembly import preflight
+        from baseagent.compose.checks import preflight
 
         preflight(settings, env)
     orchestrator = ToolsetOrchestrator([Toolset(name, description, tools=tools)],

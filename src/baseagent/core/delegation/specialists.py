@@ -2,7 +2,7 @@
 mean, and the planner's system prompt.
 
 A specialist is run by the same machinery as the generic `delegate` tool
-(core/delegation.py `Delegation`: a child Loop composed by core/assembly.py `child_loop`,
+(core/delegation/delegate.py `Delegation`: a child Loop composed by compose/loops.py `child_loop`,
 its items nested in the call's `collab_tool_call` item, its usage and iterations counted
 in the parent's). What differs is who chooses the tools: the configuration, not the
 delegating model. A specialist's tools come from the run's pool: every built-in tool, the
@@ -27,7 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from baseagent.config.specialists import SpecialistConfig
-from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, Tool, ToolError, ToolResult
 
 NAME = "delegate_to_specialist"
 

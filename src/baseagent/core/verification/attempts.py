@@ -3,7 +3,7 @@ and the one with the best evidence applied to the real workspace.
 
 The loop never knows: each attempt is a whole turn of baseagent's own loop (core/loop.py)
 over a plain copy of the workspace, with its own history, client and tool context, built by
-the composition root (`assembly.attempt_loop`). This module sits above the loop, as the
+the composition root (`compose.loops.attempt_loop`). This module sits above the loop, as the
 `AgentLoop` the Agent runs (core/parts.py):
 
 1. the real workspace is listed (a digest per file), and copied N times;
@@ -11,7 +11,7 @@ the composition root (`assembly.attempt_loop`). This module sits above the loop,
    (`attempts_parallel`); its events go to the thread's one stream, each item renumbered in
    the thread's order and opened by a `reasoning` item "attempt k of N";
 3. each attempt is judged by evidence taken from outside the loop: the test command the
-   task or AGENTS.md names (core/evidence.py `named_test_command`), run again in its copy
+   task or AGENTS.md names (core/verification/evidence.py `named_test_command`), run again in its copy
    and read by helps/test_report.py (exit code, tests passed and failed); then its turn's
    `verification` (evidence beats statement) and how it ended; ties go to the smaller change;
 4. the winner's changes (files added, updated, deleted; nothing else) are applied to the
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baseagent.core import events as engine
-from baseagent.core.evidence import named_test_command, repository_notes
+from baseagent.emitting import events as engine
+from baseagent.core.verification.evidence import named_test_command, repository_notes
 from baseagent.helps.test_report import read_report
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 
 # Directories never compared nor applied: the repository's own store, and caches and
 # environments that tools rebuild (copied along where they help a test run; see _NOT_COPIED).

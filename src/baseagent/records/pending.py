@@ -6,7 +6,7 @@ process (the library's `submit_tool_outputs`) or another (the CLI's `--resume ID
 --tool-outputs FILE`): the pending calls, the turn's id, its instruction (the verification
 reminder restates it), whether the verification round already happened, and the model
 calls it made and has left. It is written to the session record as a `paused` record and read back
-by core/records.py.
+by records/replay.py.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The record store: find, read and replay thread records (for resume, sessions, export).
 
-The record (core/recorder.py) is append-only: `message` records extend the history, a
+The record (records/recorder.py) is append-only: `message` records extend the history, a
 `history` record (compaction) replaces it, `usage` records hold cumulative totals at the end
 of each run and assistant `message` records carry the usage of their own call. Replaying it
 gives back the exact history the model last saw and the usage spent so far, even when the
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from baseagent.config.settings import AgentConfig
-from baseagent.core.pending import Paused
-from baseagent.core.recorder import RECORD_SUFFIX
+from baseagent.records.pending import Paused
+from baseagent.records.recorder import RECORD_SUFFIX
 from baseagent.errors import ConfigError
 from baseagent.llm.types import UsageTotals
 
@@ -118,7 +118,7 @@ def read_strict(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-# Every record line starts with its kind (core/recorder.py writes it first).
+# Every record line starts with its kind (records/recorder.py writes it first).
 _RECORD_START = '{"kind":'
 
 

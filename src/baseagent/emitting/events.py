@@ -10,7 +10,8 @@ Items are snapshots: each ItemStarted / ItemUpdated / ItemCompleted carries the 
 as it stands, so mapping one is a pure function of the event (no mapper keeps item state).
 
 This module imports nothing of baseagent: it sits below output/ and core/ alike (the
-mappers in output/ read it; the engine in core/ writes it).
+mappers in output/ read it; the engine in core/ writes it); emitting/interface.py is how the
+engine sends them.
 """
 from __future__ import annotations
 
@@ -236,7 +237,7 @@ class OutputSubmitted:
 
 @dataclass(frozen=True)
 class PendingTool:
-    """A call to a tool the caller runs, waiting for its output (core/pending.py)."""
+    """A call to a tool the caller runs, waiting for its output (records/pending.py)."""
 
     id: str
     name: str
@@ -259,7 +260,7 @@ class TurnEnded:
     cost_usd: float | None = None
     verification: Mapping[str, Any] | None = None
     pending: tuple[PendingTool, ...] = ()
-    # With --attempts N (core/attempts.py): which attempt was applied, why, and how each
+    # With --attempts N (core/verification/attempts.py): which attempt was applied, why, and how each
     # did; None for a turn of one attempt.
     attempts: Mapping[str, Any] | None = None
 

@@ -17,7 +17,7 @@ is: append-only, so the provider's prefix cache keeps serving it. Above the limi
 
 The model's plan (its update_plan calls) outlives every rewrite: when a summary or a drop
 removes the call that set the current plan, the plan comes back as a message of its own
-(core/plan.py), so the next request still shows it.
+(records/plan.py), so the next request still shows it.
 
 Tool calls and their results are never split: pruning keeps every message (only a tool
 result's text changes), and dropping removes an assistant message together with its results.
@@ -34,9 +34,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from baseagent.core.caching import add_cache_markers
-from baseagent.core.plan import carry_plan, is_plan_message
-from baseagent.core.tokens import CHARS_PER_TOKEN, TokenCounter
+from baseagent.core.context.caching import add_cache_markers
+from baseagent.records.plan import carry_plan, is_plan_message
+from baseagent.core.context.tokens import CHARS_PER_TOKEN, TokenCounter
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.prompts.system import SUMMARY_PREFIX, SUMMARY_PROMPT
 

@@ -1,6 +1,6 @@
 """The `delegate` tool: a sub-task handed to a child agent in this process.
 
-The child is a Loop of its own, composed by core/assembly.py (`child_loop`): its own
+The child is a Loop of its own, composed by compose/ (`child_loop`): its own
 history (a fresh context window: system prompt, environment, the task), the tools the parent
 chose (read-only by default), and limits that come out of the parent's. It shares with the
 parent what makes it part of the same run: the model client (so its usage adds into the
@@ -9,11 +9,11 @@ environment, the process tracker and the cancellation flag (cancelling the paren
 the child). Its final answer is the tool's result.
 
 The call is one item whose progress carries the child's completed items (the engine's own,
-core/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
+emitting/events.py) as they happen, and its usage when it ends (`usage`); on the Codex wire it
 is a `collab_tool_call` item (Codex's shape for a call that starts another agent) with
 those items nested (`items`, mapped by output/codex.py).
 
-Named specialists (`delegate_to_specialist`, core/specialists.py) run through the same
+Named specialists (`delegate_to_specialist`, core/delegation/specialists.py) run through the same
 `Delegation`: `run_specialist` starts the same child with the tools, limit and system prompt
 the configuration gave the specialist, and with its own model's client when it has one
 (`SharedTotals`: its usage still counts in the thread's).
@@ -28,15 +28,16 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from baseagent.core import events as engine
+from baseagent.emitting import events as engine
 from baseagent.core.ids import new_thread_id
 from baseagent.core.loop import Loop, TurnInput, TurnOutcome
 from baseagent.llm.errors import CostLimitError
 from baseagent.llm.types import (ModelClientProtocol, ModelTurn, ProgressFn, UsageTotals,
                                  no_progress)
-from baseagent.output.emitter import Emitter, EventListener
+from baseagent.emitting.interface import EventListener, NewEmitter
 from baseagent.prompts.system import OUTPUT_FORMAT, SUBAGENT_TASK
-from baseagent.tools.tool import ModelTool, Tool, ToolContext, ToolError, ToolResult
+from baseagent.tools.context import ToolContext
+from baseagent.tools.tool import ModelTool, Tool, ToolError, ToolResult
 
 NAME = "delegate"
 # What a sub-agent gets when the parent does not choose: it can look, not change.
@@ -74,13 +75,13 @@ def _run(args: Args, ctx: ToolContext) -> ToolResult:
     return ctx.delegate.run(args.task, args.tools, args.max_iterations, ctx)
 
 
-# A child loop from its parts; core/assembly.py `child_loop` with the parent's settings bound.
+# A child loop from its parts; compose/loops.py `child_loop` with the parent's settings bound.
 ChildLoopFactory = Callable[..., Loop]
 
 
 @dataclass
 class SpecialistRun:
-    """What starts one named specialist (core/specialists.py): its tools, its limit, its
+    """What starts one named specialist (core/delegation/specialists.py): its tools, its limit, its
     system prompt, and, when it has a model of its own, a maker of that model's client and
     the child_loop options for that model (its settings and route)."""
 
@@ -99,17 +100,18 @@ class Delegation:
     def __init__(self, *, build: ChildLoopFactory, client: ModelClientProtocol,
                  tools: Sequence[Tool], default_tools: Sequence[str] = READ_ONLY_TOOLS,
                  max_iterations: int = 20, cost_limit: float | None = None,
-                 redact: Any = None, specialists: Mapping[str, SpecialistRun] | None = None,
-                 ) -> None:
+                 new_emitter: NewEmitter,
+                 specialists: Mapping[str, SpecialistRun] | None = None) -> None:
         """tools: what the parent may hand on (its own tools minus delegate and the tools
-        the caller runs). cost_limit: USD one sub-agent may spend."""
+        the caller runs). cost_limit: USD one sub-agent may spend. new_emitter: makes a
+        sub-agent's emitter (its listeners, its item-id prefix), redacting as the run's."""
         self._build = build
         self._client = client
         self._tools = {t.name: t for t in tools}
         self._default = [n for n in default_tools if n in self._tools]
         self._max_iterations = max_iterations
         self._cost_limit = cost_limit
-        self._redact = redact
+        self._new_emitter = new_emitter
         self._specialists = dict(specialists or {})
         self._own_clients: dict[str, ModelClientProtocol] = {}
         self._lock = threading.Lock()
@@ -164,7 +166,7 @@ class Delegation:
             raise ToolError("no model calls are left in this turn for a sub-agent")
         child_id = new_thread_id()  # a thread id like any other (UUIDv7)
         nest = _Nest(ctx.progress, child_id)
-        emitter = Emitter([nest], redact=self._redact, item_prefix=f"{ctx.item_id}.")
+        emitter = self._new_emitter([nest], f"{ctx.item_id}.")
         child_ctx = dataclasses.replace(ctx, thread_id=child_id, item_id="", model_calls=None,
                                         delegate=None, progress=lambda _payload: None)
         client = client or self._client

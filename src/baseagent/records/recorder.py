@@ -9,7 +9,7 @@ RecordWriteError says so once: the turn then fails with that message, and the re
 readable and resumable as it was. A history rewrite
 (compaction) is recorded as a `history` snapshot, so replaying the file rebuilds exactly the
 history the model last saw. Assistant `message` records also carry the usage of the call that
-produced them and its reasoning, for resume (core/records.py) and trajectory export (export/).
+produced them and its reasoning, for resume (records/replay.py) and trajectory export (export/).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 from baseagent.llm.types import TOKEN_KEYS
 from baseagent.errors import ConfigError
-from baseagent.output.emitter import EventListener
+from baseagent.emitting.interface import EventListener
 from baseagent.output.events import ThreadEvent
 from baseagent.output.jsonl import json_line
 
@@ -167,7 +167,7 @@ class SessionRecorder(EventListener):
         return delta
 
     def paused(self, paused: dict[str, Any] | None) -> None:
-        """The turn waits for the caller's tool outputs (core/pending.py); None: it no longer
+        """The turn waits for the caller's tool outputs (records/pending.py); None: it no longer
         does. The last `paused` record wins when the record is read back."""
         self._write({"kind": "paused", "turn": paused})
 

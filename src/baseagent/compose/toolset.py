@@ -8,7 +8,7 @@ servers and OpenAPI documents (or some of their tags) under one name and descrip
 A toolset is given to an agent like a tool (`Agent(tools=[toolset, fn, ...])`): its parts
 join the run (built-ins it names are offered even where `enabled_toolsets` leaves them out,
 its sources start with the agent's and close with it). The orchestrator
-(core/orchestrator.py) builds toolsets from several of them, splitting one too large for an
+(compose/orchestrator.py) builds toolsets from several of them, splitting one too large for an
 agent into groups, and hands back toolsets whose parts are all ready Tool objects, which
 are given to agents the same way. `tools/toolsets.py` stays the names of the built-in
 groups (read, edit, shell, plan).

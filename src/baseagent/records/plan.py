@@ -89,7 +89,7 @@ def open_steps(plan: Args | None) -> list[str]:
 def verification_reminder(instruction: str, plan: Args | None,
                           missing: str | None = None) -> str:
     """The verification round's message: the instruction restated, what the turn's evidence
-    lacks (core/evidence.py) when it lacks something, and the plan's open steps when it has
+    lacks (core/verification/evidence.py) when it lacks something, and the plan's open steps when it has
     any (the reminder is then a check of the plan too)."""
     text = VERIFICATION_PROMPT.format(instruction=instruction)
     if missing:

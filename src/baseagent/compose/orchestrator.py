@@ -32,7 +32,7 @@ from typing import Any
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.tools.sources import ToolSources
 from baseagent.tools.tool import Tool
-from baseagent.tools.toolset import Toolset
+from baseagent.compose.toolset import Toolset
 
 CACHE_VERSION = 1
 # What the model reads of each tool's description when it groups them.
@@ -179,7 +179,7 @@ class ToolsetOrchestrator:
              cancelled: CancelToken) -> str:
         client = self.model_client
         if client is None:
-            from baseagent.core.assembly import model_client_for
+            from baseagent.compose.model import model_client_for
 
             client = self.model_client = model_client_for(self.settings, self.env)
         client.bind_cancel(cancelled)
