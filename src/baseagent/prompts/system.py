@@ -290,6 +290,14 @@ PROBE_CUT_NOTICE = ("the reply grew past {chars} characters, more than the files
                     "could need: cut, counted as a miss")
 # The end of the answer when the whole-file probe passed the tests (helps/probe.py).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
+# The code an issue's names lead to, shown with a task that names no file
+# (helps/localised_code.py): the few functions that matter, and how to see more.
+LOCALISED_SECTION = ("\n\nThe code of this repository that the names above most likely lead "
+                     "to (found by searching it; the cause may be in any of them):\n{blocks}")
+LOCALISED_MORE = ("To see more of a file, call read_file with its file_path, an offset (the "
+                  "first line to show) and a limit (how many lines).")
+LOCALISED_OTHERS = "Other places the names lead to: {places}."
+LOCALISED_TESTS = "Tests that use these names (read them; do not change them): {tests}."
 # A code block for a file that left out top-level names the file defines: never written
 # (helps/code_blocks.fragments), and the model told why (helps/prose_code.py).
 FRAGMENT_TELL = (
