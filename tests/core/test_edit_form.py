@@ -1,0 +1,172 @@
+"""The edit form for big files (helps/edit_form.py): SEARCH/REPLACE blocks read from a reply
+the ways small models write them, and checked before anything is written: a block applies
+when its text occurs exactly once; anything else is refused with a note for the model, and a
+Python file is never left unparseable."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from baseagent.helps.edit_form import (EditBlock, check_edit_blocks, has_edit_blocks,
+                                       parse_edit_blocks)
+
+
+def block(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+EDIT = block("    return a - b\n", "    return a + b\n")
+
+PARSE_CASES = [
+    ("aider's form: the path, then a fence",
+     f"calc.py\n```python\n{EDIT}```\n", [EditBlock("calc.py", "    return a - b\n",
+                                                      "    return a + b\n")]),
+    ("no fence at all", f"calc.py\n{EDIT}", [EditBlock("calc.py", "    return a - b\n",
+                                                         "    return a + b\n")]),
+    ("the path in the fence's info string", f"```python pkg/calc.py\n{EDIT}```",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a `# path` comment in the fence", f"```python\n# pkg/calc.py\n{EDIT}```",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a decorated label", f"**`./pkg/calc.py`**\n\n```\n{EDIT}```",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("File: label", f"File: pkg/calc.py\n{EDIT}",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a sentence naming the file", f"Change the sum in pkg/calc.py:\n```python\n{EDIT}```",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a second block without a path takes the first's",
+     "calc.py\n" + EDIT + block("x = 1\n", "x = 2\n"),
+     [EditBlock("calc.py", "    return a - b\n", "    return a + b\n"),
+      EditBlock("calc.py", "x = 1\n", "x = 2\n")]),
+    ("two files", "a.py\n" + block("a\n", "b\n") + "\nb.py\n" + block("c\n", "d\n"),
+     [EditBlock("a.py", "a\n", "b\n"), EditBlock("b.py", "c\n", "d\n")]),
+    ("an empty SEARCH creates", "new.py\n" + block("", "x = 1\n"),
+     [EditBlock("new.py", "", "x = 1\n")]),
+    ("no path anywhere", EDIT, [EditBlock("", "    return a - b\n", "    return a + b\n")]),
+    ("an unfinished block is left out", "calc.py\n<<<<<<< SEARCH\nx\n=======\ny\n", []),
+    ("a head inside a block restarts it",
+     "calc.py\n<<<<<<< SEARCH\nx\n" + block("a\n", "b\n"),
+     [EditBlock("calc.py", "a\n", "b\n")]),
+    ("short markers and UPDATED", "calc.py\n<<<<< SEARCH\na\n=====\nb\n>>>>> UPDATED\n",
+     [EditBlock("calc.py", "a\n", "b\n")]),
+    ("prose only", "Change `a - b` to `a + b` in calc.py.", []),
+]
+
+
+@pytest.mark.parametrize("name,text,expected", PARSE_CASES, ids=[c[0] for c in PARSE_CASES])
+def test_parse_edit_blocks(name, text, expected):
+    assert parse_edit_blocks(text) == expected
+    assert has_edit_blocks(text) == ("SEARCH" in text)
+
+
+BIG = "".join(f"def f{i}(a, b):\n    return a - b + {i}\n\n\n" for i in range(500))
+
+
+def test_a_block_that_matches_once_applies_and_nothing_is_written(tmp_path):
+    (tmp_path / "big.py").write_text(BIG)
+    check = check_edit_blocks(tmp_path, [EditBlock("big.py", "    return a - b + 250\n",
+                                                   "    return a + b + 250\n")])
+    assert check.refused == []
+    assert check.new_texts == {"big.py": BIG.replace("a - b + 250\n", "a + b + 250\n")}
+    assert (tmp_path / "big.py").read_text() == BIG
+
+
+def test_an_ambiguous_block_is_refused_with_a_clear_note(tmp_path):
+    (tmp_path / "big.py").write_text(BIG)
+    check = check_edit_blocks(tmp_path, [EditBlock("big.py", "(a, b):\n    return a - b",
+                                                   "(a, b):\n    return a + b")])
+    assert check.new_texts == {}
+    [note] = check.refused
+    assert "ambiguous: 100 matches" in note and "include more lines" in note
+    assert note.startswith("big.py (SEARCH/REPLACE block 1) was not applied")
+
+
+CHECK_CASES = [
+    # name, files, blocks, new texts, words every refusal note holds (one list per note)
+    ("later blocks see the earlier ones' edits", {"m.py": "x = 1\ny = 2\n"},
+     [EditBlock("m.py", "x = 1\n", "x = 3\n"), EditBlock("m.py", "x = 3\ny = 2\n", "z = 0\n")],
+     {"m.py": "z = 0\n"}, []),
+    ("not found: the closest line is named", {"m.py": "def total(a, b):\n    return a - b\n"},
+     [EditBlock("m.py", "    return a-b\n", "    return a + b\n")], {},
+     [["was not found in m.py", "closest line is 2", "return a - b"]]),
+    ("whitespace-tolerant, re-indented to the file",
+     {"m.py": "class A:\n    def f(self):\n        return 1\n"},
+     [EditBlock("m.py", "def f(self):\n    return 1\n", "def f(self):\n    return 2\n")],
+     {"m.py": "class A:\n    def f(self):\n        return 2\n"}, []),
+    ("whitespace-tolerant: trailing spaces", {"m.py": "a = 1   \nb = 2\n"},
+     [EditBlock("m.py", "a = 1\nb = 2\n", "a = 3\nb = 4\n")], {"m.py": "a = 3\nb = 4\n"}, []),
+    ("a Python file that would no longer parse is refused",
+     {"m.py": "def f():\n    return 1\n"},
+     [EditBlock("m.py", "    return 1\n", "    return (1\n")], {},
+     [["would no longer parse", "line 2", "m.py"]]),
+    ("the next block still applies after a refused one", {"m.py": "a = 1\nb = 2\n"},
+     [EditBlock("m.py", "a = 1\n", "a = (\n"), EditBlock("m.py", "b = 2\n", "b = 3\n")],
+     {"m.py": "a = 1\nb = 3\n"}, [["would no longer parse"]]),
+    ("a file that did not parse before may stay so", {"m.py": "def f(:\n    x = 1\n"},
+     [EditBlock("m.py", "    x = 1\n", "    x = 2\n")], {"m.py": "def f(:\n    x = 2\n"}, []),
+    ("other files are not parsed", {"m.txt": "a\n"}, [EditBlock("m.txt", "a\n", "(\n")],
+     {"m.txt": "(\n"}, []),
+    ("outside the workspace", {}, [EditBlock("../x.py", "", "x = 1\n"),
+                                  EditBlock("/etc/passwd", "root", "x")], {},
+     [["outside the workspace"], ["outside the workspace"]]),
+    ("into .git", {".git/config": "[core]\n"}, [EditBlock(".git/config", "[core]\n", "x\n")],
+     {}, [["under .git"]]),
+    ("creates a new file", {}, [EditBlock("pkg/new.py", "", "x = 1")],
+     {"pkg/new.py": "x = 1\n"}, []),
+    ("a missing file with SEARCH text", {}, [EditBlock("gone.py", "x = 1\n", "x = 2\n")], {},
+     [["gone.py does not exist"]]),
+    ("an existing file with an empty SEARCH", {"m.py": "x = 1\n"},
+     [EditBlock("m.py", "", "y = 2\n")], {}, [["already exists", "SEARCH section is empty"]]),
+    ("SEARCH equal to REPLACE", {"m.py": "x = 1\n"}, [EditBlock("m.py", "x = 1\n", "x = 1\n")],
+     {}, [["the same"]]),
+    ("no path", {}, [EditBlock("", "x\n", "y\n")], {}, [["names no file"]]),
+    ("overlapping matches count as two", {"m.txt": "aaa\n"}, [EditBlock("m.txt", "aa", "b")],
+     {}, [["ambiguous: 2 matches"]]),
+    ("edits that undo each other change nothing", {"m.py": "x = 1\n"},
+     [EditBlock("m.py", "x = 1\n", "x = 2\n"), EditBlock("m.py", "x = 2\n", "x = 1\n")], {}, []),
+]
+
+
+@pytest.mark.parametrize("name,files,blocks,new_texts,notes", CHECK_CASES,
+                         ids=[c[0] for c in CHECK_CASES])
+def test_check_edit_blocks(tmp_path, name, files, blocks, new_texts, notes):
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    check = check_edit_blocks(tmp_path, blocks)
+    assert check.new_texts == new_texts
+    assert len(check.refused) == len(notes), check.refused
+    for note, words in zip(check.refused, notes):
+        for word in words:
+            assert word in note, note
+    for path, text in files.items():
+        assert (tmp_path / path).read_text() == text  # nothing written
+
+
+def test_a_symlink_out_of_the_workspace_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("x = 1\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    os.symlink(outside, root / "link")
+    check = check_edit_blocks(root, [EditBlock("link/x.py", "x = 1\n", "x = 2\n")])
+    assert check.new_texts == {} and "outside the workspace" in check.refused[0]
+
+
+def test_may_write_refuses(tmp_path):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    check = check_edit_blocks(tmp_path, [EditBlock("m.py", "x = 1\n", "x = 2\n")],
+                              may_write=lambda path: False)
+    assert check.new_texts == {} and "not allowed" in check.refused[0]
+
+
+def test_a_parsed_reply_checks_end_to_end(tmp_path):
+    (tmp_path / "big.py").write_text(BIG)
+    reply = ("The bug is in f7.\n\nbig.py\n```python\n"
+             + block("def f7(a, b):\n    return a - b + 7\n", "def f7(a, b):\n    return a + b + 7\n")
+             + "```\n")
+    check = check_edit_blocks(tmp_path, parse_edit_blocks(reply))
+    assert check.refused == []
+    assert "def f7(a, b):\n    return a + b + 7\n" in check.new_texts["big.py"]
+    assert check.new_texts["big.py"].count("\n") == BIG.count("\n")
