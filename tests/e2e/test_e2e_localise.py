@@ -110,3 +110,85 @@ def test_the_full_profile_shows_nothing_more(scripted_server, workspace, home):
     run = run_agent(["-i", ISSUE], cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     assert server.requests[0]["messages"][-1]["content"] == ISSUE
+
+
+# The repository probe (helps/repo_probe.py): the same issue with the suite's command.
+TESTED_ISSUE = ISSUE + "\nThe tests are correct; don't change them. Run them with:\n" \
+                       "python3 -m pytest -q tests\n"
+FIX = """The 0.4 should be 0.5.
+
+shapes/geometry/rounding.py
+<<<<<<< SEARCH
+    return math.floor(value + {old})
+=======
+    return math.floor(value + {new})
+>>>>>>> REPLACE
+"""
+
+
+def test_a_search_replace_reply_fixes_the_issue_and_the_suite_proves_it(scripted_server,
+                                                                       workspace, home):
+    make_repository(workspace)
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.5")}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 1
+    probe = server.requests[0]
+    assert "tools" not in probe and [m["role"] for m in probe["messages"]] == ["system", "user"]
+    sent = probe["messages"][1]["content"]
+    assert sent.startswith(TESTED_ISSUE)
+    # the right file first, the function as the file has it (to copy into SEARCH)
+    headers = [line for line in sent.splitlines() if ", function `" in line]
+    assert headers[0] == "shapes/geometry/rounding.py, function `round_half` (lines 4-8):"
+    assert "```python\ndef round_half(value):\n" in sent
+    assert "\n    return math.floor(value + 0.4)\n" in sent
+    # the issue's example run first: it shows the bug
+    assert "REPRO 1/1 NOT MET line 2: print(round_half(2.5)) -> gave 2; expected 3" in sent
+    assert "Wall time" not in sent
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+    assert run.final_message == (
+        "Edited shapes/geometry/rounding.py; the issue's example now gives what it expects "
+        "(1 of 1); the tests pass (`python3 -m pytest -q tests` exited 0).")
+    assert run.events[-1]["verification"]["by"] == "evidence"
+    commands = [i["command"] for i in run.completed_items("command_execution")]
+    # the example and the suite before, then after the edit
+    assert len(commands) == 4 and "pytest" in commands[1] and "pytest" in commands[3]
+
+
+def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_server, workspace,
+                                                                  home):
+    make_repository(workspace)
+    server = scripted_server([{"content": FIX.format(old="0.45", new="0.5")},  # not there
+                              {"content": FIX.format(old="0.4", new="0.6")},  # breaks 2.4
+                              {"content": FIX.format(old="0.4", new="0.5")}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 3
+    refused = server.requests[1]["messages"][-1]["content"]
+    assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
+    failing = server.requests[2]["messages"][-1]["content"]
+    assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
+    assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user",
+                                                                  "assistant", "user"]
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scripted_server,
+                                                                            workspace, home):
+    make_repository(workspace)
+    before = (workspace / "shapes/geometry/rounding.py").read_text()
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")},
+                              {"content": FIX.format(old="0.4", new="0.6")},  # the same again
+                              {"content": "I could not find it."}, {"content": "Nothing."},
+                              {"content": "Nothing."}, {"content": "Nothing."}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert (workspace / "shapes/geometry/rounding.py").read_text() == before
+    turn = server.requests[2]
+    assert "tools" in turn  # the conversation, with the localised code shown
+    assert "L8:     return math.floor(value + 0.4)" in turn["messages"][-1]["content"]
+    assert not any("0.6" in str(m.get("content")) for m in turn["messages"])
+    assert run.events[-1].get("verification", {}).get("by") != "evidence"

@@ -49,9 +49,10 @@ def names_no_file(task: str, cwd: Path) -> bool:
 
 
 def shown_symbols(found: Localisation, root: Path, max_symbols: int = MAX_SYMBOLS,
-                  max_chars: int = MAX_CHARS) -> list[Shown]:
+                  max_chars: int = MAX_CHARS, numbers: bool = True) -> list[Shown]:
     """The best candidates as they will be shown, within the bounds (a class as its
-    outline; a method of a class already shown stays, it is not in the outline)."""
+    outline; a method of a class already shown stays, it is not in the outline). Without
+    `numbers`, a function's lines are as the file has them (to be copied into an edit)."""
     shown: list[Shown] = []
     total = 0
     cache: dict[str, list[str] | None] = {}
@@ -68,7 +69,7 @@ def shown_symbols(found: Localisation, root: Path, max_symbols: int = MAX_SYMBOL
         if lines is None:
             continue
         text = outline(candidate, lines, found) if candidate.kind == "class" \
-            else numbered(candidate, lines, max(0, max_chars - total))
+            else numbered(candidate, lines, max(0, max_chars - total), numbers)
         if not text or total + len(text) > max_chars:
             continue
         shown.append(Shown(candidate, text))
@@ -76,14 +77,16 @@ def shown_symbols(found: Localisation, root: Path, max_symbols: int = MAX_SYMBOL
     return shown
 
 
-def numbered(candidate: Candidate, lines: list[str], room: int) -> str:
-    """A function's lines as `L{n}: text` (read_file's form), cut at MAX_LINES or `room`
-    characters, with the read_file call that shows the rest."""
+def numbered(candidate: Candidate, lines: list[str], room: int, numbers: bool = True) -> str:
+    """A function's lines as `L{n}: text` (read_file's form; without `numbers`, as they
+    are), cut at MAX_LINES or `room` characters, with the read_file call that shows the
+    rest."""
     out: list[str] = []
     used = 0
     last = min(candidate.end, len(lines))
     for number in range(candidate.start, last + 1):
-        line = f"L{number}: {lines[number - 1][:MAX_LINE_CHARS]}"
+        line = f"L{number}: {lines[number - 1][:MAX_LINE_CHARS]}" if numbers \
+            else lines[number - 1]
         if len(out) >= MAX_LINES or used + len(line) + 200 > room:
             rest = last - number + 1
             out.append(f"... ({rest} more lines: read_file with file_path "
