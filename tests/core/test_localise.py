@@ -4,6 +4,7 @@ real packages of the repository dev set when bench/repos.py has fetched them."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -188,10 +189,82 @@ def test_the_dev_set_issues_lead_to_their_files():
     tasks = repos.load_tasks()
     require(all(repos.present(t) for t in tasks),
             "the dev set's sdists: python bench/repos.py fetch", in_ci=False)
+    from baseagent.helps.localised_code import shown_symbols
+
     ranks = {}
+    shown = {}
     for task in tasks:
         found = localise(repos.task_instruction(task), repos.pristine(task))
         files = list(dict.fromkeys(c.path for c in found.candidates))
         want = task.buggy_files()[0]
         ranks[task.id] = files.index(want) + 1 if want in files else None
+        hunk = re.search(r"@@ -(\d+),\d+ .*?@@\n(.*)", task.bug, re.DOTALL)
+        assert hunk is not None
+        body = hunk.group(2).splitlines()
+        line = int(hunk.group(1)) + next(i for i, text in enumerate(body)
+                                         if text.startswith("-"))
+        # the bug's line inside a function shown to the model (not a class's outline)
+        shown[task.id] = any(s.candidate.path == want and s.candidate.kind != "class"
+                             and f"L{line}: " in s.text
+                             for s in shown_symbols(found, repos.pristine(task)))
     assert sum(rank == 1 for rank in ranks.values()) >= 11, ranks
+    assert sum(shown.values()) >= 10, shown
+
+
+# -- what is shown (helps/localised_code.py) and the probe's commands (helps/repo_probe.py) --
+
+def test_what_is_shown_is_bounded_and_says_how_to_read_more(tmp_path):
+    from baseagent.helps.localised_code import MAX_CHARS, render, shown_symbols
+
+    long_body = "".join(f"    total += {i}\n" for i in range(300))
+    root = write(tmp_path, {
+        "big/__init__.py": "from .core import Engine, long_one\n",
+        "big/core.py": "class Engine:\n    def start(self):\n        return 1\n\n"
+                       "    def stop(self):\n        return 0\n\n\n"
+                       f"def long_one():\n    total = 0\n{long_body}    return total\n",
+    })
+    issue = "```python\nfrom big import Engine, long_one\nEngine().start()\nlong_one()\n```"
+    found = localise(issue, root)
+    shown = shown_symbols(found, root)
+    kinds = {s.candidate.symbol: s.text for s in shown}
+    assert kinds["Engine"].splitlines()[:3] == ["L1: class Engine:", "L2:     def start(self):",
+                                                "L5:     def stop(self):"]  # an outline
+    cut = kinds["long_one"]
+    assert cut.startswith("L9: def long_one():") and len(cut.splitlines()) <= 81
+    assert 'read_file with file_path "big/core.py", offset 89' in cut.splitlines()[-1]
+    section = render(found, root)
+    assert len(section) <= MAX_CHARS
+    assert "call read_file with its file_path, an offset" in section
+    plain = shown_symbols(found, root, numbers=False)
+    assert any(s.text.startswith("def long_one():\n    total = 0") for s in plain)
+
+
+@pytest.mark.parametrize("task, command", [
+    ("Fix it.\nRun the package's test suite with:\n"
+     "env PYTHONPATH=src /venv/bin/python -m pytest -q tests\n",
+     "env PYTHONPATH=src /venv/bin/python -m pytest -q tests"),
+    ("Run `python3 -m pytest -q` to test.", None),  # named inline: evidence's own reading
+    ("Nothing to run here.", None),
+])
+def test_the_probe_reads_a_test_command_on_a_line_of_its_own(task, command):
+    from baseagent.helps.repo_probe import test_command_in
+
+    assert test_command_in(task) == command
+
+
+@pytest.mark.parametrize("command, python", [
+    ("env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 /v/bin/python -m pytest -q tests",
+     "env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 /v/bin/python"),
+    ("pytest -q", "python3"),
+    ("PYTHONPATH=src pytest", "PYTHONPATH=src python3"),
+    ("cd pkg && python3.12 -m pytest", "cd pkg && python3.12"),
+    ("make test", "python3"),
+])
+def test_the_issue_example_runs_with_the_suite_interpreter(command, python):
+    from baseagent.helps.repo_probe import heredoc, interpreter_of
+
+    assert interpreter_of(command) == python
+    program = "print('REPRO_X')\n"
+    word = heredoc(program)
+    delimiter = word.splitlines()[0][3:-1]
+    assert word == f"<<'{delimiter}'\n{program}\n{delimiter}" and delimiter not in program

@@ -534,6 +534,12 @@ def rank(names: IssueNames, scan: Scan, limit: int = 12) -> Localisation:
         for d in index.by_name.get(name, ()):
             if d.kind == "class":
                 add(d, 2, f"the issue builds a `{name}`")
+        # What an object the issue builds does when built and when called (a validator,
+        # a schema): its __init__ and __call__, more so for the class of the title.
+        for method in ("__init__", "__call__"):
+            for d in index.by_name.get(method, ()):
+                if d.owner is not None and d.owner.rsplit(".", 1)[-1] == name:
+                    add(d, 5 if name in names.title else 3, f"the issue builds a `{name}`")
     for module, name in names.imports:
         found = index.resolve(module, name)
         if isinstance(found, Definition):

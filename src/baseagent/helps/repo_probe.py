@@ -60,6 +60,9 @@ REPLY_TIMES_CODE = 3
 REPLY_SLACK_CHARS = 4_000
 # The output of a check or a failing test shown in a repair round, at most.
 MAX_OUTPUT_CHARS = 3_000
+# How a line that is a command (not a sentence naming one) begins.
+_COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|npm|yarn|pnpm|"
+                            r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
 # What the shell tool puts before a command's output.
 _SHELL_PREAMBLE = re.compile(r"\A(?:Exit code: .*\n)?(?:Wall time: .*\n)?(?:Output:\n)?")
 
@@ -78,8 +81,8 @@ def test_command_in(task: str) -> str | None:
     """The last line of the task that is a command running a known test runner (a task's
     tail such as "Run the package's test suite with:\\n env PYTHONPATH=. python -m pytest")."""
     for line in reversed(task.splitlines()):
-        line = line.strip().strip("`").strip()
-        if line and not line.endswith(":") and runs_tests(line) and " " in line:
+        line = line.strip().removeprefix("$ ").strip()
+        if _COMMAND_START.match(line) and "`" not in line and runs_tests(line):
             try:
                 shlex.split(line)
             except ValueError:
