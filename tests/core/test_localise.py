@@ -268,3 +268,19 @@ def test_the_issue_example_runs_with_the_suite_interpreter(command, python):
     word = heredoc(program)
     delimiter = word.splitlines()[0][3:-1]
     assert word == f"<<'{delimiter}'\n{program}\n{delimiter}" and delimiter not in program
+
+
+def test_a_task_whose_words_only_brush_a_name_gets_nothing_added(tmp_path):
+    from types import SimpleNamespace
+
+    from baseagent.helps.localised_code import LocalisedCode
+
+    root = write(tmp_path, NESTED)
+    help = LocalisedCode()
+    vague = "Make the rounding mode configurable."
+    assert help.start_turn(SimpleNamespace(task=vague, cwd=root), vague) == vague
+    assert help.found is None
+    shown = help.start_turn(SimpleNamespace(task=ISSUE, cwd=root), ISSUE)
+    assert shown.startswith(ISSUE) and "pkg/sub/mod.py, function `round_half`" in shown
+    named = "Fix round_half in pkg/sub/mod.py."
+    assert help.start_turn(SimpleNamespace(task=named, cwd=root), named) == named

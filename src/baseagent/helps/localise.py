@@ -52,6 +52,9 @@ SKIP_DIRS = frozenset({"venv", "env", "build", "dist", "node_modules", "__pycach
 # keeps.
 CALL_DEPTH = 3
 CALL_DECAY = 0.5
+# What is read of an issue, and the message strings of it searched for in the files.
+MAX_ISSUE_CHARS = 100_000
+MAX_STRINGS = 40
 # Test files named as hints, at most.
 MAX_TESTS = 3
 
@@ -102,6 +105,7 @@ class IssueNames:
 def names_in(issue: str) -> IssueNames:
     """The names an issue's text gives (pure)."""
     names = IssueNames()
+    issue = issue[:MAX_ISSUE_CHARS]
     code_blocks = [m.group(2) for m in _FENCE.finditer(issue)]
     prose = _FENCE.sub(" ", issue)
     for block in code_blocks:
@@ -118,6 +122,7 @@ def names_in(issue: str) -> IssueNames:
         if re.search(r"[A-Za-z]{3}", text):
             names.strings.add(text)
     names.words = {_stem(w) for w in _WORD.findall(prose)} - _STOP
+    names.strings = set(sorted(names.strings, key=lambda t: (-len(t), t))[:MAX_STRINGS])
     first = issue.strip().split("\n", 1)[0] if issue.strip() else ""
     names.title = {n for n in _IDENT.findall(first) if _useful(n) and len(n) > 2}
     return names

@@ -31,6 +31,9 @@ MAX_CHARS = 6_000
 MAX_LINES = 80
 MAX_OTHERS = 5
 MAX_LINE_CHARS = 200
+# The score the best candidate needs for anything to be shown: more than words of the prose
+# that a definition's name shares (a task such as "add logging" is not an issue's names).
+MIN_SCORE = 3.0
 # Kept for the headers, the other places and the tests, out of MAX_CHARS.
 TAIL_CHARS = 1_000
 
@@ -162,7 +165,7 @@ class LocalisedCode(TurnHelp):
         if not isinstance(message, str) or not names_no_file(ctx.task, ctx.cwd):
             return message
         found = localise(ctx.task, ctx.cwd, self.repo_map)
-        if not found.candidates:
-            return message
+        if not found.candidates or found.candidates[0].score < MIN_SCORE:
+            return message  # nothing, or only a word of the prose that a name shares
         self.found = found
         return message + render(found, ctx.cwd)
