@@ -77,7 +77,7 @@ def test_an_ambiguous_block_is_refused_with_a_clear_note(tmp_path):
                                                    "(a, b):\n    return a + b")])
     assert check.new_texts == {}
     [note] = check.refused
-    assert "ambiguous: 100 matches" in note and "include more lines" in note
+    assert "ambiguous: 500 matches" in note and "include more lines" in note
     assert note.startswith("big.py (SEARCH/REPLACE block 1) was not applied")
 
 
@@ -164,9 +164,52 @@ def test_may_write_refuses(tmp_path):
 def test_a_parsed_reply_checks_end_to_end(tmp_path):
     (tmp_path / "big.py").write_text(BIG)
     reply = ("The bug is in f7.\n\nbig.py\n```python\n"
-             + block("def f7(a, b):\n    return a - b + 7\n", "def f7(a, b):\n    return a + b + 7\n")
+             + block("def f7(a, b):\n    return a - b + 7\n",
+                     "def f7(a, b):\n    return a + b + 7\n")
              + "```\n")
     check = check_edit_blocks(tmp_path, parse_edit_blocks(reply))
     assert check.refused == []
     assert "def f7(a, b):\n    return a + b + 7\n" in check.new_texts["big.py"]
     assert check.new_texts["big.py"].count("\n") == BIG.count("\n")
+
+
+def test_a_file_named_by_the_end_of_its_path_is_found(tmp_path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "core.py").write_text("x = 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "core.py").write_text("y = 1\n")
+    check = check_edit_blocks(tmp_path, [EditBlock("pkg/core.py", "x = 1\n", "x = 2\n")])
+    assert check.new_texts == {"src/pkg/core.py": "x = 2\n"} and check.refused == []
+    # Two files end with `core.py`: the one holding the SEARCH text.
+    check = check_edit_blocks(tmp_path, [EditBlock("core.py", "y = 1\n", "y = 2\n")])
+    assert check.new_texts == {"tests/core.py": "y = 2\n"}
+    # Both hold it: refused, naming them.
+    (tmp_path / "src" / "pkg" / "core.py").write_text("y = 1\n")
+    check = check_edit_blocks(tmp_path, [EditBlock("core.py", "y = 1\n", "y = 2\n")])
+    assert check.new_texts == {} and "2 files end with that name" in check.refused[0]
+    assert "src/pkg/core.py" in check.refused[0] and "tests/core.py" in check.refused[0]
+    # A new file (empty SEARCH) is created where it is named, never looked for.
+    check = check_edit_blocks(tmp_path, [EditBlock("core.py", "", "z = 1\n")])
+    assert check.new_texts == {"core.py": "z = 1\n"}
+
+
+def test_blocks_for_a_file_found_by_its_name_count_under_its_path(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "core.py").write_text("a = 1\nb = 2\n")
+    check = check_edit_blocks(tmp_path, [EditBlock("core.py", "a = 1\n", "a = 3\n"),
+                                         EditBlock("core.py", "b = 2\n", "b = 4\n")])
+    assert check.new_texts == {"src/core.py": "a = 3\nb = 4\n"}
+    assert [b.path for b in check.applied] == ["src/core.py", "src/core.py"]
+
+
+def test_a_reply_of_many_heads_without_tails_is_read_in_linear_time():
+    """Half a megabyte of heads (the most a reply carries at the output caps) with one
+    divider and one tail at the end: each head's block is a search, not a scan."""
+    text = "x.py\n" + "<<<<<<< SEARCH\n" * 40_000 + "a\n=======\nb\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(text) == [EditBlock("x.py", "a\n", "b\n")]
+
+
+def test_a_long_search_in_a_long_file_is_matched_exactly_or_not_at_all(tmp_path):
+    (tmp_path / "m.txt").write_text("a\n" * 100_000)
+    check = check_edit_blocks(tmp_path, [EditBlock("m.txt", " a\n" * 1_000 + "b\n", "c\n")])
+    assert check.new_texts == {} and "was not found" in check.refused[0]

@@ -252,6 +252,48 @@ def test_several_blocks_make_one_script_and_the_lines_stay_the_issues(tmp_path):
     result = run_check(repro, tmp_path)
     assert (result.met, result.total, result.finished) == (3, 3, True), result.output
     assert "REPRO 2/3 MET line 3: print(f(2)) -> gave 3; expected 3" in result.output
+    assert result.report() == "\n".join(
+        [line for line in result.output.splitlines() if line.startswith("REPRO ")])
+
+
+EXPECTED_OUTPUT = """# f is off by one
+
+```python
+from m import f
+print(f(1))
+print(f(2))
+```
+
+Expected output:
+
+```
+2
+3
+```
+
+Actual output:
+
+```
+2
+4
+```
+"""
+
+
+def test_a_block_of_expected_output_checks_what_the_script_prints(tmp_path):
+    repro = reproduction_from(EXPECTED_OUTPUT)
+    assert repro is not None
+    assert [(e.kind, e.expected, e.line) for e in repro.expectations] == [("output", "2\n3", 0)]
+    (tmp_path / "m.py").write_text(FUNCTIONS)
+    assert run_check(repro, tmp_path).passed
+    (tmp_path / "m.py").write_text("def f(x):\n    return x + x\n")
+    result = run_check(repro, tmp_path)
+    assert (result.met, result.total) == (0, 1)
+    assert "REPRO 1/1 NOT MET line 0: the script's output -> printed 2 / 4; expected 2 / 3" \
+        in result.output
+    # An output block introduced as what happens now is not an expectation.
+    actual_only = EXPECTED_OUTPUT.replace("Expected output:", "What I get:")
+    assert reproduction_from(actual_only).expectations == []
 
 
 def test_a_script_without_expectations_still_runs_and_reports_how_it_ended(tmp_path):
@@ -288,6 +330,8 @@ def test_a_program_stopped_at_its_timeout_reads_as_unfinished():
     result = read_result(output)
     assert (result.met, result.total, result.finished, result.passed) == (1, 3, False, False)
     assert [r.met for r in result.results] == [True, False]
+    assert result.report().splitlines()[-1] == ("REPRO SUMMARY: 1 of 3 met; the program did "
+                                                "not finish (stopped at its timeout?)")
     assert read_result("").total == 0
 
 
@@ -295,6 +339,10 @@ def test_the_script_and_the_expectations_are_bounded():
     long = issue("".join(f"print({i})  # expected {i}\n" for i in range(3_000)))
     repro = reproduction_from(long)
     assert repro is None or len(repro.expectations) <= 50
+    # Comments built to make the patterns backtrack are read only in part.
+    hostile = issue("print(1)  # " + "(" * 5_000 + " " * 5_000 + "expected\n"
+                    "print(2)  # " + "xError" * 1_500 + "\n")
+    assert reproduction_from(hostile) is not None
     few = issue("".join(f"print({i})  # expected {i}\n" for i in range(200)))
     repro = reproduction_from(few)
     assert repro is not None and len(repro.expectations) == 50

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baseagent.core.evidence import forbids_test_changes, is_test_file, runs_tests
+from baseagent.helps.edit_form import has_edit_blocks
 from baseagent.helps.named_files import inside, named_in
 from baseagent.llm.types import ToolCall
 
@@ -203,7 +204,8 @@ def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
         path = _named(answer[:match.start()], info, code, cwd, named_in_task) \
             or _only_candidate(info, cwd, named_in_task)
         if path is None or not inside(cwd, path) or not _language_fits(info, path) \
-                or (keep_tests and is_test_file(path)) or _imports_itself(code, path):
+                or (keep_tests and is_test_file(path)) or _imports_itself(code, path) \
+                or has_edit_blocks(code):  # SEARCH/REPLACE edits (edit_form.py), not a file
             continue
         code = _without_name_line(code, path)
         blocks.append(FileBlock(path, code if code.endswith("\n") else code + "\n",

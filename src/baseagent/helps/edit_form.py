@@ -23,6 +23,7 @@ parse, a path outside the workspace or into .git).
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import os
 import re
@@ -35,12 +36,15 @@ from baseagent.helps.named_files import inside
 # Bounds: a reply's blocks, and the files they may edit.
 MAX_BLOCKS = 64
 MAX_FILE_CHARS = 4_000_000
+# Line comparisons a whitespace-tolerant match may make (the file's lines times SEARCH's).
+MAX_LOOSE_WORK = 20_000_000
 # How much of a block's text a note quotes.
 _QUOTE_CHARS = 160
 
 _HEAD = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _TAIL = re.compile(r"^\s*>{5,9}\s*(?:REPLACE|UPDATED)\b.*$", re.IGNORECASE)
+_FENCE_CLOSE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*$")
 _FENCE_OPEN = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 # A file name as a label: `pkg/core.py`, `Makefile` is not taken (no dot, no slash).
 _PATH = re.compile(r"^(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[\w]+$|^(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*$")
@@ -53,13 +57,16 @@ class EditBlock:
     path: str  # as the reply names it, relative to the workspace ("" when it names none)
     search: str  # the exact text to replace; "" creates a new file
     replace: str
+    # Where the block is in the reply (its head to its tail line, a fence's closing line
+    # after it included), in characters; not part of what the block is.
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
 
 @dataclass
 class EditCheck:
     new_texts: dict[str, str] = field(default_factory=dict)  # path -> whole new text
     refused: list[str] = field(default_factory=list)  # one note per refused block
-    applied: list[EditBlock] = field(default_factory=list)  # the blocks that apply, in order
+    applied: list[EditBlock] = field(default_factory=list)  # those that apply (their files' paths)
 
 
 def has_edit_blocks(text: str) -> bool:
@@ -75,37 +82,47 @@ def parse_edit_blocks(text: str) -> list[EditBlock]:
     (```` ```python path ````), or else it is the previous block's. An unfinished block (no
     divider or tail) is left out."""
     lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    # Where each marker is, so that finding a block's next one is a search, not a scan (a
+    # reply of many heads without tails stays linear).
+    heads = [j for j, line in enumerate(lines) if _HEAD.match(line)]
+    dividers = [j for j, line in enumerate(lines) if _DIVIDER.match(line)]
+    tails = [j for j, line in enumerate(lines) if _TAIL.match(line)]
     blocks: list[EditBlock] = []
     previous = ""
     start = 0  # where the lines a label may be on begin (after the previous block)
-    i = 0
-    while i < len(lines) and len(blocks) < MAX_BLOCKS:
-        if not _HEAD.match(lines[i]):
-            i += 1
-            continue
-        divider = _next(lines, i + 1, _DIVIDER)
-        tail = _next(lines, divider + 1, _TAIL) if divider is not None else None
-        if divider is None or tail is None or _next(lines, i + 1, _HEAD, tail) is not None:
+    for i in heads:
+        if i < start:
+            continue  # inside a block already read
+        if len(blocks) >= MAX_BLOCKS:
+            break
+        divider = _after(dividers, i)
+        tail = _after(tails, divider) if divider is not None else None
+        inner = _after(heads, i)
+        if divider is None or tail is None or (inner is not None and inner < tail):
             # Unfinished, or another head inside it: not a block; a later one in the run
             # may still be, with this one's path.
             previous = _label(lines[start:i]) or previous
-            start = i = i + 1
+            start = i + 1
             continue
         path = _label(lines[start:i]) or previous
         search = "".join(lines[i + 1:divider])
         replace = "".join(lines[divider + 1:tail])
-        blocks.append(EditBlock(path, search, replace))
+        end = tail + 1
+        if end < len(lines) and _FENCE_CLOSE.match(lines[end]):
+            end += 1
+        blocks.append(EditBlock(path, search, replace, (offsets[i], offsets[end])))
         previous = path
-        start = i = tail + 1
+        start = tail + 1
     return blocks
 
 
-def _next(lines: list[str], start: int, pattern: re.Pattern[str],
-          stop: int | None = None) -> int | None:
-    for j in range(start, len(lines) if stop is None else stop):
-        if pattern.match(lines[j]):
-            return j
-    return None
+def _after(indices: list[int], at: int) -> int | None:
+    """The first of the sorted `indices` after `at`."""
+    k = bisect.bisect_right(indices, at)
+    return indices[k] if k < len(indices) else None
 
 
 def _label(before: list[str]) -> str | None:
@@ -141,11 +158,13 @@ def _clean(path: str) -> str:
 def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
                       may_write: Callable[[str], bool] | None = None) -> EditCheck:
     """What each file would become with these blocks applied in order, writing nothing.
-    `new_texts` holds the whole new text of every file a block changes (by the path the
-    reply gave, `./` dropped); `refused` one note per block that does not apply, saying why,
-    for the model."""
+    `new_texts` holds the whole new text of every file a block changes, by its path in the
+    workspace (the reply's, `./` dropped; or, for a file the reply named by the end of its
+    path, the one file that fits); `refused` one note per block that does not apply, saying
+    why, for the model; `applied` the blocks that apply, with those paths."""
     check = EditCheck()
     texts: dict[str, tuple[str | None, str | None]] = {}  # path -> (text so far, unreadable)
+    aliases: dict[str, str] = {}  # a path the reply gave -> the file it was found to mean
     for number, block in enumerate(blocks[:MAX_BLOCKS], 1):
         where = f"{block.path or 'a block'} (SEARCH/REPLACE block {number})"
         why = _refused_path(root, block.path, may_write)
@@ -153,6 +172,18 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
             check.refused.append(f"{where} was not applied: {why}.")
             continue
         path = os.path.normpath(block.path)
+        path = aliases.get(path, path)
+        if path not in texts and not (root / path).exists() and block.search.strip():
+            found, why = _found_as(root, path, block.search)
+            if why is not None:
+                check.refused.append(f"{where} was not applied: {why}")
+                continue
+            if found is not None:  # `core.py` for `src/pkg/core.py`, when only one fits
+                why = _refused_path(root, found, may_write)
+                if why is not None:
+                    check.refused.append(f"{where} was not applied: {why}.")
+                    continue
+                path = aliases[path] = found
         if path not in texts:
             texts[path] = _read(root / path)
         current, unreadable = texts[path]
@@ -172,7 +203,7 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
             continue
         texts[path] = new, None
         check.new_texts[path] = new
-        check.applied.append(block)
+        check.applied.append(EditBlock(path, block.search, block.replace, block.span))
     for path, text in list(check.new_texts.items()):
         try:
             if (root / path).read_text(encoding="utf-8") == text:
@@ -180,6 +211,40 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
         except (OSError, UnicodeDecodeError):
             pass
     return check
+
+
+# Folders never searched for a file a block names by the end of its path.
+_SKIPPED_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "env", "build", "dist",
+                 "site-packages"}
+MAX_WALK_FILES = 20_000
+
+
+def _found_as(root: Path, path: str, search: str) -> tuple[str | None, str | None]:
+    """The workspace file a missing `path` means, by the end of its path (`core.py` or
+    `pkg/core.py` for `src/pkg/core.py`): the only one, or the only one of several that
+    holds the SEARCH text. (None, None) when no file fits; (None, why) when several do."""
+    tail = "/" + Path(path).as_posix()
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in files:
+            seen += 1
+            relative = os.path.relpath(os.path.join(folder, name), root)
+            if ("/" + Path(relative).as_posix()).endswith(tail) and inside(root, relative):
+                found.append(relative)
+        if seen > MAX_WALK_FILES:
+            break
+    if len(found) == 1:
+        return found[0], None
+    holding = [f for f in found if search in (_read(root / f)[0] or "")]
+    if len(holding) == 1:
+        return holding[0], None
+    if len(found) > 1:
+        names = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        return None, (f"{path} does not exist, and {len(found)} files end with that name "
+                      f"({names}): name the file by its whole path in the workspace.")
+    return None, None
 
 
 def _refused_path(root: Path, path: str, may_write: Callable[[str], bool] | None) -> str | None:
@@ -245,11 +310,11 @@ def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-def _occurrences(text: str, search: str, most: int = 100) -> int:
-    count, at = 0, text.find(search)
-    while at >= 0 and count < most:
-        count += 1
-        at = text.find(search, at + 1)
+def _occurrences(text: str, search: str) -> int:
+    """How often `search` occurs in `text`, overlapping occurrences counted apart."""
+    count = text.count(search)
+    if count == 1 and text.find(search, text.find(search) + 1) >= 0:
+        return 2  # "aa" in "aaa": once without overlaps, twice with
     return count
 
 
@@ -266,8 +331,10 @@ def _loose_apply(current: str, search: str, replace: str) -> str | int:
     if not wanted:
         return 0
     lines = current.splitlines(keepends=True)
-    stripped = [line.strip() for line in lines]
     n = len(wanted)
+    if len(lines) * n > MAX_LOOSE_WORK:
+        return 0  # a long SEARCH in a long file: the exact match or nothing
+    stripped = [line.strip() for line in lines]
     matches = [i for i in range(len(lines) - n + 1)
                if stripped[i] == wanted[0] and stripped[i:i + n] == wanted]
     if len(matches) != 1:
@@ -316,13 +383,14 @@ def _reindent(line: str, shift: tuple[str, str]) -> str:
 def _not_found(current: str, search: str, path: str) -> str:
     note = (f"its SEARCH text was not found in {path}. SEARCH must copy the file's lines "
             "exactly, including indentation and comments.")
-    first = next((line.strip() for line in search.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in search.splitlines() if line.strip()), "")[:200]
     lines = current.splitlines()
-    if first and len(lines) <= 50_000:
-        close = difflib.get_close_matches(first, [line.strip() for line in lines], n=1,
+    if first and len(lines) <= 20_000:
+        close = difflib.get_close_matches(first, [line.strip()[:200] for line in lines], n=1,
                                           cutoff=0.6)
         if close:
-            number = next(i for i, line in enumerate(lines) if line.strip() == close[0]) + 1
+            number = next(i for i, line in enumerate(lines)
+                          if line.strip()[:200] == close[0]) + 1
             note += f" The closest line is {number}: `{_quote(lines[number - 1].strip())}`."
     return note
 

@@ -9,23 +9,45 @@ a turn that no file changed. A block that drops top-level names the file has is 
 written, and the model hears which, after the step; in the probe's reply (which the
 conversation never sees, and which is kept only if the tests pass) such a block is merged
 into its file by name instead (code_blocks.merged_blocks), so that the tests judge it.
+
+A file too long to send back whole is changed with SEARCH/REPLACE blocks (Aider's edit form:
+helps/edit_form.py). With "apply", those in a reply are checked (each applies exactly once;
+a Python file still parses) and each file they change is written with one write_file call,
+run at once outside the history, so that the history keeps the model's few lines of edit
+rather than the whole file; the model hears which were applied and why any was not. A code
+block given as a whole file that would cut a big file (BIG_FILE_LINES or more) to less than
+half is never written: the model is asked for a SEARCH/REPLACE edit instead.
 """
 from __future__ import annotations
 
 import json
 import os
 import uuid
+from collections import Counter
+from pathlib import Path
 from typing import Any, Literal
 
+from baseagent.core.evidence import forbids_test_changes, is_test_file
 from baseagent.helps.code_blocks import (differs, file_blocks, fragments, merged_blocks,
                                          test_command_block, without_blocks, written_path)
 from baseagent.helps.contract import Message, TurnContext, TurnHelp, not_an_answer
+from baseagent.helps.edit_form import (EditBlock, check_edit_blocks, has_edit_blocks,
+                                       parse_edit_blocks)
 from baseagent.helps.test_time import TestClock, looping_note, timed_out
 from baseagent.llm.types import ModelTurn, ToolCall
-from baseagent.prompts.system import (FRAGMENT_TELL, PROSE_CODE_APPLIED, PROSE_CODE_CUT,
-                                      PROSE_CODE_MERGED, PROSE_CODE_TELL, PROSE_COMMAND_RUN,
-                                      PROSE_TESTS_RUN)
+from baseagent.prompts.system import (FRAGMENT_BIG_FILE, FRAGMENT_TELL, PROSE_CODE_APPLIED,
+                                      PROSE_CODE_CUT, PROSE_CODE_MERGED, PROSE_CODE_TELL,
+                                      PROSE_COMMAND_RUN, PROSE_EDIT_APPLIED,
+                                      PROSE_EDIT_NOT_WRITTEN, PROSE_EDIT_REFUSED,
+                                      PROSE_EDIT_TELL, PROSE_EDIT_TESTS_RUN, PROSE_TESTS_RUN,
+                                      WHOLE_FILE_TOO_SHORT)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
+
+# A file this long or longer is never replaced by a code block under half its length: a
+# genuine rewrite keeps most of a file, and a model that sends a 40-line piece of a
+# 2,000-line module as "the file" would delete the rest. The single-file exercises' stubs
+# are under 25 lines, so no whole-file write they get is affected.
+BIG_FILE_LINES = 100
 
 # What an answer with code for a file and no tool call leads to.
 ProseCodeMode = Literal["apply", "tell", "off"]
@@ -44,9 +66,14 @@ class ProseCode(TurnHelp):
         # the step; once a turn.
         self.fragment_note: str | None = None
         self.told_fragment = False
+        # What became of the reply's SEARCH/REPLACE edits (or a code block that would cut a
+        # big file), when no test run added after them says it: sent after the step.
+        self.edit_note: str | None = None
+        self.told_edits = False  # "tell": once a turn
 
     def start_turn(self, ctx: TurnContext, message: Message) -> Message:
         self.told, self.fragment_note, self.told_fragment = False, None, False
+        self.edit_note, self.told_edits = None, False
         self.clock.reset()
         self.test_calls = []
         return message
@@ -74,18 +101,29 @@ class ProseCode(TurnHelp):
         return False
 
     def _tell_fragment(self, ctx: TurnContext) -> bool:
-        """The note about a reply's code blocks that were not written, after the step's tool
-        results: without it the model believes the file changed."""
-        note, self.fragment_note = self.fragment_note, None
-        if note is None:
+        """The note about a reply's code blocks that were not written, and what became of
+        its edits, after the step's tool results: without it the model believes the file
+        changed."""
+        notes = [n for n in (self.edit_note, self.fragment_note) if n]
+        self.fragment_note = self.edit_note = None
+        if not notes:
             return False
-        ctx.append({"role": "user", "content": note})
+        ctx.append({"role": "user", "content": " ".join(notes)})
         return True
 
     def _tell(self, turn: ModelTurn, ctx: TurnContext) -> bool:
         """An answer holding code for a file that no tool wrote, when the run tells the
         model rather than writing it (prose_code "tell"): once a turn."""
-        if self.mode != "tell" or self.told:
+        if self.mode != "tell":
+            return False
+        if not self.told_edits and has_edit_blocks(turn.text):
+            paths = list(dict.fromkeys(e.path for e in parse_edit_blocks(turn.text) if e.path))
+            if paths:
+                self.told_edits = True
+                ctx.append({"role": "user",
+                            "content": PROSE_EDIT_TELL.format(paths=", ".join(paths))})
+                return True
+        if self.told:
             return False
         blocks = [b for b in file_blocks(turn.text, ctx.cwd, ctx.task)
                   if differs(ctx.cwd / b.path, b.content)]
@@ -97,8 +135,9 @@ class ProseCode(TurnHelp):
         return True
 
     def read_reply(self, turn: ModelTurn, ctx: TurnContext, alone: bool) -> None:
-        """A reply that holds a file's whole new content in a code block gets write_file
-        calls for it (prose_code "apply", with write_file in the run)."""
+        """A reply that holds a file's whole new content in a code block, or SEARCH/REPLACE
+        edits, gets write_file calls for it (prose_code "apply", with write_file in the
+        run)."""
         stumble = not_an_answer(turn)
         cut = stumble in ("repetition", "length")  # complete blocks before the cut count
         if self.mode != "apply" or (stumble is not None and not cut) \
@@ -107,24 +146,35 @@ class ProseCode(TurnHelp):
         cwd, task = ctx.cwd, ctx.task
         written_by_calls = {os.path.normpath(cwd / p) for c in turn.tool_calls
                             if (p := written_path(c)) is not None}
+        edits = [e for e in parse_edit_blocks(turn.text)
+                 if not e.path or os.path.normpath(cwd / e.path) not in written_by_calls] \
+            if has_edit_blocks(turn.text) else []
+        skip = written_by_calls | {os.path.normpath(cwd / e.path) for e in edits if e.path}
         blocks = [b for b in file_blocks(turn.text, cwd, task)
-                  if os.path.normpath(cwd / b.path) not in written_by_calls
+                  if os.path.normpath(cwd / b.path) not in skip
                   and differs(cwd / b.path, b.content)]
         merged: dict[str, str] = {}  # the probe's: a fragment merged into its file
         if alone:
             taken = {b.path for b in blocks}
             for block, fragment in merged_blocks(turn.text, cwd, task):
                 if block.path not in taken and differs(cwd / block.path, block.content) \
-                        and os.path.normpath(cwd / block.path) not in written_by_calls:
+                        and os.path.normpath(cwd / block.path) not in skip:
                     blocks.append(block)
                     merged[block.path] = ", ".join(f"`{n}`" for n in fragment.missing)
+        # A "whole file" far shorter than the big file it would replace is a piece of it.
+        short = {b.path: n for b in blocks if (n := cuts_big_file(cwd / b.path, b.content))}
+        blocks = [b for b in blocks if b.path not in short]
+        notes = [] if alone else [WHOLE_FILE_TOO_SHORT.format(path=p, lines=n, file_lines=m)
+                                  for p, (n, m) in short.items()]
         if not self.told_fragment and not alone:
             dropped = [f for f in fragments(turn.text, cwd, task)
-                       if os.path.normpath(cwd / f.path) not in written_by_calls]
+                       if os.path.normpath(cwd / f.path) not in skip]
             if dropped:
                 self.told_fragment = True
-                self.fragment_note = " ".join(FRAGMENT_TELL.format(
-                    path=f.path, names=", ".join(f"`{n}`" for n in f.missing))
+                self.fragment_note = " ".join(
+                    FRAGMENT_BIG_FILE.format(path=f.path, names=_some(f.missing))
+                    if is_big(cwd / f.path) else FRAGMENT_TELL.format(
+                        path=f.path, names=", ".join(f"`{n}`" for n in f.missing))
                     for f in dropped)
         why = "it kept repeating itself" if stumble == "repetition" \
             else "it reached the output limit"
@@ -133,30 +183,100 @@ class ProseCode(TurnHelp):
                        else PROSE_CODE_MERGED.format(path=b.path, names=merged[b.path])
                        if b.path in merged else PROSE_CODE_APPLIED.format(path=b.path))
                  for b in blocks]
+        edited = self._apply_edits(edits, ctx, alone, calls, notes) if edits else False
         if cut:
-            if not blocks:
+            ends = [b.span[1] for b in blocks] + [e.span[1] for e in edits]
+            if not ends:
+                self.edit_note = " ".join(notes) or None
                 return
-            # What followed the last whole file (invented output, the repeated span) goes.
-            turn.text = turn.text[:max(b.span[1] for b in blocks)]
+            # What followed the last whole file or edit (invented output, the repeated
+            # span) goes.
+            turn.text = turn.text[:max(ends)]
         # With no call of its own: the test run the reply shows but did not make, when the
         # turn still lacks one; else, after files written from the reply, the task's own
         # test command (Aider's auto-test): the model sees at once whether its code works.
         shown = test_command_block(turn.text)
         command = shown.content if shown is not None else ctx.evidence.test_command
         if not turn.tool_calls and command and ctx.has_tool("shell") \
-                and (blocks or (shown is not None and ctx.evidence.missing() is not None)):
-            note = (PROSE_COMMAND_RUN if shown is not None else PROSE_TESTS_RUN)
+                and (blocks or edited or (shown is not None
+                                          and ctx.evidence.missing() is not None)):
+            note = PROSE_COMMAND_RUN if shown is not None \
+                else PROSE_TESTS_RUN if blocks else PROSE_EDIT_TESTS_RUN
             if shown is not None:
                 blocks.append(shown)
             timeout = self.clock.timeout_ms(self.shell_timeout_ms)
+            note = note.format(command=command)
+            if notes:  # what became of the reply's edits, before the tests' output
+                note, notes = " ".join([*notes, note]), []
             calls.append(_call("shell", {"command": command} if timeout is None else
-                               {"command": command, "timeout_ms": timeout},
-                               note.format(command=command)))
+                               {"command": command, "timeout_ms": timeout}, note))
             if not alone:
                 self.test_calls.append(calls[-1].id)
+        if notes:
+            self.edit_note = " ".join(notes)
         if calls:
             turn.tool_calls = calls + turn.tool_calls
             turn.text = without_blocks(turn.text, blocks)
+
+    def _apply_edits(self, edits: list[EditBlock], ctx: TurnContext, alone: bool,
+                     calls: list[ToolCall], notes: list[str]) -> bool:
+        """The reply's SEARCH/REPLACE edits, checked (helps/edit_form.py) and written with
+        write_file; whether any file changed. In the conversation each file is written at
+        once as an item outside the history (`run_quiet`), so that the history keeps the
+        model's few lines of edit, not the whole file as a call's argument (a 1,000-line
+        module would fill a small model's context, and it would copy the form); what
+        happened goes in `notes`. The probe's (alone) become calls the probe runs."""
+        keep_tests = forbids_test_changes(ctx.task)
+        check = check_edit_blocks(ctx.cwd, edits,
+                                  may_write=lambda p: not (keep_tests and is_test_file(p)))
+        counts = Counter(os.path.normpath(e.path) for e in check.applied)
+        changed = False
+        for path, text in check.new_texts.items():
+            blocks = "edit" if counts[path] == 1 else f"edits ({counts[path]} blocks)"
+            applied = PROSE_EDIT_APPLIED.format(blocks=blocks, path=path)
+            call = _call("write_file", {"file_path": path, "content": text}, applied)
+            if alone:
+                calls.append(call)
+                changed = True
+                continue
+            result, output = ctx.run_quiet(call)
+            if result.success:
+                notes.append(applied)
+                changed = True
+            else:
+                notes.append(PROSE_EDIT_NOT_WRITTEN.format(path=path,
+                                                           output=output.strip()[:500]))
+        if check.refused and not alone:
+            notes.append(PROSE_EDIT_REFUSED.format(notes=" ".join(check.refused)))
+        return changed
+
+
+def _some(names: tuple[str, ...], most: int = 5) -> str:
+    """A few names, and how many more (a big module's block can leave out hundreds)."""
+    shown = ", ".join(f"`{n}`" for n in names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
+
+
+def is_big(path: Path) -> bool:
+    """Whether a file has BIG_FILE_LINES lines or more."""
+    return _lines_of(path) >= BIG_FILE_LINES
+
+
+def cuts_big_file(path: Path, content: str) -> tuple[int, int] | None:
+    """(the content's lines, the file's) when writing `content` as the whole of the file
+    at `path` would cut a big file (BIG_FILE_LINES or more) to less than half; else None."""
+    file_lines = _lines_of(path)
+    lines = len(content.splitlines())
+    if file_lines >= BIG_FILE_LINES and lines * 2 < file_lines:
+        return lines, file_lines
+    return None
+
+
+def _lines_of(path: Path) -> int:
+    try:
+        return len(path.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return 0
 
 
 def _call(name: str, arguments: dict[str, Any], note: str) -> ToolCall:

@@ -19,15 +19,21 @@ import sys
 
 MAX_SCRIPT_OUTPUT = 8_000  # characters of the script's own output kept
 MAX_SHOWN = 200  # characters of a value a result line shows
+MAX_SEEN = 200_000  # characters of the script's output compared with an expected output
 
 
 class _Capped(io.TextIOBase):
     """A stream that passes on at most `room` characters, then says it cut the rest."""
 
-    def __init__(self, target, room):
+    def __init__(self, target, room, seen=None):
         self.target, self.room, self.cut = target, room, False
+        self.seen = seen  # a list that keeps what was written, up to MAX_SEEN characters
+        self.seen_chars = 0
 
     def write(self, text):
+        if self.seen is not None and self.seen_chars < MAX_SEEN:
+            self.seen.append(text[:MAX_SEEN - self.seen_chars])
+            self.seen_chars += len(self.seen[-1])
         if self.room > 0:
             self.target.write(text[:self.room])
             self.room -= len(text)
@@ -67,7 +73,9 @@ class Checks:
         self.done[n] = met
         e = self.expectations[n]
         want = "an exception " + e["expected"] if e["kind"] == "raises" \
-            else "a true assertion" if e["kind"] == "assert" else _shown(e["expected"])
+            else "a true assertion" if e["kind"] == "assert" \
+            else _shown(e["expected"].replace("\n", " / ")) if e["kind"] == "output" \
+            else _shown(e["expected"])
         self.out.write(f"REPRO {n}/{len(self.expectations)} {'MET' if met else 'NOT MET'} "
                        f"line {e['line']}: {e['source']} -> {got}; expected {want}\n")
         self.out.flush()
@@ -122,6 +130,18 @@ class Checks:
             self._report(n, False, f"printed {_shown(text.strip())} (no exception)")
         else:
             self._report(n, self._matches(n, [text.strip()]), f"printed {_shown(text.strip())}")
+
+    def output(self, printed):
+        """The expectations on everything the script printed: its lines must hold the
+        expected lines, in order and next to each other (whitespace folded)."""
+        got = [_norm(line) for line in printed.splitlines() if line.strip()]
+        for n, e in self.expectations.items():
+            if e["kind"] != "output" or n in self.done:
+                continue
+            wanted = [_norm(line) for line in e["expected"].splitlines() if line.strip()]
+            met = any(got[i:i + len(wanted)] == wanted
+                      for i in range(len(got) - len(wanted) + 1))
+            self._report(n, met, f"printed {_shown(' / '.join(got[-5:]))}")
 
     def finish(self, ended):
         for n, e in self.expectations.items():
@@ -193,7 +213,8 @@ def main(script, expectations):
     ast.fix_missing_locations(tree)
     namespace = {"__name__": "__main__", "__repro_checks": checks}
     ended = "the script ran to its end"
-    sys.stdout = _Capped(out, MAX_SCRIPT_OUTPUT)
+    seen = []
+    sys.stdout = _Capped(out, MAX_SCRIPT_OUTPUT, seen)
     sys.stderr = _Capped(sys.__stderr__, MAX_SCRIPT_OUTPUT)
     try:
         exec(compile(tree, "<reproduction>", "exec"), namespace)
@@ -211,4 +232,5 @@ def main(script, expectations):
     finally:
         sys.stdout.flush()
         sys.stdout, sys.stderr = out, sys.__stderr__
+    checks.output("".join(seen))
     checks.finish(re.sub(r"\s+", " ", ended))

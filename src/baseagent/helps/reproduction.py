@@ -28,6 +28,7 @@ MAX_ISSUE_CHARS = 100_000
 MAX_SCRIPT_CHARS = 20_000
 MAX_EXPECTATIONS = 50
 MAX_RESULT_CHARS = 200_000
+MAX_COMMENT_CHARS = 1_000
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
                     r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -51,7 +52,8 @@ _PARENTHETICAL = re.compile(r"\s+\([^()]*\)\s*$")  # a remark after a space, not
 class Expectation:
     line: int  # the statement's first line in the script
     source: str  # the statement, as the issue writes it (one line, bounded)
-    kind: str  # "value" (it should give or print `expected`), "raises", "assert"
+    kind: str  # "value" (it should give or print `expected`), "raises", "assert", "output"
+    # (everything the script prints should hold the lines of `expected`; line 0)
     expected: str  # what it should give (an exception's name for "raises"; "" for "assert")
     observed: str = ""  # what the issue says it gives now, when it says
     candidates: tuple[str, ...] = ()  # the readings of `expected` a result may equal
@@ -84,19 +86,35 @@ class ReproResult:
         """Every expectation met (and there was at least one), and the program finished."""
         return self.finished and self.total > 0 and self.met == self.total
 
+    def report(self) -> str:
+        """The result lines and the summary alone, for a message to the model (the script's
+        own output left out); a program that did not finish says so."""
+        lines = [r.line for r in self.results]
+        lines.append(f"REPRO SUMMARY: {self.met} of {self.total} met; {self.ended}"
+                     if self.finished else
+                     f"REPRO SUMMARY: {self.met} of {self.total} met; the program did not "
+                     "finish (stopped at its timeout?)")
+        return "\n".join(lines)
+
 
 def reproduction_from(issue: str) -> Reproduction | None:
     """The issue's Python code blocks as one script, with what the issue says they should
-    give; None when it has no Python code."""
+    give; None when it has no Python code. A block of output after the code, introduced as
+    what should happen ("Expected output:"), is an expectation on everything the script
+    prints."""
     issue = issue[:MAX_ISSUE_CHARS]
     parts: list[str] = []
     outputs: dict[int, str] = {}  # line -> the output a `>>>` session shows for it
-    size = 0
+    printed: str | None = None  # the output the whole script should print
+    size, last = 0, 0
     for match in _FENCE.finditer(issue):
         info = match.group("info").strip().lower()
         language = info.split()[0] if info else ""
         code = match.group("code")
+        before, last = issue[last:match.start()], match.end()
         if language and language not in _PYTHON:
+            if parts and printed is None and language in _OUTPUT and _introduces(before):
+                printed = code
             continue
         if re.search(r"^\s*>>> ", code, re.MULTILINE):
             code, shown = _from_session(code)
@@ -104,6 +122,8 @@ def reproduction_from(issue: str) -> Reproduction | None:
             shown = {}
             if not language and not re.search(r"^\s*(?:import|from)\s|\bprint\(|^\s*assert\b",
                                                code, re.MULTILINE):
+                if parts and printed is None and _introduces(before):
+                    printed = code  # an untagged block of output, said to be expected
                 continue  # an untagged block of output or prose
         if not _parses(code) or not code.strip():
             continue
@@ -116,7 +136,26 @@ def reproduction_from(issue: str) -> Reproduction | None:
     if not parts:
         return None
     script = "".join(parts)
-    return Reproduction(script, _expectations(script, outputs))
+    expectations = _expectations(script, outputs)
+    if printed is not None and printed.strip() and len(expectations) < MAX_EXPECTATIONS:
+        text = _cut(printed.strip("\n"), 2_000)
+        expectations.append(Expectation(0, "the script's output", "output", text, "", (text,)))
+    return Reproduction(script, expectations)
+
+
+# Fence languages of a block of output.
+_OUTPUT = {"text", "txt", "console", "output", "plain", "plaintext", "none"}
+
+
+def _introduces(prose: str) -> bool:
+    """Whether the prose just before a block introduces it as what should happen
+    ("Expected output:", "It should print:"), not as what happens now ("Actual:")."""
+    lines = [line.strip() for line in prose.splitlines() if line.strip()]
+    if not lines:
+        return False
+    line = lines[-1].lower()
+    return re.search(r"\b(?:expect\w*|should|want\w*|correct)\b", line) is not None \
+        and re.search(r"\b(?:actual\w*|got|instead|currently|but)\b", line) is None
 
 
 def _parses(code: str) -> bool:
@@ -157,8 +196,8 @@ def _comments(script: str) -> tuple[dict[int, str], set[int]]:
     code: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(script).readline):
-            if token.type == tokenize.COMMENT:
-                comments[token.start[0]] = token.string[1:].strip()
+            if token.type == tokenize.COMMENT:  # bounded: the patterns read it whole
+                comments[token.start[0]] = token.string[1:MAX_COMMENT_CHARS].strip()
             elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
                                     tokenize.DEDENT, tokenize.ENDMARKER):
                 code.update(range(token.start[0], token.end[0] + 1))

@@ -236,6 +236,33 @@ PROSE_TESTS_RUN = (
 PROSE_CODE_CUT = (
     "Your reply was cut off ({why}); {path} was written from the complete code block "
     "before the cut, and what followed it was dropped.")
+# SEARCH/REPLACE blocks in a reply (helps/edit_form.py), applied by the prose-code help:
+# sent only to a reply that holds such blocks, or whose code block would cut a big file.
+EDIT_FORM = (
+    "To change part of a file, reply with its path on one line, then:\n"
+    "<<<<<<< SEARCH\n(the lines to change, copied exactly from the file)\n=======\n"
+    "(the new lines)\n>>>>>>> REPLACE")
+PROSE_EDIT_APPLIED = (
+    "Applied the SEARCH/REPLACE {blocks} in your reply to {path}.")
+PROSE_EDIT_NOT_WRITTEN = (
+    "{path} was not written: {output}")
+PROSE_EDIT_REFUSED = (
+    "Not applied, so those lines are unchanged: {notes}")
+PROSE_EDIT_TESTS_RUN = (
+    "Ran the task's test command `{command}` on the files your edits changed. If it fails, "
+    "fix the code with another SEARCH/REPLACE edit.")
+PROSE_EDIT_TELL = (
+    "Your reply holds SEARCH/REPLACE edits for {paths}, but no file was changed: a file "
+    "changes only when you call a tool. Make the edit with apply_patch (or write_file), "
+    "then run the tests.")
+# A code block given as a whole file that is far shorter than the big file it would replace
+# (helps/prose_code.py, BIG_FILE_LINES): never written.
+WHOLE_FILE_TOO_SHORT = (
+    "Your code block for {path} was not written: it has {lines} lines and {path} has "
+    "{file_lines}, so writing it as the whole file would delete the rest. " + EDIT_FORM)
+FRAGMENT_BIG_FILE = (
+    "Your code block for {path} was not written: it leaves out {names}, which {path} "
+    "defines at the top level now. " + EDIT_FORM)
 # The whole-file probe (helps/probe.py): once a turn, before the conversation, the task
 # and its files without tools, answered Aider's way.
 PROBE_SYSTEM = """\
