@@ -159,7 +159,8 @@ def test_a_search_replace_reply_fixes_the_issue_and_the_suite_proves_it(scripted
 def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_server, workspace,
                                                                   home):
     make_repository(workspace)
-    server = scripted_server([{"content": FIX.format(old="0.45", new="0.5")},  # not there
+    create = "\nshapes/helper.py\n<<<<<<< SEARCH\n=======\nHALF = 0.5\n>>>>>>> REPLACE\n"
+    server = scripted_server([{"content": FIX.format(old="0.45", new="0.5") + create},
                               {"content": FIX.format(old="0.4", new="0.6")},  # breaks 2.4
                               {"content": FIX.format(old="0.4", new="0.5")}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
@@ -168,6 +169,9 @@ def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_serv
     assert len(server.requests) == 3
     refused = server.requests[1]["messages"][-1]["content"]
     assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
+    # a new file is never written by the probe (what it writes, it puts back)
+    assert "writing shapes/helper.py is not allowed here" in refused
+    assert not (workspace / "shapes/helper.py").exists()
     failing = server.requests[2]["messages"][-1]["content"]
     assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
     assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user",

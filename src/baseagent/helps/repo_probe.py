@@ -185,8 +185,10 @@ class RepoProbe(TurnHelp):
             if reply.strip() and reply in replies:
                 break  # the same reply again: nothing new will come of it
             replies.add(reply)
+            # Only files that exist, never a test: what the probe writes it can put back.
             check = check_edit_blocks(ctx.cwd, parse_edit_blocks(reply),
-                                      may_write=lambda path: not is_test_file(path))
+                                      may_write=lambda path: not is_test_file(path)
+                                      and (ctx.cwd / path).is_file())
             if check.new_texts in edits:
                 break  # the same edits again
             outcome = self._attempt(ctx, run, check, repro, originals)
@@ -202,7 +204,7 @@ class RepoProbe(TurnHelp):
             rounds += 1
             if rounds > self.max_rounds or misses >= MAX_MISSES:
                 break
-            exchange = [exchange[0], {"role": "assistant", "content": reply},
+            exchange = [exchange[0], {"role": "assistant", "content": reply or "(no reply)"},
                         {"role": "user", "content": outcome.feedback}]
         self._put_back(ctx, originals)
         ctx.restart_evidence()
