@@ -4,12 +4,13 @@ when its text occurs exactly once; anything else is refused with a note for the 
 Python file is never left unparseable."""
 from __future__ import annotations
 
+import ast
 import os
 
 import pytest
 
-from baseagent.helps.edit_form import (EditBlock, check_edit_blocks, has_edit_blocks,
-                                       parse_edit_blocks)
+from baseagent.helps.edit_form import (EditBlock, Merge, check_edit_blocks, has_edit_blocks,
+                                       merge_by_name, parse_edit_blocks)
 
 
 def block(search: str, replace: str) -> str:
@@ -34,6 +35,12 @@ PARSE_CASES = [
      [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
     ("a sentence naming the file", f"Change the sum in pkg/calc.py:\n```python\n{EDIT}```",
      [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a numbered label", f"1. pkg/calc.py\n{EDIT}",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a path quoted in a sentence", f"In `pkg/calc.py` the sign is wrong\n```\n{EDIT}```",
+     [EditBlock("pkg/calc.py", "    return a - b\n", "    return a + b\n")]),
+    ("a sentence quoting two paths names neither", f"`a.py` and `b.py` differ\n{EDIT}",
+     [EditBlock("", "    return a - b\n", "    return a + b\n")]),
     ("a second block without a path takes the first's",
      "calc.py\n" + EDIT + block("x = 1\n", "x = 2\n"),
      [EditBlock("calc.py", "    return a - b\n", "    return a + b\n"),
@@ -213,3 +220,68 @@ def test_a_long_search_in_a_long_file_is_matched_exactly_or_not_at_all(tmp_path)
     (tmp_path / "m.txt").write_text("a\n" * 100_000)
     check = check_edit_blocks(tmp_path, [EditBlock("m.txt", " a\n" * 1_000 + "b\n", "c\n")])
     assert check.new_texts == {} and "was not found" in check.refused[0]
+
+
+MODULE = '''"""Doc."""
+from __future__ import annotations
+
+import os
+
+
+class Engine:
+    """E."""
+
+    def ordinal(self, n):
+        return f"{n}st"
+
+    @property
+    def name(self):
+        return "e"
+
+
+class Other:
+    def name(self):
+        return "o"
+
+
+def helper(x):
+    return x
+'''
+
+MERGES = [
+    # name, code, the names replaced (or words of the reason it is not merged), a change
+    ("a method sent alone", "def ordinal(self, n):\n    return f'{n}th'\n",
+     ["Engine.ordinal"], ("        return f'{n}th'\n", "        return f\"{n}st\"\n")),
+    ("a class with the method", "class Engine:\n    def ordinal(self, n):\n        return 1\n",
+     ["Engine.ordinal"], ("        return 1\n", "return f\"{n}st\"")),
+    ("a function, an import, a demo call", "import re\n\ndef helper(x):\n    return x + 1\n\n"
+     "print(helper(1))\n", ["helper"],
+     ("from __future__ import annotations\nimport re\n", "print(")),
+    ("a decorated method keeps its decorator's place",
+     "class Engine:\n    @property\n    def name(self):\n        return 'E'\n",
+     ["Engine.name"], ("        return 'E'\n", "return \"e\"")),
+    ("a new function", "def fresh():\n    pass\n", "no function `fresh`", None),
+    ("a method several classes have", "def name(self):\n    return 1\n",
+     "several classes have a method `name`", None),
+    ("a new method in a class", "class Engine:\n    def fresh(self):\n        pass\n",
+     "no method `fresh`", None),
+    ("elided", "def helper(x):\n    y = x\n    # ... rest of the function unchanged\n",
+     "leaves code out", None),
+    ("not Python", "def helper(x):\n  return (x\n", "does not parse", None),
+    ("the same", "def helper(x):\n    return x\n", "nothing would change", None),
+]
+
+
+@pytest.mark.parametrize("name,code,expected,change", MERGES, ids=[m[0] for m in MERGES])
+def test_merge_by_name(name, code, expected, change):
+    merge = merge_by_name(MODULE, code)
+    if isinstance(expected, str):
+        assert isinstance(merge, str) and expected in merge, merge
+        return
+    assert isinstance(merge, Merge) and merge.names == expected
+    ast.parse(merge.text)
+    present, gone = change
+    assert present in merge.text and gone not in merge.text
+    # Everything else is kept.
+    for kept in ("class Other:", "def helper(x):", "class Engine:", '"""Doc."""'):
+        assert kept in merge.text

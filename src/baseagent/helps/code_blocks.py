@@ -193,6 +193,12 @@ def _after_docstring(tree: ast.Module) -> int:
     return 0
 
 
+def labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
+    """Every block in `answer` that belongs to a file, whole or not (prose_code.py merges
+    a big Python file's by name: edit_form.merge_by_name)."""
+    return _labelled_blocks(answer, cwd, task)
+
+
 def _labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:
     """Each fenced block in `answer` that belongs to a file (by its label, or as the only
     candidate), in a language that fits, and not a test file the task keeps."""

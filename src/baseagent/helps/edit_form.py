@@ -19,6 +19,10 @@ once in the file as the earlier blocks left it (or, failing that, once when each
 compared without its leading and trailing whitespace); any other block is refused with one
 note for the model saying why (not found, ambiguous, a Python file that would no longer
 parse, a path outside the workspace or into .git).
+
+`merge_by_name` is the function-level form, for a code block that holds a few functions or
+methods of a big Python file: they replace the definitions of the same names, the rest of
+the file kept.
 """
 from __future__ import annotations
 
@@ -48,8 +52,9 @@ _FENCE_CLOSE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*$")
 _FENCE_OPEN = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 # A file name as a label: `pkg/core.py`, `Makefile` is not taken (no dot, no slash).
 _PATH = re.compile(r"^(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[\w]+$|^(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*$")
-_LABEL_PREFIX = re.compile(r"^(?:#+|//|--|\*+|-|>)?\s*(?:(?:file(?:name)?|path|in)\s*[:=]?\s+)?",
-                           re.IGNORECASE)
+_LABEL_PREFIX = re.compile(r"^(?:#+|//|--|\*+|-|>|\d+[.)])?\s*"
+                           r"(?:(?:file(?:name)?|path|in)\s*[:=]?\s+)?", re.IGNORECASE)
+_QUOTED = re.compile(r"`([^`\s]+)`")
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,8 @@ def _after(indices: list[int], at: int) -> int | None:
 
 def _label(before: list[str]) -> str | None:
     """The file named on the last few non-blank lines before a block's head: a fence's info
-    string, or a line that is only a path (decorated as models do)."""
+    string, a line that is only a path (decorated as models do), the one path a line quotes
+    in backticks, or the last path of a sentence ending with a colon."""
     candidates = [line.strip() for line in before if line.strip()][-3:]
     for line in reversed(candidates):
         fence = _FENCE_OPEN.match(line)
@@ -139,6 +145,9 @@ def _label(before: list[str]) -> str | None:
         name = _LABEL_PREFIX.sub("", line, count=1).strip().strip("*_`'\":").strip()
         if _PATH.match(name):
             return _clean(name)
+        quoted = {q for q in _QUOTED.findall(line) if _PATH.match(q) and "." in Path(q).name}
+        if len(quoted) == 1:
+            return _clean(quoted.pop())  # "1. In `pkg/core.py`, the loop"
         if line.endswith(":"):
             # "Change the loop in pkg/core.py:": the last path-like word of the sentence
             words = [w.strip("*_`'\":,.()") for w in line.split()]
@@ -419,3 +428,161 @@ def _parse_error(text: str) -> str | None:
     except (ValueError, RecursionError, MemoryError) as exc:
         return str(exc) or type(exc).__name__
     return None
+
+
+# A line that stands for code left out ("# ... rest of the method unchanged", a bare `...`):
+# a definition holding one is not the whole definition.
+_ELIDED = re.compile(r"^\s*(?:#.*(?:\.\.\.|…|\brest of\b|\bunchanged\b|"
+                     r"\bexisting (?:code|logic)\b|\bsame as before\b|\bomitted\b|"
+                     r"\bas before\b)|\.\.\.\s*$)", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Merge:
+    """A Python file with definitions a reply sent put in by name (`merge_by_name`)."""
+    text: str
+    names: list[str]  # what was replaced: `f`, `Engine.ordinal`
+
+
+def merge_by_name(current: str, code: str) -> Merge | str:
+    """`current` (a Python module) with each function, class method or class in `code`
+    replacing the one of the same name (Aider's function-level edit for files too long to
+    send whole): a top-level function replaces the file's top-level one, or the one method
+    of that name in the file's classes when it takes `self` or `cls`; a class replaces the
+    methods it holds in the file's class of that name. Imports `code` adds go to the top;
+    other statements (a demo call, a print) are left out. Why not, as a note for the model,
+    when a definition is new, elided (`# ... rest unchanged`), or either text does not
+    parse."""
+    try:
+        old_tree, new_tree = ast.parse(current), ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"it does not parse as Python ({exc.__class__.__name__})"
+    old_lines = current.splitlines(keepends=True)
+    new_lines = code.splitlines(keepends=True)
+    top = {n.name: n for n in old_tree.body if isinstance(n, _DEFS)}
+    methods: dict[str, list[tuple[ast.ClassDef, ast.stmt]]] = {}
+    for node in old_tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods.setdefault(item.name, []).append((node, item))
+    spans: dict[tuple[int, int], tuple[str, str]] = {}  # old span -> (new text, name)
+    imports: list[str] = []
+    for node in new_tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            text = _text(new_lines, node)
+            if text.strip() not in current:
+                imports.append(text)
+            continue
+        if not isinstance(node, _DEFS):
+            continue
+        if isinstance(node, ast.ClassDef) and isinstance(top.get(node.name), ast.ClassDef):
+            old_class = top[node.name]
+            old_methods = {m.name: m for m in old_class.body
+                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for item in node.body:
+                if _is_filler(item):
+                    continue
+                if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        or item.name not in old_methods:
+                    what = getattr(item, "name", None) or f"line {item.lineno}"
+                    return (f"`{node.name}` in the file has no method `{what}` to replace; "
+                            "send whole methods the class already has")
+                spans[_span(old_methods[item.name])] = (
+                    _reindent_to(_text(new_lines, item), old_methods[item.name], old_lines),
+                    f"{node.name}.{item.name}")
+            continue
+        if node.name in top and not isinstance(node, ast.ClassDef):
+            spans[_span(top[node.name])] = (_text(new_lines, node), node.name)
+            continue
+        owners = methods.get(node.name, [])
+        if not isinstance(node, ast.ClassDef) and len(owners) == 1 and node.args.args \
+                and node.args.args[0].arg in ("self", "cls"):
+            owner, method = owners[0]
+            spans[_span(method)] = (_reindent_to(_text(new_lines, node), method, old_lines),
+                                    f"{owner.name}.{node.name}")
+            continue
+        return (f"the file has no {'class' if isinstance(node, ast.ClassDef) else 'function'} "
+                f"`{node.name}` to replace" + (f" (several classes have a method `{node.name}`)"
+                                                if len(owners) > 1 else ""))
+    if not spans:
+        return "it holds no function or class of the file"
+    if _ELIDED.search(code):  # the whole block: a trailing comment is no node's
+        return ("it leaves code out (a comment or `...` stands for it); send whole "
+                "definitions")
+    out: list[str] = []
+    last = 0
+    ordered = sorted(spans)
+    for (start, end), following in zip(ordered, ordered[1:] + [(len(old_lines), 0)]):
+        if end > following[0]:
+            return "two of its definitions replace overlapping parts of the file"
+        out += old_lines[last:start]
+        text = spans[(start, end)][0]
+        out.append(text if text.endswith("\n") else text + "\n")
+        last = end
+    out += old_lines[last:]
+    result = "".join(out)
+    if imports:
+        head = _after_docstring(old_tree)
+        lines = result.splitlines(keepends=True)
+        result = "".join(lines[:head]) + "".join(imports) + "".join(lines[head:])
+    broken = _parse_error(result)
+    if broken is not None:
+        return f"the file would no longer parse ({broken})"
+    if result == current:
+        return "it is the same as the file's definitions: nothing would change"
+    return Merge(result, [name for _, name in (spans[s] for s in ordered)])
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _is_filler(node: ast.stmt) -> bool:
+    """A docstring, `pass` or `...` in a class body sent with its methods."""
+    return isinstance(node, ast.Pass) or (isinstance(node, ast.Expr)
+                                          and isinstance(node.value, ast.Constant))
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """The statement's lines, 0-based and end-exclusive, decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    start = min([d.lineno for d in decorators] + [node.lineno])
+    return start - 1, node.end_lineno or node.lineno
+
+
+def _text(lines: list[str], node: ast.stmt) -> str:
+    start, end = _span(node)
+    text = "".join(lines[start:end])
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _reindent_to(text: str, old: ast.stmt, old_lines: list[str]) -> str:
+    """A definition's text re-indented to where the one it replaces stands."""
+    start, _ = _span(old)
+    want = _indent(old_lines[start])
+    lines = text.splitlines(keepends=True)
+    have = _indent(lines[0]) if lines else ""
+    if have == want:
+        return text
+    out = []
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+        elif line.startswith(have):
+            out.append(want + line[len(have):])
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _after_docstring(tree: ast.Module) -> int:
+    """The line after a module docstring and the `from __future__` imports (0: none)."""
+    head = 0
+    for node in tree.body:
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str) and head == 0) \
+                or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            head = node.end_lineno or head
+            continue
+        break
+    return head

@@ -28,18 +28,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from baseagent.core.evidence import forbids_test_changes, is_test_file
-from baseagent.helps.code_blocks import (differs, file_blocks, fragments, merged_blocks,
-                                         test_command_block, without_blocks, written_path)
+from baseagent.helps.code_blocks import (differs, file_blocks, fragments, labelled_blocks,
+                                         merged_blocks, test_command_block, without_blocks,
+                                         written_path)
 from baseagent.helps.contract import Message, TurnContext, TurnHelp, not_an_answer
-from baseagent.helps.edit_form import (EditBlock, check_edit_blocks, has_edit_blocks,
-                                       parse_edit_blocks)
+from baseagent.helps.edit_form import (EditBlock, Merge, check_edit_blocks, has_edit_blocks,
+                                       merge_by_name, parse_edit_blocks)
 from baseagent.helps.test_time import TestClock, looping_note, timed_out
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (FRAGMENT_BIG_FILE, FRAGMENT_TELL, PROSE_CODE_APPLIED,
                                       PROSE_CODE_CUT, PROSE_CODE_MERGED, PROSE_CODE_TELL,
                                       PROSE_COMMAND_RUN, PROSE_EDIT_APPLIED,
                                       PROSE_EDIT_NOT_WRITTEN, PROSE_EDIT_REFUSED,
-                                      PROSE_EDIT_TELL, PROSE_EDIT_TESTS_RUN, PROSE_TESTS_RUN,
+                                      PROSE_EDIT_TELL, PROSE_EDIT_TESTS_RUN,
+                                      PROSE_MERGED_BY_NAME, PROSE_TESTS_RUN,
                                       WHOLE_FILE_TOO_SHORT)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
@@ -164,11 +166,15 @@ class ProseCode(TurnHelp):
         # A "whole file" far shorter than the big file it would replace is a piece of it.
         short = {b.path: n for b in blocks if (n := cuts_big_file(cwd / b.path, b.content))}
         blocks = [b for b in blocks if b.path not in short]
+        # In the conversation, such a piece of a big Python file (or one that leaves out
+        # names) is merged by name when it can be: its functions and methods replace those
+        # of the same names.
+        by_name = {} if alone else _merges(turn.text, cwd, task, skip, set(short))
         notes = [] if alone else [WHOLE_FILE_TOO_SHORT.format(path=p, lines=n, file_lines=m)
-                                  for p, (n, m) in short.items()]
+                                  for p, (n, m) in short.items() if p not in by_name]
         if not self.told_fragment and not alone:
             dropped = [f for f in fragments(turn.text, cwd, task)
-                       if os.path.normpath(cwd / f.path) not in skip]
+                       if os.path.normpath(cwd / f.path) not in skip and f.path not in by_name]
             if dropped:
                 self.told_fragment = True
                 self.fragment_note = " ".join(
@@ -184,8 +190,13 @@ class ProseCode(TurnHelp):
                        if b.path in merged else PROSE_CODE_APPLIED.format(path=b.path))
                  for b in blocks]
         edited = self._apply_edits(edits, ctx, alone, calls, notes) if edits else False
+        for path, (merge, _) in by_name.items():
+            names = ", ".join(f"`{n}`" for n in merge.names)
+            edited = _write_quietly(ctx, path, merge.text, PROSE_MERGED_BY_NAME.format(
+                path=path, names=names), notes) or edited
         if cut:
-            ends = [b.span[1] for b in blocks] + [e.span[1] for e in edits]
+            ends = [b.span[1] for b in blocks] + [e.span[1] for e in edits] \
+                + [span[1] for _, span in by_name.values()]
             if not ends:
                 self.edit_note = " ".join(notes) or None
                 return
@@ -239,16 +250,45 @@ class ProseCode(TurnHelp):
                 calls.append(call)
                 changed = True
                 continue
-            result, output = ctx.run_quiet(call)
-            if result.success:
-                notes.append(applied)
-                changed = True
-            else:
-                notes.append(PROSE_EDIT_NOT_WRITTEN.format(path=path,
-                                                           output=output.strip()[:500]))
+            changed = _write_quietly(ctx, path, text, applied, notes) or changed
         if check.refused and not alone:
             notes.append(PROSE_EDIT_REFUSED.format(notes=" ".join(check.refused)))
         return changed
+
+
+def _write_quietly(ctx: TurnContext, path: str, text: str, applied: str,
+                   notes: list[str]) -> bool:
+    """`text` written to `path` with one write_file call run at once as an item outside the
+    history (what the model sent stays its few lines); whether it was written. `applied`, or
+    why it was not written, goes in `notes`."""
+    result, output = ctx.run_quiet(_call("write_file", {"file_path": path, "content": text},
+                                         applied))
+    notes.append(applied if result.success else
+                 PROSE_EDIT_NOT_WRITTEN.format(path=path, output=output.strip()[:500]))
+    return result.success
+
+
+def _merges(answer: str, cwd: Path, task: str, skip: set[str],
+            short: set[str]) -> dict[str, tuple[Merge, tuple[int, int]]]:
+    """The reply's code blocks for big Python files that are pieces of them (too short to
+    be the file, or leaving out its names) and merge by name (edit_form.merge_by_name):
+    each file's merge and where its block is; the last block for a file decides."""
+    wanted = short | {f.path for f in fragments(answer, cwd, task) if is_big(cwd / f.path)}
+    found: dict[str, tuple[Merge, tuple[int, int]]] = {}
+    for block in labelled_blocks(answer, cwd, task):
+        if block.path not in wanted or not block.path.endswith(".py") \
+                or os.path.normpath(cwd / block.path) in skip:
+            continue
+        try:
+            current = (cwd / block.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        merge = merge_by_name(current, block.content)
+        if isinstance(merge, Merge):
+            found[block.path] = merge, block.span
+        else:
+            found.pop(block.path, None)
+    return found
 
 
 def _some(names: tuple[str, ...], most: int = 5) -> str:

@@ -260,6 +260,11 @@ PROSE_EDIT_TELL = (
 WHOLE_FILE_TOO_SHORT = (
     "Your code block for {path} was not written: it has {lines} lines and {path} has "
     "{file_lines}, so writing it as the whole file would delete the rest. " + EDIT_FORM)
+# A code block for a big Python file holding some of its functions or methods, merged by name
+# (helps/edit_form.merge_by_name).
+PROSE_MERGED_BY_NAME = (
+    "Wrote {path}: {names} from your code block replaced the definitions of the same names, "
+    "and the rest of the file was kept.")
 FRAGMENT_BIG_FILE = (
     "Your code block for {path} was not written: it leaves out {names}, which {path} "
     "defines at the top level now. " + EDIT_FORM)
