@@ -284,3 +284,14 @@ def test_a_task_whose_words_only_brush_a_name_gets_nothing_added(tmp_path):
     assert shown.startswith(ISSUE) and "pkg/sub/mod.py, function `round_half`" in shown
     named = "Fix round_half in pkg/sub/mod.py."
     assert help.start_turn(SimpleNamespace(task=named, cwd=root), named) == named
+
+
+def test_a_task_that_names_a_file_of_any_size_is_left_alone(tmp_path):
+    from baseagent.helps.localised_code import names_no_file
+
+    root = write(tmp_path, NESTED)
+    (root / "pkg" / "big.py").write_text("x = 1\n" * 10_000)  # too big to be shown whole
+    assert not names_no_file("Fix round_half in pkg/big.py.", root)
+    assert names_no_file("Fix round_half; see tests/test_mod.py.", root)  # a test: a hint
+    assert names_no_file("Fix round_half in pkg/missing.py.", root)
+    assert names_no_file(ISSUE, root)

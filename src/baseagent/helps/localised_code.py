@@ -20,7 +20,7 @@ from pathlib import Path
 from baseagent.core.evidence import is_test_file
 from baseagent.helps.contract import Message, TurnContext, TurnHelp
 from baseagent.helps.localise import Candidate, Localisation, RepoMap, localise
-from baseagent.helps.named_files import named_file_texts
+from baseagent.helps.named_files import inside, named_in
 from baseagent.prompts.system import (LOCALISED_MORE, LOCALISED_OTHERS, LOCALISED_SECTION,
                                       LOCALISED_TESTS)
 
@@ -47,8 +47,10 @@ class Shown:
 
 
 def names_no_file(task: str, cwd: Path) -> bool:
-    """Whether the task names no existing file to change (test files do not count)."""
-    return not [n for n in named_file_texts(task, cwd) if not is_test_file(n)]
+    """Whether the task names no existing file to change, of any size (test files do not
+    count)."""
+    return not any(not is_test_file(name) and inside(cwd, name) and (cwd / name).is_file()
+                   for name in named_in(task))
 
 
 def shown_symbols(found: Localisation, root: Path, max_symbols: int = MAX_SYMBOLS,
