@@ -389,7 +389,8 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         thread_id=prepared.thread_id, paused=paused,
         tool_choice=prepared.tool_choice, helps=for_profile(
             prepared.profile.prose_code, prepared.profile.show_named_files,
-            prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
+            prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms,
+            localise=prepared.profile.localise),
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
     if factory is not None and settings.attempts > 1:

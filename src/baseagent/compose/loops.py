@@ -101,7 +101,8 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
                 cancelled=cancelled, thread_id=prepared.thread_id,
                 tool_choice=prepared.tool_choice, helps=for_profile(
                     prepared.profile.prose_code, prepared.profile.show_named_files,
-                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
+                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms,
+                    localise=prepared.profile.localise),
                 all_tools_failed=settings.all_tools_failed)
     return loop, client, model_client is not None
 

@@ -7,6 +7,11 @@ behind one contract (helps/contract.py) that the loop calls at named points of a
   and best attempt: probe_plan.py; a test run's counts and failures: test_report.py; how
   long a test run may take, and a stopped one reported as likely looping: test_time.py).
 - named_files.py: the files the task names, shown with it (the compact profile).
+- localised_code.py: with a task that names no file, the code its names lead to (ranked by
+  localise.py) shown with it (the compact profile).
+- repo_probe.py: for such a task with a test command, the issue and that code once without
+  tools, answered with SEARCH/REPLACE edits (edit_form.py), kept only if the issue's example
+  (reproduction.py) and the suite pass (the compact profile).
 - prose_code.py: code left in a reply's text, written to its file or the model told
   (which blocks are whole files: code_blocks.py; SEARCH/REPLACE edits, checked before
   they are written: edit_form.py).
@@ -21,10 +26,12 @@ core/loop.py.
 from __future__ import annotations
 
 from baseagent.helps.contract import TurnContext, TurnHelp
+from baseagent.helps.localised_code import LocalisedCode
 from baseagent.helps.named_files import NamedFiles
 from baseagent.helps.nudges import Nudges
 from baseagent.helps.probe import Probe
 from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS
+from baseagent.helps.repo_probe import RepoProbe
 from baseagent.helps.prose_code import ProseCode, ProseCodeMode
 from baseagent.helps.stumbles import Stumbles
 from baseagent.helps.test_time import TestClock
@@ -35,17 +42,25 @@ __all__ = ["TurnContext", "TurnHelp", "for_profile"]
 
 def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = False,
                 probe: bool = False, probe_rounds: int = MAX_REPAIR_ROUNDS,
-                shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS) -> list[TurnHelp]:
+                shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS,
+                localise: bool = False) -> list[TurnHelp]:
     """The helps of a turn, in the order the loop calls them. The probe writes its files
     through the prose-code help, so it comes only with prose_code "apply"; it sees the task
     before the named files are added to it. Both time their test runs with one clock, never
-    longer than `shell_timeout_ms` (the shell's default)."""
+    longer than `shell_timeout_ms` (the shell's default). `localise`: a task that names no
+    file gets the code its names lead to shown with it, and with `probe` and a test command
+    the repository probe before the conversation."""
     clock = TestClock()
     helps: list[TurnHelp] = [Stumbles()]
     if probe and prose_code == "apply":
         helps.append(Probe(probe_rounds, clock))
     if show_named_files:
         helps.append(NamedFiles())
+    if localise:
+        localised = LocalisedCode()
+        helps.append(localised)
+        if probe:
+            helps.append(RepoProbe(localised, clock, shell_timeout_ms=shell_timeout_ms))
     if prose_code != "off":
         helps.append(ProseCode(prose_code, clock, shell_timeout_ms))
     helps.append(Nudges())

@@ -76,6 +76,9 @@ class PromptProfile:
     # Once a turn, before the conversation, the task alone answered with whole files, kept
     # if its files pass the tests (helps/probe.py).
     probe: bool = False
+    # A task that names no file: the code its names lead to shown with it
+    # (helps/localised_code.py).
+    localise: bool = False
 
     def shape(self, spec: dict[str, Any]) -> dict[str, Any]:
         """A tool spec as this profile sends it: compact ones keep names and types, with a
@@ -92,7 +95,8 @@ class PromptProfile:
 
 FULL = PromptProfile("full", SYSTEM_PROMPT, None, "tell")
 COMPACT = PromptProfile("compact", COMPACT_SYSTEM_PROMPT, COMPACT_TOOLS, "apply",
-                        COMPACT_DESCRIPTIONS, show_named_files=True, probe=True)
+                        COMPACT_DESCRIPTIONS, show_named_files=True, probe=True,
+                        localise=True)
 PROFILES = {"full": FULL, "compact": COMPACT}
 
 

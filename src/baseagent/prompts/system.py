@@ -322,6 +322,63 @@ PROBE_CUT_NOTICE = ("the reply grew past {chars} characters, more than the files
                     "could need: cut, counted as a miss")
 # The end of the answer when the whole-file probe passed the tests (helps/probe.py).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
+# The code an issue's names lead to, shown with a task that names no file
+# (helps/localised_code.py): the few functions that matter, and how to see more.
+LOCALISED_SECTION = ("\n\nThe code of this repository that the names above most likely lead "
+                     "to (found by searching it; the cause may be in any of them):\n{blocks}")
+LOCALISED_MORE = ("To see more of a file, call read_file with its file_path, an offset (the "
+                  "first line to show) and a limit (how many lines).")
+LOCALISED_OTHERS = "Other places the names lead to: {places}."
+LOCALISED_TESTS = "Tests that use these names (read them; do not change them): {tests}."
+# The repository probe (helps/repo_probe.py): once a turn, before the conversation, an issue
+# in a repository, the code its names lead to and the test command, answered with
+# SEARCH/REPLACE edits (helps/edit_form.py) and no tools.
+REPO_PROBE_SYSTEM = """\
+Act as an expert software developer. You are given an issue in a repository and the code
+it most likely concerns. Fix the issue by changing that code with SEARCH/REPLACE blocks,
+in this form:
+
+path/to/file.py
+<<<<<<< SEARCH
+the lines to change, copied exactly as the file has them
+=======
+the new lines
+>>>>>>> REPLACE
+
+SEARCH must match the file exactly once: copy whole lines, with their indentation. Change
+only what fixes the issue. Do not change the tests."""
+REPO_PROBE_OPENING = """\
+{task}
+
+The code this issue most likely concerns (as the files have it now):
+{code}
+{before}
+First say in one sentence what in this code causes the issue. Then reply with
+SEARCH/REPLACE blocks that fix it."""
+REPO_PROBE_CODE = "\n{path}, {kind} `{symbol}` (lines {start}-{end}):\n```{language}\n{text}\n```\n"
+REPO_PROBE_BEFORE = ("\nThe issue's example, run on the code as it is now, gives:\n"
+                     "```text\n{output}\n```\n")
+REPO_PROBE_NO_BLOCKS = ("Your reply has no SEARCH/REPLACE block. Reply with SEARCH/REPLACE "
+                        "blocks that change the code shown above to fix the issue.")
+REPO_PROBE_REFUSED = ("No block of your reply could be applied:\n{notes}\nSend the blocks "
+                      "again, each SEARCH copied exactly from the code shown above.")
+REPO_PROBE_RESULT = """\
+Your edits were applied to {files}{refused}. Then {what}:
+
+```text
+{output}
+```
+
+The files are back as they were. First say in one sentence what is still wrong. Then send
+SEARCH/REPLACE blocks against the code as it was shown above."""
+REPO_PROBE_REPRO_FAILED = "the issue's example gives"
+REPO_PROBE_SUITE_FAILED = "`{command}` gives: {summary}"
+REPO_PROBE_NOTICES = ("first, SEARCH/REPLACE edits for the issue and the code its names lead "
+                      "to (no tools): kept only if the issue's example and the tests pass",
+                      "repair round {n}: the last edits and what they gave: kept only if the "
+                      "issue's example and the tests pass")
+REPO_PROBE_PASSED = ("Edited {files}; {repro}the tests pass (`{command}` exited 0).")
+REPO_PROBE_REPRO_MET = "the issue's example now gives what it expects ({met} of {total}); "
 # A code block for a file that left out top-level names the file defines: never written
 # (helps/code_blocks.fragments), and the model told why (helps/prose_code.py).
 FRAGMENT_TELL = (

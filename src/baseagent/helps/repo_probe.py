@@ -1,0 +1,318 @@
+"""The repository probe: before the conversation, an issue and the code its names lead to,
+answered with SEARCH/REPLACE edits and no tools (the compact profile).
+
+The whole-file probe (helps/probe.py) needs a task that names its files, and files short
+enough to send back whole. An issue in a repository names neither: it says what goes wrong,
+in a module of two thousand lines. Here, for a task that names no file to change, in a
+workspace of Python source, with a test command: the issue, the functions its names lead to
+(helps/localise.py, shown as helps/localised_code.py shows them, lines as the files have
+them) and what the issue's example gives now are sent once without tools, asking for
+SEARCH/REPLACE blocks (helps/edit_form.py). Before that message the issue's example is run
+as a check (helps/reproduction.py: it should fail, which confirms the bug; when it already
+passes it decides nothing) and the suite, which times the later runs (helps/test_time.py).
+
+The blocks that apply are written with write_file calls (`run_quiet`: the sandbox's path
+policy holds; a test file is never written), then the example's check runs, then the suite.
+The attempt is kept only when the example gives what the issue expects and the suite
+passes: that is the answer, verified by evidence. Otherwise the files are put back and a
+repair round sends the reply and what came of it (the check's output, the suite's failing
+test, or the notes on refused blocks). Rounds stop at MAX_ROUNDS, after MAX_MISSES in a row
+that get no closer, when a reply repeats an earlier one (at temperature 0 the same prompt
+gets the same reply), and so that the probe spends at most half the turn's model calls. When
+none is kept, the files are as the task had them, the probe's evidence is dropped and the
+conversation goes on from the task with the localised code shown.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baseagent.core.verification.evidence import is_test_file, runs_tests
+from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
+from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
+from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
+from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
+                                          reproduction_from)
+from baseagent.helps.test_report import TestReport, read_report
+from baseagent.helps.test_time import TestClock, looping_report, timed_out
+from baseagent.llm.types import ToolCall
+from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_PROBE_BEFORE, REPO_PROBE_CODE,
+                                      REPO_PROBE_NO_BLOCKS, REPO_PROBE_NOTICES,
+                                      REPO_PROBE_OPENING, REPO_PROBE_PASSED,
+                                      REPO_PROBE_REFUSED, REPO_PROBE_REPRO_FAILED,
+                                      REPO_PROBE_REPRO_MET, REPO_PROBE_RESULT,
+                                      REPO_PROBE_SUITE_FAILED, REPO_PROBE_SYSTEM)
+from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
+
+# Repair rounds after the first message, and rounds in a row that may get no closer.
+MAX_ROUNDS = 4
+MAX_MISSES = 2
+# The code sent: symbols and characters (the functions, not the modules).
+MAX_SYMBOLS = 4
+MAX_CODE_CHARS = 6_000
+# What a reply may hold: this many times the code shown, and this much more.
+REPLY_TIMES_CODE = 3
+REPLY_SLACK_CHARS = 4_000
+# The output of a check or a failing test shown in a repair round, at most.
+MAX_OUTPUT_CHARS = 3_000
+# How a line that is a command (not a sentence naming one) begins.
+_COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|npm|yarn|pnpm|"
+                            r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
+# What the shell tool puts before a command's output.
+_SHELL_PREAMBLE = re.compile(r"\A(?:Exit code: .*\n)?(?:Wall time: .*\n)?(?:Output:\n)?")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one reply led to: how close it got (the example's expectations met, then the
+    suite's tests passed), whether it is kept, and what the next round shows."""
+
+    score: tuple[int, int]
+    kept: bool
+    feedback: str
+
+
+def test_command_in(task: str) -> str | None:
+    """The last line of the task that is a command running a known test runner (a task's
+    tail such as "Run the package's test suite with:\\n env PYTHONPATH=. python -m pytest")."""
+    for line in reversed(task.splitlines()):
+        line = line.strip().removeprefix("$ ").strip()
+        if _COMMAND_START.match(line) and "`" not in line and runs_tests(line):
+            try:
+                shlex.split(line)
+            except ValueError:
+                continue
+            return line
+    return None
+
+
+def interpreter_of(command: str) -> str:
+    """The command that runs Python as `command` does: its environment and interpreter
+    (`env PYTHONPATH=src /venv/bin/python -m pytest` -> `env PYTHONPATH=src /venv/bin/python`);
+    `python3` when it names none (`pytest -q`)."""
+    segments = [s.strip() for s in command.replace("&&", ";").split(";") if s.strip()]
+    if not segments:
+        return "python3"
+    last = segments[-1]
+    try:
+        words = shlex.split(last)
+    except ValueError:
+        return "python3"
+    before = " && ".join(segments[:-1])
+    for i, word in enumerate(words):
+        name = word.rsplit("/", 1)[-1]
+        if name.startswith(("python", "pypy")) and "=" not in word:
+            runner = shlex.join(words[:i + 1])
+            break
+        if name in ("pytest", "py.test"):
+            runner = shlex.join([*words[:i], "python3"])
+            break
+    else:
+        runner = "python3"
+    return f"{before} && {runner}" if before else runner
+
+
+def heredoc(program: str) -> str:
+    """A shell word feeding `program` to a command's stdin, with a delimiter it holds not."""
+    delimiter = "REPRO_" + uuid.uuid4().hex[:12].upper()
+    while delimiter in program:
+        delimiter = "REPRO_" + uuid.uuid4().hex[:12].upper()
+    return f"<<'{delimiter}'\n{program}\n{delimiter}"
+
+
+class RepoProbe(TurnHelp):
+    def __init__(self, localised: LocalisedCode, clock: TestClock | None = None,
+                 max_rounds: int = MAX_ROUNDS,
+                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS) -> None:
+        self.localised = localised  # the turn's localisation (its start_turn runs first)
+        self.clock = clock or TestClock()
+        self.max_rounds = max_rounds
+        self.shell_timeout_ms = shell_timeout_ms
+        self.command: str | None = None  # the turn's test command, when the probe is on
+
+    def start_turn(self, ctx: TurnContext, message: Message) -> Message:
+        self.command = None
+        if isinstance(message, str) and self.localised.found is not None:
+            self.command = ctx.evidence.test_command or test_command_in(ctx.task)
+        return message
+
+    def before_first_step(self, ctx: TurnContext) -> str | None:
+        command, self.command = self.command, None
+        found = self.localised.found
+        if command is None or found is None or not ctx.has_tool("write_file") \
+                or not ctx.has_tool("shell"):
+            return None
+        shown = shown_symbols(found, ctx.cwd, MAX_SYMBOLS, MAX_CODE_CHARS, numbers=False)
+        shown = [s for s in shown if s.candidate.kind != "class"]
+        if not shown:
+            return None
+        keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
+        run = _Runs(ctx, command, self.clock, self.shell_timeout_ms)
+        repro = reproduction_from(ctx.task)
+        if repro is not None and not repro.expectations:
+            repro = None
+        before = run.repro(repro) if repro is not None else None
+        if before is not None and (before.passed or not before.finished):
+            repro, before = None, None  # it does not show the bug: it decides nothing
+        self.clock.saw(run.suite()[1])  # the task's own first test run times the rest
+        originals = {s.candidate.path: text for s in shown
+                     if (text := _read(ctx.cwd / s.candidate.path)) is not None}
+        opening = REPO_PROBE_OPENING.format(
+            task=ctx.task, code="".join(_code(s) for s in shown),
+            before=REPO_PROBE_BEFORE.format(output=_tail(before.output))
+            if before is not None else "")
+        limit = REPLY_TIMES_CODE * sum(len(s.text) for s in shown) + REPLY_SLACK_CHARS
+        exchange: list[dict[str, Any]] = [{"role": "user", "content": opening}]
+        replies: set[str] = set()
+        edits: list[dict[str, str]] = []
+        best: tuple[int, int] = (-1, -1)
+        misses = rounds = 0
+        while ctx.calls_left > keep:
+            notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
+                else REPO_PROBE_NOTICES[1].format(n=rounds)
+            ctx.restart_evidence()
+            try:
+                reply = ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM},
+                                       *exchange], notice, max_chars=limit).text
+            except ReplyTooLong:
+                ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+                reply = ""
+            if reply.strip() and reply in replies:
+                break  # the same reply again: nothing new will come of it
+            replies.add(reply)
+            # Only files that exist, never a test: what the probe writes it can put back.
+            check = check_edit_blocks(ctx.cwd, parse_edit_blocks(reply),
+                                      may_write=lambda path: not is_test_file(path)
+                                      and (ctx.cwd / path).is_file())
+            if check.new_texts in edits:
+                break  # the same edits again
+            outcome = self._attempt(ctx, run, check, repro, originals)
+            if outcome.kept:
+                return self._answer(ctx, run, check, command)
+            self._put_back(ctx, originals)
+            if check.new_texts:
+                edits.append(check.new_texts)
+            if outcome.score > best:
+                best, misses = outcome.score, 0
+            else:
+                misses += 1
+            rounds += 1
+            if rounds > self.max_rounds or misses >= MAX_MISSES:
+                break
+            exchange = [exchange[0], {"role": "assistant", "content": reply or "(no reply)"},
+                        {"role": "user", "content": outcome.feedback}]
+        self._put_back(ctx, originals)
+        ctx.restart_evidence()
+        return None
+
+    def _attempt(self, ctx: TurnContext, run: _Runs, check: EditCheck,
+                 repro: Reproduction | None, originals: dict[str, str]) -> Outcome:
+        notes = "\n".join(f"- {note}" for note in check.refused)
+        if not check.new_texts:
+            feedback = REPO_PROBE_REFUSED.format(notes=notes) if check.refused \
+                else REPO_PROBE_NO_BLOCKS
+            return Outcome((-1, -1), False, feedback)
+        for path, text in check.new_texts.items():
+            if path not in originals and (old := _read(ctx.cwd / path)) is not None:
+                originals[path] = old  # a file the code shown did not hold: put back too
+            _, output = ctx.run_quiet(_call("write_file", {"file_path": path, "content": text}))
+        files = ", ".join(check.new_texts)
+        refused = f" (and these blocks were not: {'; '.join(check.refused)})" \
+            if check.refused else ""
+        met = 0
+        if repro is not None:
+            result = run.repro(repro)
+            met = result.met
+            if not result.passed:
+                return Outcome((met, -1), False, REPO_PROBE_RESULT.format(
+                    files=files, refused=refused, what=REPO_PROBE_REPRO_FAILED,
+                    output=_tail(result.output)))
+        report, output = run.suite()
+        if ctx.evidence.missing() is None and ctx.evidence.edits and _exited_0(output):
+            return Outcome((met, report.score), True, "")
+        failure = report.failures[0].text if report.failures else _tail(output)
+        return Outcome((met, report.score), False, REPO_PROBE_RESULT.format(
+            files=files, refused=refused,
+            what=REPO_PROBE_SUITE_FAILED.format(command=run.command, summary=report.summary),
+            output=_tail(failure)))
+
+    def _answer(self, ctx: TurnContext, run: _Runs, check: EditCheck, command: str) -> str:
+        repro = run.last_repro
+        said = REPO_PROBE_REPRO_MET.format(met=repro.met, total=repro.total) \
+            if repro is not None and repro.passed else ""
+        answer = REPO_PROBE_PASSED.format(files=", ".join(check.new_texts), repro=said,
+                                          command=command)
+        ctx.say(answer)
+        return answer
+
+    def _put_back(self, ctx: TurnContext, originals: dict[str, str]) -> None:
+        for path, text in originals.items():
+            if _read(ctx.cwd / path) != text:
+                ctx.run_quiet(_call("write_file", {"file_path": path, "content": text}))
+
+
+class _Runs:
+    """The probe's shell runs: the issue's example as a check, and the suite, each timed
+    by the clock."""
+
+    def __init__(self, ctx: TurnContext, command: str, clock: TestClock,
+                 shell_timeout_ms: int) -> None:
+        self.ctx = ctx
+        self.command = command
+        self.clock = clock
+        self.shell_timeout_ms = shell_timeout_ms
+        self.last_repro: ReproResult | None = None
+
+    def _shell(self, command: str) -> str:
+        arguments: dict[str, Any] = {"command": command}
+        timeout = self.clock.timeout_ms(self.shell_timeout_ms)
+        if timeout is not None:
+            arguments["timeout_ms"] = timeout
+        return self.ctx.run_quiet(_call("shell", arguments))[1]
+
+    def repro(self, repro: Reproduction) -> ReproResult:
+        program = check_script(repro)
+        output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
+        self.last_repro = read_result(output)
+        return self.last_repro
+
+    def suite(self) -> tuple[TestReport, str]:
+        output = self._shell(self.command)
+        seconds = timed_out(output)
+        report = read_report(output) if seconds is None \
+            else looping_report(seconds, self.clock.reference)
+        return report, output
+
+
+def _code(shown: Shown) -> str:
+    c = shown.candidate
+    language = "python" if c.path.endswith(".py") else Path(c.path).suffix.lstrip(".")
+    return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
+                                  end=c.end, language=language, text=shown.text)
+
+
+def _exited_0(output: str) -> bool:
+    return output.startswith("Exit code: 0\n")
+
+
+def _tail(output: str, most: int = MAX_OUTPUT_CHARS) -> str:
+    """A shell result's output without the tool's preamble, its end when it is long."""
+    text = _SHELL_PREAMBLE.sub("", output, count=1).strip()
+    return text if len(text) <= most else "..." + text[-most:]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name,
+                    arguments=json.dumps(arguments, ensure_ascii=False))

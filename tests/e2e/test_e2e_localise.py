@@ -1,0 +1,198 @@
+"""End to end: a task that names no file, in a repository (issue 45), through the CLI and the
+scripted server with the compact profile: the code the issue's names lead to is shown with
+it (helps/localised_code.py), the right file first."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from helpers import run_agent
+
+# A package whose function lives in a nested module, re-exported by both __init__ files,
+# with a bug (2.5 rounds to 2) and a test suite that finds it.
+REPOSITORY = {
+    "shapes/__init__.py": "from .geometry import *\nfrom .legacy import scale\n",
+    "shapes/geometry/__init__.py": "from .rounding import round_half, round_all\n\n"
+                                   "__all__ = ['round_half', 'round_all']\n",
+    "shapes/geometry/rounding.py": """\
+        import math
+
+
+        def round_half(value):
+            \"\"\"Round to the nearest integer, halves away from zero: 2.5 -> 3.\"\"\"
+            if value < 0:
+                return -round_half(-value)
+            return math.floor(value + 0.4)
+
+
+        def round_all(values):
+            return [round_half(v) for v in values]
+        """,
+    "shapes/legacy.py": "def scale(value, factor):\n    return value * factor\n\n\n"
+                        "def round_half(value):  # unused, kept for old imports\n"
+                        "    return round(value)\n",
+    "tests/__init__.py": "",
+    "tests/test_rounding.py": """\
+        from shapes import round_all, round_half
+
+
+        def test_halves_round_up():
+            assert round_half(2.5) == 3
+
+
+        def test_below_half():
+            assert round_half(2.4) == 2
+
+
+        def test_negative():
+            assert round_half(-2.5) == -3
+
+
+        def test_all():
+            assert round_all([0.5, 1.5]) == [1, 2]
+        """,
+}
+ISSUE = """# round_half(2.5) gives 2
+
+`round_half(2.5)` gives 2 where the docs say 3:
+
+```python
+from shapes import round_half
+print(round_half(2.5))   # 2, expected 3
+```
+"""
+
+
+def make_repository(root: Path) -> Path:
+    for name, text in REPOSITORY.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def test_the_code_the_issue_leads_to_is_shown_with_it(scripted_server, workspace, home):
+    make_repository(workspace)
+    server = scripted_server([{"content": "The cause is the 0.4 in round_half."},
+                              {"content": "That is all."}])
+    run = run_agent(["-i", ISSUE, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    first = server.requests[0]["messages"][-1]["content"]
+    assert first.startswith(ISSUE)
+    shown = first[len(ISSUE):]
+    # the right file first, the function with its lines numbered as read_file numbers them
+    headers = [line for line in shown.splitlines() if ", function `" in line]
+    assert headers[0] == "shapes/geometry/rounding.py, function `round_half` (lines 4-8):"
+    assert "L8:     return math.floor(value + 0.4)" in shown
+    assert "shapes/legacy.py" not in headers[0]
+    assert "tests/test_rounding.py" in shown  # a hint, never shown as code to change
+    assert "def test_halves_round_up" not in shown
+    assert "call read_file with its file_path, an offset" in shown
+    assert len(shown) <= 6_000
+
+
+def test_a_task_that_names_its_file_is_sent_as_before(scripted_server, workspace, home):
+    make_repository(workspace)
+    task = "Fix round_half in shapes/geometry/rounding.py: 2.5 should round to 3."
+    server = scripted_server([{"content": "Done."}, {"content": "Checked."}])
+    run = run_agent(["-i", task, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    first = server.requests[0]["messages"][-1]["content"]
+    assert "most likely lead to" not in first  # the named file is shown, as it always was
+    assert first.startswith(task + "\n\nThe files named above, as they are now:")
+
+
+def test_the_full_profile_shows_nothing_more(scripted_server, workspace, home):
+    make_repository(workspace)
+    server = scripted_server([{"content": "Done."}, {"content": "Checked."}])
+    run = run_agent(["-i", ISSUE], cwd=workspace, home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert server.requests[0]["messages"][-1]["content"] == ISSUE
+
+
+# The repository probe (helps/repo_probe.py): the same issue with the suite's command.
+TESTED_ISSUE = ISSUE + "\nThe tests are correct; don't change them. Run them with:\n" \
+                       "python3 -m pytest -q tests\n"
+FIX = """The 0.4 should be 0.5.
+
+shapes/geometry/rounding.py
+<<<<<<< SEARCH
+    return math.floor(value + {old})
+=======
+    return math.floor(value + {new})
+>>>>>>> REPLACE
+"""
+
+
+def test_a_search_replace_reply_fixes_the_issue_and_the_suite_proves_it(scripted_server,
+                                                                       workspace, home):
+    make_repository(workspace)
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.5")}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 1
+    probe = server.requests[0]
+    assert "tools" not in probe and [m["role"] for m in probe["messages"]] == ["system", "user"]
+    sent = probe["messages"][1]["content"]
+    assert sent.startswith(TESTED_ISSUE)
+    # the right file first, the function as the file has it (to copy into SEARCH)
+    headers = [line for line in sent.splitlines() if ", function `" in line]
+    assert headers[0] == "shapes/geometry/rounding.py, function `round_half` (lines 4-8):"
+    assert "```python\ndef round_half(value):\n" in sent
+    assert "\n    return math.floor(value + 0.4)\n" in sent
+    # the issue's example run first: it shows the bug
+    assert "REPRO 1/1 NOT MET line 2: print(round_half(2.5)) -> gave 2; expected 3" in sent
+    assert "Wall time" not in sent
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+    assert run.final_message == (
+        "Edited shapes/geometry/rounding.py; the issue's example now gives what it expects "
+        "(1 of 1); the tests pass (`python3 -m pytest -q tests` exited 0).")
+    assert run.events[-1]["verification"]["by"] == "evidence"
+    commands = [i["command"] for i in run.completed_items("command_execution")]
+    # the example and the suite before, then after the edit
+    assert len(commands) == 4 and "pytest" in commands[1] and "pytest" in commands[3]
+
+
+def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_server, workspace,
+                                                                  home):
+    make_repository(workspace)
+    create = "\nshapes/helper.py\n<<<<<<< SEARCH\n=======\nHALF = 0.5\n>>>>>>> REPLACE\n"
+    server = scripted_server([{"content": FIX.format(old="0.45", new="0.5") + create},
+                              {"content": FIX.format(old="0.4", new="0.6")},  # breaks 2.4
+                              {"content": FIX.format(old="0.4", new="0.5")}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 3
+    refused = server.requests[1]["messages"][-1]["content"]
+    assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
+    # a new file is never written by the probe (what it writes, it puts back)
+    assert "writing shapes/helper.py is not allowed here" in refused
+    assert not (workspace / "shapes/helper.py").exists()
+    failing = server.requests[2]["messages"][-1]["content"]
+    assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
+    assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user",
+                                                                  "assistant", "user"]
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scripted_server,
+                                                                            workspace, home):
+    make_repository(workspace)
+    before = (workspace / "shapes/geometry/rounding.py").read_text()
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")},
+                              {"content": FIX.format(old="0.4", new="0.6")},  # the same again
+                              {"content": "I could not find it."}, {"content": "Nothing."},
+                              {"content": "Nothing."}, {"content": "Nothing."}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert (workspace / "shapes/geometry/rounding.py").read_text() == before
+    turn = server.requests[2]
+    assert "tools" in turn  # the conversation, with the localised code shown
+    assert "L8:     return math.floor(value + 0.4)" in turn["messages"][-1]["content"]
+    assert not any("0.6" in str(m.get("content")) for m in turn["messages"])
+    assert run.events[-1].get("verification", {}).get("by") != "evidence"
