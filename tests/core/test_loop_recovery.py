@@ -450,6 +450,12 @@ def test_evidence_reads_the_task():
         ".venv/bin/python3.11 -m pytest -q t.py"
     assert named_test_command("Fix it; `npm test` must pass") == "npm test"
     assert named_test_command("rename the variable") is None
+    # A command on a line of its own that sets its environment first (the repository tasks'
+    # form): the environment is part of it.
+    assert named_test_command("Run the suite with:\nenv PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 "
+                              "/v/bin/python -m pytest -q tests\n") == \
+        "env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 /v/bin/python -m pytest -q tests"
+    assert named_test_command("then:\nCI=1 pytest -x\n") == "CI=1 pytest -x"
     assert forbids_test_changes(TASK) and forbids_test_changes("Do not modify the tests.")
     assert not forbids_test_changes("Add tests for the parser.")
     evidence = Evidence.for_turn("make `make test` pass")

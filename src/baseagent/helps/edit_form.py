@@ -199,7 +199,7 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
         if unreadable is not None:
             check.refused.append(f"{where} was not applied: {unreadable}.")
             continue
-        new, why = _apply(current, block, path)
+        new, why = _apply(current, _without_line_numbers(block), path)
         if why is not None:
             check.refused.append(f"{where} was not applied: {why}")
             continue
@@ -220,6 +220,25 @@ def check_edit_blocks(root: Path, blocks: list[EditBlock], *,
         except (OSError, UnicodeDecodeError):
             pass
     return check
+
+
+# read_file's numbering (`L12: text`), which a small model copies from what it was shown.
+_LINE_NUMBER = re.compile(r"^L\d+: ?")
+
+
+def _without_line_numbers(block: EditBlock) -> EditBlock:
+    """The block without read_file's `L{n}: ` prefixes, when every line of its SEARCH text
+    that is not blank carries one (no file's code looks like that); REPLACE lines lose the
+    prefix where they have it."""
+    lines = [line for line in block.search.splitlines() if line.strip()]
+    if not lines or not all(_LINE_NUMBER.match(line) for line in lines):
+        return block
+
+    def strip(text: str) -> str:
+        return "".join(_LINE_NUMBER.sub("", line, count=1)
+                       for line in text.splitlines(keepends=True))
+
+    return EditBlock(block.path, strip(block.search), strip(block.replace), block.span)
 
 
 # Folders never searched for a file a block names by the end of its path.

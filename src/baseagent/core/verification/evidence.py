@@ -83,7 +83,10 @@ def named_test_command(*texts: str) -> str | None:
         for quoted in re.findall(r"`([^`\n]+)`", text or ""):
             if _RUNNER.search(quoted):
                 return quoted.strip()
-        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:[\w./~-]*python[\d.]*\s+-m\s+)?(?:"
+        # A command on a line of its own may set its environment first (`env A=1 B=2
+        # python -m pytest`, `A=1 pytest`): that is part of the command.
+        match = re.search(r"(?:^|:\s*|\n\s*\$?\s*)((?:env\s+)?(?:[A-Za-z_]\w*=\S*\s+)*"
+                          r"(?:[\w./~-]*python[\d.]*\s+-m\s+)?(?:"
                           + "|".join(_RUNNERS) + r")\b[^\n`]*)", text or "")
         if match:
             return match.group(1).strip().rstrip(".")
