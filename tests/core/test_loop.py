@@ -47,7 +47,8 @@ def call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, A
     return out
 
 
-HELP_OPTIONS = ("prose_code", "show_named_files", "probe", "probe_rounds")
+HELP_OPTIONS = ("prose_code", "show_named_files", "probe", "probe_rounds", "repair_candidates",
+                "repair_temperature")
 
 
 def make_loop(tmp_path: Path, steps: list[Any], *, tools: list[Any] | None = None,

@@ -785,9 +785,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         max_iterations=settings.max_iterations, verify=settings.verify,
         session=session, compactor=compactor, cancelled=cancelled,
         thread_id=prepared.thread_id, paused=paused,
-        tool_choice=prepared.tool_choice, helps=for_profile(
-            prepared.profile.prose_code, prepared.profile.show_named_files,
-            prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
+        tool_choice=prepared.tool_choice, helps=_helps(prepared, settings),
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
     if factory is not None and settings.attempts > 1:
@@ -884,9 +882,7 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
                 compactor=_compactor(settings, client, prepared.registry, emitter, None,
                                      litellm_limits, route),
                 cancelled=cancelled, thread_id=prepared.thread_id,
-                tool_choice=prepared.tool_choice, helps=for_profile(
-                    prepared.profile.prose_code, prepared.profile.show_named_files,
-                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms),
+                tool_choice=prepared.tool_choice, helps=_helps(prepared, settings),
                 all_tools_failed=settings.all_tools_failed)
     return loop, client, model_client is not None
 
@@ -1180,6 +1176,19 @@ def retry_schedule(settings: AgentConfig) -> Any:
                          factor=settings.retry_backoff_factor, cap=settings.retry_max_delay,
                          step=settings.retry_linear_delay,
                          max_total_wait=settings.retry_max_total_wait)
+
+
+def _helps(prepared: Prepared, settings: AgentConfig) -> list[Any]:
+    """The turn's helps (helps.for_profile) for the prompt profile; the probe's search
+    candidates sample at `repair_temperature` when the run's own temperature is 0 or unset
+    (else at the run's)."""
+    profile = prepared.profile
+    varied = settings.repair_temperature
+    return for_profile(profile.prose_code, profile.show_named_files, profile.probe,
+                       shell_timeout_ms=settings.shell_timeout_ms,
+                       repair_candidates=settings.repair_candidates,
+                       repair_temperature=varied if varied and not settings.temperature
+                       else None)
 
 
 def _compactor(settings: AgentConfig, client: ModelClientProtocol, registry: ToolRegistry,

@@ -286,8 +286,10 @@ class ModelClient:
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
                  on_progress: ProgressFn = no_progress,
-                 estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
+                 estimated_input_tokens: int = 0, tool_choice: Any = None,
+                 temperature: float | None = None) -> ModelTurn:
         """One model call with retries; usage is added to the totals only on success.
+        `temperature`: this call's, instead of the client's (a sampled repair candidate).
 
         A retried call sends the same request again and its text replaces (never extends)
         what the broken attempt streamed: only the successful attempt reaches the history.
@@ -298,7 +300,7 @@ class ModelClient:
             log.request(model=self.model, api_base=self.api_base,
                         transport="direct" if self._direct is not None else "litellm",
                         messages=self._wire_history(messages), tools=tools,
-                        params=self._wire_params(tools, tool_choice))
+                        params=self._wire_params(tools, tool_choice, temperature))
         attempt = 0
         waited = 0.0  # seconds this call has spent waiting to retry
         while True:
@@ -306,7 +308,7 @@ class ModelClient:
                 raise ModelInterrupted("interrupted")
             try:
                 turn = self._call_once(messages, tools, on_progress, estimated_input_tokens,
-                                       tool_choice)
+                                       tool_choice, temperature)
             except ModelError as exc:
                 if log is not None:
                     log.error(str(exc), retrying=False)
@@ -409,13 +411,16 @@ class ModelClient:
             return None
         return float(p_cost) + float(c_cost)
 
-    def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None) -> dict[str, Any]:
-        """The request's parameters as OpenAI names them (litellm maps them per provider)."""
+    def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None,
+                     temperature: float | None = None) -> dict[str, Any]:
+        """The request's parameters as OpenAI names them (litellm maps them per provider);
+        `temperature`: the call's own, else the client's."""
         params: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
         if tools and tool_choice is not None:
             params["tool_choice"] = tool_choice
-        if self.temperature is not None:
-            params["temperature"] = self.temperature
+        temperature = self.temperature if temperature is None else temperature
+        if temperature is not None:
+            params["temperature"] = temperature
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
         if self.reasoning_effort is not None:
@@ -425,7 +430,8 @@ class ModelClient:
         return params
 
     def _request_params(self, messages: list[dict], tools: list[dict] | None,
-                        tool_choice: Any = None) -> dict[str, Any]:
+                        tool_choice: Any = None,
+                        temperature: float | None = None) -> dict[str, Any]:
         """litellm.completion's keyword arguments."""
         params: dict[str, Any] = {
             "model": self.model,
@@ -441,10 +447,11 @@ class ModelClient:
             params["api_base"] = self.api_base
         if self._api_key:
             params["api_key"] = self._api_key
-        params.update(self._wire_params(tools, tool_choice))
+        params.update(self._wire_params(tools, tool_choice, temperature))
         return params
 
-    def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any
+    def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any,
+                temperature: float | None = None
                 ) -> tuple[Callable[[], Any], Callable[[], None] | None]:
         """What opens this attempt's stream (the direct transport when the run has a route
         and the wire can build this request, else litellm), and what gives the attempt up
@@ -453,7 +460,7 @@ class ModelClient:
             from baseagent.llm.direct import Attempt
             from baseagent.llm.wire_openai import Unsupported
 
-            params = self._wire_params(tools, tool_choice)
+            params = self._wire_params(tools, tool_choice, temperature)
             timeout = float(params.pop("timeout", self._transport_timeout()))
             try:
                 body = self._direct.wire.body(messages, params, tools)
@@ -464,7 +471,7 @@ class ModelClient:
                 return (lambda: self._direct.open(body, timeout, lambda exc: self._second_body(
                     exc, messages, params, tools), attempt), attempt.abort)
         litellm = load_litellm()
-        params = self._request_params(messages, tools, tool_choice)
+        params = self._request_params(messages, tools, tool_choice, temperature)
         return lambda: _unlogged(litellm, litellm.completion(**params)), None
 
     def _transport_timeout(self) -> float:
@@ -483,10 +490,10 @@ class ModelClient:
 
     def _call_once(self, messages: list[dict], tools: list[dict] | None,
                    on_progress: ProgressFn, estimated_input_tokens: int = 0,
-                   tool_choice: Any = None) -> ModelTurn:
+                   tool_choice: Any = None, temperature: float | None = None) -> ModelTurn:
         """One streamed attempt. The network is read on a worker thread so this thread stays
         free to notice an interrupt or a stall at once, whatever the socket is doing."""
-        pump = _StreamPump(*self._opener(messages, tools, tool_choice))
+        pump = _StreamPump(*self._opener(messages, tools, tool_choice, temperature))
         pump.start()
         started = last_seen = time.monotonic()
         idle_limit = self.stream_idle_timeout + IDLE_GRACE_SECONDS
