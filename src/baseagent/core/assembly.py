@@ -734,7 +734,6 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
-    from baseagent.helps import for_profile
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import HistoryView, ToolContext
@@ -846,7 +845,6 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
     model client is shared: then the attempts run one after another); no session record
     (its events reach the thread's) and no delegation. Returns (loop, client, shared)."""
     from baseagent.core.loop import Loop
-    from baseagent.helps import for_profile
     from baseagent.output.emitter import Emitter
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.tool import HistoryView, ToolContext
@@ -1182,6 +1180,8 @@ def _helps(prepared: Prepared, settings: AgentConfig) -> list[Any]:
     """The turn's helps (helps.for_profile) for the prompt profile; the probe's search
     candidates sample at `repair_temperature` when the run's own temperature is 0 or unset
     (else at the run's)."""
+    from baseagent.helps import for_profile
+
     profile = prepared.profile
     varied = settings.repair_temperature
     return for_profile(profile.prose_code, profile.show_named_files, profile.probe,

@@ -96,8 +96,11 @@ class Probe(TurnHelp):
         if plan is None or not ctx.has_tool("write_file") or not ctx.has_tool("shell"):
             return None
         keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
-        _, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
+        ran, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
         self.clock.saw(output)  # the task's own first test run
+        declined = ran.item.get("exit_code") is None
+        if declined:
+            plan.candidates = 0  # the command did not run here (declined): no scratch runs
         while ctx.calls_left > keep and (message := plan.next_message()) is not None:
             self._put_back(ctx, message.start)
             if message.candidates:
@@ -120,7 +123,7 @@ class Probe(TurnHelp):
             plan.took(attempt)
         self._put_back(ctx, plan.files)  # the turn starts from the task's files
         ctx.restart_evidence()
-        if plan.best is not None and plan.best.report.passed:
+        if plan.best is not None and plan.best.report.passed and not declined:
             self.best, self.command = plan.best, plan.test_command
         else:
             self.scratch.close()
