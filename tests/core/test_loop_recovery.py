@@ -872,6 +872,28 @@ def test_the_best_attempt_survives_a_later_worse_write_and_max_iterations(tmp_pa
     assert rec.completed("file_change")[-1].changes[0].path.endswith("hamming.py")
 
 
+def test_the_best_attempt_survives_a_cancelled_turn(tmp_path):
+    """A task timeout cancels the turn after a worse write: the best attempt is put back."""
+    task = _two_tests(tmp_path, third=True)
+    flags: list[bool] = []
+    worse = call("write_file", file_path="hamming.py",
+                 content="def distance(a, b):\n    return 5\n")
+
+    def cancel(_messages: list[dict[str, Any]]) -> dict[str, Any]:
+        flags.append(True)
+        return {"content": "Still working."}
+
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+             {"tool_calls": [worse]}, cancel, {"content": "never sent"}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                  flags=flags, max_iterations=6)  # the probe: 3 calls
+    outcome = loop.run_turn(task)
+    assert outcome.status == "interrupted"
+    assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    return 0\n"
+    assert any("the best attempt's files were put back" in e.message for e in rec.events
+               if isinstance(e, ev.ErrorEvent))
+
+
 def test_a_turn_whose_files_pass_as_many_tests_keeps_them(tmp_path):
     task = _two_tests(tmp_path, third=True)
     same = call("write_file", file_path="hamming.py",
