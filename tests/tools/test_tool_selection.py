@@ -109,13 +109,13 @@ def test_prompt_file_and_appended_file_are_byte_stable(scripted_server, workspac
     (tmp_path / "system.txt").write_text("You are a careful reviewer.\nOnly read.\n")
     (tmp_path / "extra.md").write_text("Project rule: answer in French.\n")
     (workspace / "notes.txt").write_text("bonjour\n")
-    server = scripted_server([read(), {"content": "lu"}, {"content": "vérifié"}])
+    server = scripted_server([read(), {"content": "lu"}])  # no edit: no verification round
     run = run_agent(["-i", "read", "--system-prompt-file", str(tmp_path / "system.txt"),
                      "--append-system-prompt", f"@{tmp_path / 'extra.md'}", "--tools", "read"],
                     cwd=workspace, home=home, api_base=server.api_base, timeout=TIMEOUT)
     assert run.returncode == 0, run.stderr
     expected = "You are a careful reviewer.\nOnly read.\n\nProject rule: answer in French.\n"
-    assert [system_message(r) for r in server.requests] == [expected] * 3
+    assert [system_message(r) for r in server.requests] == [expected] * 2
 
 
 def test_appended_text_follows_the_builtin_prompt(scripted_server, workspace, home):
