@@ -23,9 +23,9 @@ def test_the_agent_row_runs_at_a_fixed_path_and_keeps_its_batch(scripted_server,
     fixed = tmp_path / "fixed" / "batch"
     monkeypatch.setattr(exercises, "AGENT_BATCH", fixed)
     wrong = "hamming.py\n```python\ndef distance(strand_a, strand_b):\n    return 0\n```"
-    # both probe messages fail, and three repair rounds that send the same file back, each
-    # asked once more for a change
-    server = scripted_server([{"content": wrong}] * 8 + [
+    # both probe messages fail, a repair round that sends the same file back (asked once
+    # more for a change), and two search rounds of three candidates that send it back too
+    server = scripted_server([{"content": wrong}] * 10 + [
                               {"content": f"hamming.py\n```python\n{SOLVED}```"},
                               {"content": "Done."}, {"content": "Verified: the tests pass."}])
     [hamming] = exercises.load_exercises(exercises.EXERCISES, ["hamming"])

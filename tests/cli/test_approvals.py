@@ -46,7 +46,7 @@ def test_on_a_terminal_an_escalation_waits_for_the_person(scripted_server, works
                                    justification="the report goes to the shared folder")]},
         {"tool_calls": [shell_call(f"echo again > {target}.2",
                                    with_escalated_permissions=True)]},
-        {"content": "Wrote the report."}, {"content": "Checked: it is there."}])
+        {"content": "Wrote the report."}])  # no file tool, no test: no verification round
     child = spawn(one_shot(server, "write the report"), workspace, home)
     wait(child, "approval needed")
     text = wait(child, "answer [y/n]")  # no prefix offered: no [p]
@@ -60,7 +60,7 @@ def test_on_a_terminal_an_escalation_waits_for_the_person(scripted_server, works
     wait(child, "answer [y/n]")
     child.send("n the second copy is not needed\r")
     wait(child, "✗ declined: the second copy is not needed")
-    wait(child, "Checked: it is there.")
+    wait(child, "Wrote the report.")
     child.expect(pytest.importorskip("pexpect").EOF)
     child.close()
     assert child.exitstatus == 0, screen(child)
@@ -81,7 +81,7 @@ def test_allow_a_prefix_for_the_session(scripted_server, workspace, home):
         {"tool_calls": [shell_call("mkdir -p one")]},
         {"tool_calls": [shell_call("mkdir -p two")]},
         {"tool_calls": [shell_call("rmdir one")]},
-        {"content": "Made two."}, {"content": "Checked."}])
+        {"content": "Made two."}])  # no edit, no test named: no verification round
     child = spawn(one_shot(server, "make dirs", "-a", "untrusted"), workspace, home)
     text = wait(child, "answer [y/p/n]")
     assert "[p] allow `mkdir` for this session" in text
@@ -90,7 +90,7 @@ def test_allow_a_prefix_for_the_session(scripted_server, workspace, home):
     text = wait(child, "answer [y/p/n]")  # the next question is rmdir's: mkdir was allowed
     assert text.count("approval needed") == 2 and "[p] allow `rmdir` for this session" in text
     child.send("n\r")
-    wait(child, "Checked.")
+    wait(child, "Made two.")
     child.expect(pytest.importorskip("pexpect").EOF)
     child.close()
     assert (workspace / "one").is_dir() and (workspace / "two").is_dir()

@@ -155,8 +155,7 @@ def test_exec_stdin_prompt_image_and_schema_failure(scripted_server, tmp_path):
     (tmp_path / "shot.png").write_bytes(PNG)
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     server = scripted_server([
-        {"content": "Not JSON at all."},
-        {"content": '{"kind": "a"}'},          # after the verification reminder
+        {"content": '{"kind": "a"}'},          # a question: no verification round
         {"content": '{"n": "three"}'},          # after the single schema retry: still wrong
     ])
     run = run_agent(["exec", "--experimental-json", "--model", "openai/scripted",
@@ -180,6 +179,6 @@ def test_exec_stdin_prompt_image_and_schema_failure(scripted_server, tmp_path):
     assert first["content"][0]["text"].startswith("count the files\n")
     assert "<output_schema>" in first["content"][0]["text"]
     assert first["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
-    retry = server.requests[2]["messages"][-1]["content"]
+    retry = server.requests[1]["messages"][-1]["content"]
     assert "'n' is a required property" in retry
-    assert len(server.requests) == 3  # one retry, then the turn fails
+    assert len(server.requests) == 2  # one retry, then the turn fails

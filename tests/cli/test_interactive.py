@@ -89,13 +89,13 @@ def session_args(server) -> list[str]:
 
 def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, workspace, home):
     server = scripted_server([
-        # turn 1: an answer and its verification
-        {"content": "First answer."}, {"content": "First verified."},
+        # turn 1: an answer (a question: no verification round)
+        {"content": "First answer."},
         # turn 2: a command that would run for a minute; Ctrl-C stops it
         {"content": "Sleeping.", "tool_calls": [{"name": "shell",
                                                  "arguments": {"command": "sleep 60"}}]},
         # turn 3: the session goes on, on the same thread
-        {"content": "Third answer."}, {"content": "Third verified."},
+        {"content": "Third answer."},
     ])
     child = spawn(session_args(server), workspace, home)
     wait(child, "new thread")
@@ -105,7 +105,7 @@ def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, work
     child.send("first instruction\r")
     wait(child, "✓ completed · turn 1")
     prompt(child)
-    assert "First verified." in screen(child)
+    assert "First answer." in screen(child)
 
     child.send("second instruction\r")
     wait(child, "$ sleep 60")
@@ -130,7 +130,7 @@ def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, work
 
     text = screen(child)
     # the final answers are set apart from the interim messages
-    assert re.search(r"answer ─+\nThird verified\.\n─+\n✓ completed · turn 3", text), text
+    assert re.search(r"answer ─+\nThird answer\.\n─+\n✓ completed · turn 3", text), text
     # one thread: the third turn's request holds the first two turns
     last = server.requests[-1]["messages"]
     users = [m["content"] for m in last if m["role"] == "user"]
@@ -150,8 +150,7 @@ def test_two_turns_on_one_thread_and_ctrl_c_cancels_a_turn(scripted_server, work
 
 
 def test_commands_new_model_resume_and_errors(scripted_server, workspace, home):
-    server = scripted_server([{"content": "One."}, {"content": "One verified."},
-                              {"content": "Two."}, {"content": "Two verified."}])
+    server = scripted_server([{"content": "One."}, {"content": "Two."}])  # one call a turn
     child = spawn(session_args(server), workspace, home)
     wait(child, "new thread")
     first_id = re.search(r"thread ([0-9a-f-]{36})", screen(child)).group(1)
@@ -293,7 +292,7 @@ def test_a_session_on_screen_through_tmux(scripted_server, workspace, home, tmp_
     server = scripted_server([
         {"content": "Looking.", "tool_calls": [{"name": "shell",
                                                 "arguments": {"command": "echo on-screen"}}]},
-        {"content": "Done."}, {"content": "Done and verified."}])
+        {"content": "Done."}])  # no edit, no test named: no verification round
     name = f"baseagent-test-{os.getpid()}"
     env = agent_env(home)
     command = " ".join([f"{k}={_quote(v)}" for k, v in env.items() if k in (
@@ -311,8 +310,8 @@ def test_a_session_on_screen_through_tmux(scripted_server, workspace, home, tmp_
         shown = _wait_for(tmux, name, "✓ completed · turn 1")
         lines = [line.rstrip() for line in shown.splitlines()]
         assert "$ echo on-screen" in lines and "  on-screen" in lines
-        assert "Done and verified." in lines
-        answer = lines.index("Done and verified.")
+        assert "Done." in lines
+        answer = lines.index("Done.")
         assert lines[answer - 1].startswith("answer ─") and lines[answer + 1].startswith("─")
         assert lines[answer + 2].startswith("✓ completed · turn 1 · ")
         assert "\x1b" not in shown and "⠋" not in shown.split("✓ completed")[1]

@@ -48,7 +48,8 @@ def call(name: str, call_id: str | None = None, **arguments: Any) -> dict[str, A
     return out
 
 
-HELP_OPTIONS = ("prose_code", "show_named_files", "probe", "probe_rounds")
+HELP_OPTIONS = ("prose_code", "show_named_files", "probe", "probe_rounds", "repair_candidates",
+                "repair_temperature")
 
 
 def make_loop(tmp_path: Path, steps: list[Any], *, tools: list[Any] | None = None,
@@ -78,11 +79,13 @@ def assert_pairs_intact(history: list[dict[str, Any]]) -> None:
 
 
 def test_verification_round_restates_the_instruction(tmp_path):
-    loop, client, rec = make_loop(tmp_path, [{"content": "done"}, {"content": "verified"}])
+    note = call("write_file", file_path="notes.txt", content="plan\n")  # a change: not a question
+    loop, client, rec = make_loop(tmp_path, [{"tool_calls": [note]}, {"content": "done"},
+                                             {"content": "verified"}])
     outcome = loop.run_turn("make it work")
     assert outcome.status == "completed" and outcome.final_message == "verified"
-    assert client.calls == 2
-    reminder = client.requests[1][-1]
+    assert client.calls == 3
+    reminder = client.requests[2][-1]
     assert reminder == {"role": "user",
                         "content": VERIFICATION_PROMPT.format(instruction="make it work")}
     assert rec.types()[0] == "turn.started" and rec.types()[-1] == "turn.completed"
@@ -230,11 +233,13 @@ def test_context_overflow_compacts_and_retries(tmp_path):
 
 def test_images_travel_with_the_instruction_only(tmp_path):
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
-    loop, client, _ = make_loop(tmp_path, [{"content": "seen"}, {"content": "verified"}])
+    note = call("write_file", file_path="notes.txt", content="seen\n")  # not a question
+    loop, client, _ = make_loop(tmp_path, [{"tool_calls": [note]}, {"content": "seen"},
+                                           {"content": "verified"}])
     loop.run_turn(TurnInput("describe", content=[{"type": "text", "text": "describe"}, image]))
     first = client.requests[0][-1]
     assert first["content"][1] == image
-    assert isinstance(client.requests[1][-1]["content"], str)  # the reminder: text only
+    assert isinstance(client.requests[2][-1]["content"], str)  # the reminder: text only
 
 
 def test_builtin_tools_keep_a_stable_order():

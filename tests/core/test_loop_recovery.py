@@ -427,10 +427,20 @@ def test_tests_that_pass_after_the_last_edit_are_evidence(tmp_path):
 
 
 def test_no_edit_and_no_test_command_needs_no_evidence(tmp_path):
-    loop, client, rec = make_loop(tmp_path, [{"content": "4"}, {"content": "4, checked."}])
-    assert loop.run_turn("what is 2 + 2?").final_message == "4, checked."
-    assert client.calls == 2
+    """A question costs one model call: no edit, no test named, no verification round."""
+    loop, client, rec = make_loop(tmp_path, [{"content": "4"}])
+    assert loop.run_turn("what is 2 + 2?").final_message == "4"
+    assert client.calls == 1
     assert turn_completed(rec).verification.by == "statement"
+
+
+def test_a_refused_write_still_gets_the_verification_round(tmp_path):
+    """A turn that tried a write gets the round, even when the write failed."""
+    patch = call("apply_patch", input=PATCH_THAT_FAILS)
+    loop, client, _ = make_loop(tmp_path, [{"tool_calls": [patch]}, {"content": "Done."},
+                                           {"content": "Checked."}])
+    assert loop.run_turn("fix app.py").final_message == "Checked."
+    assert client.calls == 3
 
 
 def test_changed_tests_the_task_protected_are_named_in_the_final_answer(tmp_path):
@@ -766,7 +776,8 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
     steps = [{"content": HALF}, {"content": HALF}, {"content": WRONG}, {"content": WRONG},
              {"content": "The test expects 1."}, {"content": WRONG},  # a sentence, no file
              {"content": GOOD}, {"content": "Done."}]
-    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                  repair_candidates=0)  # no search: the repair rounds alone
     outcome = loop.run_turn(task)
     assert outcome.status == "completed" and outcome.final_message == "Done."
     assert client.tools_seen[:6] == [[]] * 6 and client.tools_seen[6]
@@ -784,6 +795,123 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
     assert not any("return 0" in str(m.get("content")) for m in first)
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     assert turn_completed(rec).verification.by == "evidence"
+
+
+# -- the search with the tests: sampled candidates, tested in a scratch copy ------------------
+
+NONE_PASS = "hamming.py\n```python\ndef distance(a, b):\n    return 5\n```"  # passes no test
+
+
+def test_repeated_replies_start_a_search_whose_passing_candidate_is_kept(tmp_path):
+    """The repair round sends the best attempt back (twice): the next rounds draw sampled
+    candidates from other prompts, each tested in a scratch copy; the workspace holds the
+    best attempt until the candidate that passes is written there."""
+    task = _two_tests(tmp_path, third=True)
+    workspace_seen: list[str] = []
+
+    def candidate(reply: str):
+        def step(_messages: list[dict[str, Any]]) -> dict[str, Any]:
+            workspace_seen.append((tmp_path / "hamming.py").read_text())
+            return {"content": reply}
+        return step
+
+    steps = [{"content": HALF}, {"content": HALF},  # the openings: 1 of 3 passes
+             {"content": HALF}, {"content": HALF},  # repair round 1 and its follow-up: as is
+             candidate(NONE_PASS), candidate("Here:\n" + GOOD)]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 6
+    assert outcome.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert client.tools_seen == [[]] * 6
+    # sampled above 0 only in the search; the run's own temperature before it
+    assert client.temperatures == [None] * 4 + [0.7, 0.7]
+    one, every = client.requests[4][1]["content"], client.requests[5][1]["content"]
+    assert "This test fails (test_two)" in one and "return 0" in one  # the next failing test
+    assert "These tests fail:" in every and "test_differs" in every and "test_two" in every
+    # while the candidates were drawn and tested the workspace held the best attempt
+    assert workspace_seen == ["def distance(a, b):\n    return 0\n"] * 2
+    # the openings' writes and the stub put back between them, then the chosen candidate's:
+    # a losing candidate is never written
+    assert len(rec.completed("file_change")) == 4
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    assert turn_completed(rec).verification.by == "evidence"
+    assert_pairs_intact(loop.history)
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert any(m.startswith("search round 2: candidate 1 of 3 (one failing test) at "
+                            "temperature 0.7") for m in notices)
+    assert any("candidate 1: 3 failed" in m for m in notices)
+    assert any("candidate 2 passes the tests in the scratch copy" in m for m in notices)
+
+
+def test_a_fresh_start_candidate_is_the_task_without_the_failed_attempt(tmp_path):
+    task = _two_tests(tmp_path, third=True)
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},  # round 1: a miss
+             {"content": NONE_PASS}, {"content": "I cannot."}, {"content": GOOD}]
+    loop, client, _ = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    assert loop.run_turn(task).status == "completed" and client.calls == 6
+    fresh = client.requests[5][1]["content"]
+    assert fresh == client.requests[1][1]["content"]  # the opening with the tests shown
+    assert "return 0" not in fresh and client.temperatures[5] == 0.7
+
+
+def test_the_best_attempt_survives_a_later_worse_write_and_max_iterations(tmp_path):
+    """The probe misses (its best passes 1 of 3); the conversation starts from the task's
+    file, writes a worse one and runs out of model calls: the best attempt is put back."""
+    task = _two_tests(tmp_path, third=True)
+    worse = call("write_file", file_path="hamming.py",
+                 content="def distance(a, b):\n    return 5\n")
+    look = call("shell", command="ls")
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+             {"tool_calls": [worse]}, {"tool_calls": [look]}, {"content": "Done."}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                  max_iterations=5)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "limit" and client.calls == 5
+    first = client.requests[3]  # the conversation starts from the task's file
+    assert not any("return 0" in str(m.get("content")) for m in first)
+    assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    return 0\n"
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert any("pass fewer tests (3 failed) than the probe's best attempt (2 failed, 1 passed)"
+               in m for m in notices)
+    assert isinstance(rec.events[-1], ev.TurnFailed)
+    # the put-back is a file change of the turn, before it closes; the tests never written
+    assert rec.completed("file_change")[-1].changes[0].path.endswith("hamming.py")
+
+
+def test_the_best_attempt_survives_a_cancelled_turn(tmp_path):
+    """A task timeout cancels the turn after a worse write: the best attempt is put back."""
+    task = _two_tests(tmp_path, third=True)
+    flags: list[bool] = []
+    worse = call("write_file", file_path="hamming.py",
+                 content="def distance(a, b):\n    return 5\n")
+
+    def cancel(_messages: list[dict[str, Any]]) -> dict[str, Any]:
+        flags.append(True)
+        return {"content": "Still working."}
+
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+             {"tool_calls": [worse]}, cancel, {"content": "never sent"}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                  flags=flags, max_iterations=6)  # the probe: 3 calls
+    outcome = loop.run_turn(task)
+    assert outcome.status == "interrupted"
+    assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    return 0\n"
+    assert any("the best attempt's files were put back" in e.message for e in rec.events
+               if isinstance(e, ev.ErrorEvent))
+
+
+def test_a_turn_whose_files_pass_as_many_tests_keeps_them(tmp_path):
+    task = _two_tests(tmp_path, third=True)
+    same = call("write_file", file_path="hamming.py",
+                content="def distance(a, b):\n    return 0  # same\n")
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+             {"tool_calls": [same]}, {"content": "Done."}, {"content": "Done."},
+             {"content": "Done."}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
+                                  max_iterations=6)
+    loop.run_turn(task)
+    assert "# same" in (tmp_path / "hamming.py").read_text()
+    assert not any("put back" in e.message for e in rec.events if isinstance(e, ev.ErrorEvent))
 
 
 def test_a_repair_round_that_passes_more_tests_is_where_the_next_one_starts(tmp_path):

@@ -53,3 +53,34 @@ def test_rounds_stop_after_misses_or_the_most_rounds():
     never.next_message(), never.next_message()
     never.took(None), never.took(None)
     assert never.next_message() is None  # nothing to repair
+
+
+def test_a_repair_round_that_misses_turns_the_next_rounds_into_searches():
+    p = plan(candidates=3)
+    p.next_message(), p.next_message()
+    p.took(attempt(1, "test_b", "test_c"))
+    assert not p.next_message().candidates  # the first repair round: one reply, as before
+    p.took(attempt(1, "test_b", "test_c"))  # no better: a miss
+    search = p.next_message()
+    assert search.start == {"m.py": "# passes 1\n"} and not search.follow_up
+    assert [c.kind for c in search.candidates] == ["assertion", "failures", "fresh"]
+    one, every, fresh = (c.text for c in search.candidates)
+    assert "(test_c)" in one and "test_b failed" in every and "test_c failed" in every
+    assert fresh == p.openings[-1] and "passes 1" not in fresh
+    p.took(None)
+    assert p.next_message().candidates  # another search round
+    p.took(None)
+    assert p.next_message() is None  # three misses in a row
+    unchanged = plan()  # candidates=0: the repair rounds alone
+    unchanged.next_message(), unchanged.next_message()
+    unchanged.took(attempt(1, "test_b"))
+    unchanged.next_message()
+    unchanged.took(None)
+    assert not unchanged.next_message().candidates
+
+
+def test_no_attempt_is_tested_twice_and_ties_go_to_the_smaller_change():
+    p = plan(candidates=2)
+    assert p.is_new({"m.py": "x\n"}) and not p.is_new({"m.py": "x\n"})
+    assert p.change_size({"m.py": "pass\n"}) == 0
+    assert p.change_size({"m.py": "a\nb\n"}) > p.change_size({"m.py": "a\n"})

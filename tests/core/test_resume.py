@@ -135,8 +135,7 @@ def test_resume_continues_the_thread(scripted_server, tmp_path):
     server = scripted_server([
         {"tool_calls": [{"name": "shell", "arguments": {"command": "echo first-run"}}],
          "usage": u(100, 10, 0)},
-        {"content": "First answer.", "usage": u(150, 15, 50)},
-        {"content": "First verified.", "usage": u(200, 20, 100)},
+        {"content": "First answer.", "usage": u(150, 15, 50)},  # no edit: no verification
         {"content": "Follow-up done.", "usage": u(250, 25, 150)},
     ])
     first = run_agent(["-i", "first instruction"], cwd=ws, home=home, api_base=server.api_base)
@@ -151,14 +150,14 @@ def test_resume_continues_the_thread(scripted_server, tmp_path):
     assert second.events[0]["thread_id"] == thread_id
     assert second.final_message == "Follow-up done."
     # usage continues from the first run's totals
-    assert second.events[-1]["usage"] == {"input_tokens": 700, "cached_input_tokens": 300,
-                                          "cache_write_input_tokens": 0, "output_tokens": 70,
+    assert second.events[-1]["usage"] == {"input_tokens": 500, "cached_input_tokens": 200,
+                                          "cache_write_input_tokens": 0, "output_tokens": 50,
                                           "reasoning_output_tokens": 0}
 
     # the model saw the whole first run, then the follow-up
-    sent = server.requests[3]["messages"]
-    assert sent[:-1] == server.requests[2]["messages"] + [
-        {"role": "assistant", "content": "First verified."}]
+    sent = server.requests[2]["messages"]
+    assert sent[:-1] == server.requests[1]["messages"] + [
+        {"role": "assistant", "content": "First answer."}]
     assert sent[-1] == {"role": "user", "content": "follow-up"}
 
     # one record, appended to; it lists and shows as two turns
@@ -170,7 +169,7 @@ def test_resume_continues_the_thread(scripted_server, tmp_path):
     assert [m["resumed"] for m in metas] == [False, True]
     [summary] = list_sessions(session_dir)
     assert summary.turns == 2 and summary.instructions == ["first instruction", "follow-up"]
-    assert summary.last_status == "completed" and summary.input_tokens == 700
+    assert summary.last_status == "completed" and summary.input_tokens == 500
 
 
 def test_missing_or_corrupt_record_exits_2(tmp_path):
@@ -368,14 +367,14 @@ def test_concurrent_resume_of_one_thread_is_refused(scripted_server, tmp_path):
 
     workspace, home = tmp_path / "ws", tmp_path / "home"
     workspace.mkdir()
-    server = scripted_server([{"content": "first"}, {"content": "checked"},
+    server = scripted_server([{"content": "first"},  # a question: one call
                               {"content": "slow", "delay": 60}])
     first = run_agent(["-i", "start"], cwd=workspace, home=home, api_base=server.api_base)
     thread_id = first.events[0]["thread_id"]
     slow = start_agent(["--resume", thread_id, "-i", "go on"], cwd=workspace, home=home,
                        api_base=server.api_base)
     try:
-        wait_for(lambda: len(server.requests) == 3, what="the resumed run's model call")
+        wait_for(lambda: len(server.requests) == 2, what="the resumed run's model call")
         second = run_agent(["--resume", thread_id, "-i", "me too"], cwd=workspace,
                            home=home, api_base=server.api_base, parse=False)
         assert second.returncode == 2, second.stderr
@@ -384,7 +383,7 @@ def test_concurrent_resume_of_one_thread_is_refused(scripted_server, tmp_path):
             f"baseagent: error: thread {thread_id} is in use by another run (its record "
             f"{home / '.baseagent' / 'sessions' / (thread_id + '.jsonl')} is locked); "
             "wait for it to finish")
-        assert len(server.requests) == 3
+        assert len(server.requests) == 2
         slow.terminate()
         assert finish(slow).returncode == 143
     finally:

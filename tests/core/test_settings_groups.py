@@ -79,6 +79,7 @@ ADDED_SINCE = {"approval_policy": "never", "toolset_max_tools": 30, "verbose": F
                "retry_max_total_wait": 600.0, "tool_output_max_tokens": None,
                "tool_output_limits": {}, "attempts": 1, "attempts_parallel": "auto",
                "attempts_temperature": 0.7, "first_byte_timeout": None,
+               "repair_temperature": 0.7, "repair_candidates": 3,
                "storage": {"kind": "jsonl",
                            "path": str(Path.home() / ".baseagent" / "sessions.db")}}
 # Keys added since to the tables' models ($defs), with their defaults.

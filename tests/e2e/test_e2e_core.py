@@ -95,8 +95,8 @@ def test_answer_without_tools(scripted_server, workspace, home):
     server = scripted_server([{"content": "Nothing to do."}, {"content": "Still nothing to do."}])
     run = run_agent(["-i", "say hi"], cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0
-    assert run.final_message == "Still nothing to do."
-    assert len(server.requests) == 2  # the answer, then the single verification round
+    assert run.final_message == "Nothing to do."
+    assert len(server.requests) == 1  # a question costs one call: no verification round
 
 
 def test_no_verify_flag_stops_at_first_answer(scripted_server, workspace, home):
@@ -176,7 +176,7 @@ def test_unknown_model_is_a_usage_error(workspace, home):
 
 
 def test_instruction_from_stdin_and_last_message_file(scripted_server, workspace, home):
-    server = scripted_server([{"content": "first"}, {"content": "final words"}])
+    server = scripted_server([{"content": "final words"}])  # a question: one call
     out = workspace / "out" / "last.txt"
     run = run_agent(["--output-last-message", str(out)], cwd=workspace, home=home,
                     api_base=server.api_base, stdin="task from stdin\n")
@@ -201,7 +201,7 @@ def test_agents_md_and_environment_reach_the_model(scripted_server, workspace, h
     (workspace / "AGENTS.md").write_text("Always run make test.")
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "AGENTS.md").write_text("Package rule.")
-    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    server = scripted_server([{"tool_calls": [tool("shell", command="ls")]}, {"content": "b"}])
     run = run_agent(["-i", "x", "--cwd", str(workspace / "pkg")], cwd=workspace, home=home,
                     api_base=server.api_base)
     assert run.returncode == 0

@@ -23,7 +23,7 @@ def tool_names(request: dict) -> list[str]:
 
 
 def test_compact_profile_sends_a_short_prompt_and_three_tools(scripted_server, workspace, home):
-    server = scripted_server([{"content": "Nothing to do."}, {"content": "Checked."}])
+    server = scripted_server([{"content": "Nothing to do."}])
     run = run_agent(["-i", "look", "--prompt-profile", "compact"], cwd=workspace, home=home,
                     api_base=server.api_base)
     assert run.returncode == 0, run.stderr
@@ -34,7 +34,7 @@ def test_compact_profile_sends_a_short_prompt_and_three_tools(scripted_server, w
     assert "description" not in json.dumps(shell["parameters"])
     sent = len(json.dumps(request["tools"])) + len(COMPACT_SYSTEM_PROMPT)
     assert sent < 2_400  # ~600 tokens, against ~9,000 characters for the full profile
-    full = scripted_server([{"content": "x"}, {"content": "y"}])
+    full = scripted_server([{"content": "x"}])
     run_agent(["-i", "look"], cwd=workspace, home=home, api_base=full.api_base)
     assert "apply_patch" in tool_names(full.requests[0])  # full stays the default here
 
@@ -80,15 +80,16 @@ def test_oss_with_nothing_listening_is_one_line(workspace, home):
 
 
 def test_every_request_carries_an_output_cap(scripted_server, workspace, home):
-    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    server = scripted_server([{"tool_calls": [{"name": "shell", "arguments": {"command": "ls"}}]},
+                              {"content": "b"}])
     run_agent(["-i", "x"], cwd=workspace, home=home, api_base=server.api_base)
     assert [r.get("max_tokens") or r.get("max_completion_tokens") for r in server.requests] \
         == [8192, 8192]  # an unknown model: the documented default
-    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    server = scripted_server([{"content": "a"}])
     run_agent(["-i", "x", "--max-tokens", "300"], cwd=workspace, home=home,
               api_base=server.api_base)
     assert server.requests[0].get("max_tokens") == 300
-    server = scripted_server([{"content": "a"}, {"content": "b"}])
+    server = scripted_server([{"content": "a"}])
     run_agent(["-i", "x", "--context-window", "4096"], cwd=workspace, home=home,
               api_base=server.api_base)
     assert server.requests[0].get("max_tokens") == 1024  # a quarter of a small window
@@ -97,7 +98,7 @@ def test_every_request_carries_an_output_cap(scripted_server, workspace, home):
 def test_a_reply_that_repeats_itself_is_cut_and_the_model_told(scripted_server, workspace, home):
     block = "".join(f"    assert check({i}) == {i}  # the same block again\n" for i in range(12))
     server = scripted_server([{"content": "Tests:\n" + block * 200, "chunk_size": 64},
-                              {"content": "Sorry. Done."}, {"content": "Checked."}])
+                              {"content": "Sorry. Done."}])
     run = run_agent(["-i", "write tests"], cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     told = server.requests[1]["messages"][-1]["content"]
@@ -121,11 +122,11 @@ def test_jsonl_stays_linear_in_a_long_streamed_answer(scripted_server, workspace
 def test_a_call_written_as_text_leaves_no_agent_message(scripted_server, workspace, home):
     call = json.dumps({"name": "shell", "arguments": {"command": "echo hi"}})
     server = scripted_server([{"content": f"```json\n{call}\n```", "chunk_size": 3},
-                              {"content": "Done."}, {"content": "Checked."}])
+                              {"content": "Done."}])  # no edit: no verification round
     run = run_agent(["-i", "say hi"], cwd=workspace, home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     texts = [i["text"] for i in run.completed_items("agent_message")]
-    assert texts == ["Done.", "Checked."]
+    assert texts == ["Done."]
     started = [e for e in run.of_type("item.started") if e["item"]["type"] == "agent_message"]
     assert all(e["item"]["text"].strip() for e in started)
 
@@ -157,42 +158,48 @@ def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, ho
 
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
                                                                       workspace, home):
-    """Two probe messages, then repair rounds (the best attempt and its failing test), each
-    failing (the file sent back unchanged, then again when asked for a change): after three
-    rounds that pass no more tests the file is put back and the turn is the agent's own."""
+    """Two probe messages, then a repair round (the best attempt and its failing test) that
+    fails (the file sent back unchanged, then again when asked for a change), then two
+    search rounds of three candidates sampled above temperature 0, each the same code: after
+    three rounds that pass no more tests the file is put back and the turn is the agent's
+    own."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
     server = scripted_server(
-        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 8  # 2 probes, 3 rounds of 2
+        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 10  # 2 probes, 2 + 3 + 3
         + [{"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
            {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    probe, again, first = server.requests[0], server.requests[1], server.requests[8]
+    probe, again, first = server.requests[0], server.requests[1], server.requests[10]
+    # the search's candidates sample at repair_temperature; nothing else sets one
+    assert [r.get("temperature") for r in server.requests[:11]] == [None] * 4 + [0.7] * 6 + [None]
+    search = [r["messages"][1]["content"] for r in server.requests[4:10]]
+    assert "This test fails (test_one)" in search[0] and "These tests fail:" in search[1]
+    assert search[2] == again["messages"][1]["content"]  # a fresh start from the task
     assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
     assert probe["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in probe["messages"][1]["content"]  # the file as it was
     assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests at first
     assert "tools" not in again and HAMMING_TEST in again["messages"][1]["content"]
-    for repair in server.requests[2:8:2]:
-        text = repair["messages"][1]["content"]
-        assert "tools" not in repair and wrong in text and "This test fails (test_one)" in text
-        assert "assert 0 == 1" in text and HAMMING_TEST not in text
-    for follow_up in server.requests[3:8:2]:  # the code came back as it was: a change asked
-        assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant",
-                                                              "user"]
-        assert follow_up["messages"][-1]["content"].startswith("That is the code as it "
-                                                               "already is")
+    repair, follow_up = server.requests[2], server.requests[3]
+    text = repair["messages"][1]["content"]
+    assert "tools" not in repair and wrong in text and "This test fails (test_one)" in text
+    assert "assert 0 == 1" in text and HAMMING_TEST not in text
+    # the code came back as it was: a change asked
+    assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant", "user"]
+    assert follow_up["messages"][-1]["content"].startswith("That is the code as it already is")
     assert "tools" in first and not any("return 0" in str(m.get("content"))
                                         for m in first["messages"])  # as without the probe
     notices = [e["message"] for e in run.of_type("error")]
     assert any("whole-file answer" in m for m in notices)
-    assert sum(m.startswith("repair round ") for m in notices) == 3
+    assert sum(m.startswith("repair round ") for m in notices) == 1
+    assert sum(m.startswith("search round ") for m in notices) == 6
     # the first probe's write; the stub put back for the second, and its write; the rounds
-    # start from the best attempt, which they repeat (nothing to write, nothing to test);
-    # the stub put back for the agent's turn; the agent's write
+    # start from the best attempt, which they repeat (nothing to write, nothing to test; no
+    # candidate is tested twice); the stub put back for the agent's turn; the agent's write
     assert len(run.completed_items("file_change")) == 5
     # the task's own test run (it times the tests), 2 probes, the agent's run
     assert len(run.completed_items("command_execution")) == 4

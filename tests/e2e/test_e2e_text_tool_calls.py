@@ -16,11 +16,11 @@ def test_text_tool_calls_run_as_tool_calls_with_one_notice(scripted_server, work
         {"content": "I will write the file.\n" + tagged("shell", command="echo hi > f.txt")},
         {"content": "```json\n" + json.dumps({"name": "read_file",
                                               "arguments": {"file_path": "f.txt"}}) + "\n```"},
-        # not offered / not valid: never run, stays text (the answer)
-        {"content": "Done. " + tagged("rm_everything", path="/")},
         # an offered tool with arguments that do not fit: not run, and not an answer either
         {"content": tagged("shell", command=3)},
-        {"content": "Checked: f.txt holds hi."},
+        # not offered / not valid: never run, stays text (the answer; no file tool was used
+        # and no test named: no verification round)
+        {"content": "Done. " + tagged("rm_everything", path="/")},
     ])
     run = run_agent(["--instruction", "write hi to f.txt"], cwd=workspace, home=home,
                     api_base=server.api_base)
@@ -40,10 +40,9 @@ def test_text_tool_calls_run_as_tool_calls_with_one_notice(scripted_server, work
     assert "Exit code: 0" in second[-1]["content"]
     # a call to a tool that is not offered is text; a call to an offered tool that cannot
     # run is neither a call nor an answer: the model is told it did not run
-    told = server.requests[4]["messages"][-1]["content"]
+    told = server.requests[3]["messages"][-1]["content"]
     assert "could not be read, so it did not run: shell: its arguments do not match" in told
-    assert run.final_message == "Checked: f.txt holds hi."
-    assert "rm_everything" in run.completed_items("agent_message")[1]["text"]
+    assert run.final_message.startswith("Done. ") and "rm_everything" in run.final_message
     assert not any(i["tool"] == "rm_everything" for i in run.completed_items("mcp_tool_call"))
 
 

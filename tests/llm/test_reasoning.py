@@ -62,7 +62,9 @@ def _tool_loop(reasoning_format: str | None = None) -> list[dict]:
              "tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]}
     if reasoning_format:
         first["reasoning_format"] = reasoning_format
-    return [first, {"content": "Done."}, {"content": "Verified."}]
+    # a second call, so that a third request follows (no edit: no verification round)
+    return [first, {"tool_calls": [{"name": "shell", "arguments": {"command": "echo again"}}]},
+            {"content": "Done."}]
 
 
 def _assistant_sent_back(request: dict) -> dict:

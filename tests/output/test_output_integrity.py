@@ -26,8 +26,9 @@ def test_hostile_output_stays_valid_jsonl(scripted_server, tmp_path):
     server = scripted_server([
         {"tool_calls": [shell(NASTY), shell(ONE_MB_LINE), shell(BINARY)]},
         # a model that sends a lone surrogate, control characters and a NUL
-        {"content": "odd \ud800 text \x00 with \x1b[1mcontrols\x1b[0m and \u2028 \u2029 \x85 line breaks"},
-        {"content": "final \udcff answer"},
+        # (the answer: no edit, no test named, no verification round)
+        {"content": "odd \ud800 text \x00 with \x1b[1mcontrols\x1b[0m and \u2028 \u2029 \x85 "
+                    "line breaks \udcff"},
     ])
     proc = start_agent(["-i", "print odd things", "--output-last-message", str(last)],
                        cwd=workspace, home=home, api_base=server.api_base,
@@ -48,10 +49,10 @@ def test_hostile_output_stays_valid_jsonl(scripted_server, tmp_path):
     assert binary["exit_code"] == 0
     messages = [m["text"] for m in run.completed_items("agent_message")]
     assert messages[0].startswith("odd \ufffd text")  # the lone surrogate, cleaned
-    assert last.read_text(encoding="utf-8").startswith("final ")
+    assert last.read_text(encoding="utf-8").startswith("odd ")
     assert_session_complete(home, run)  # the record parses line by line too
     # the model got valid (escaped) JSON back, with the tool output it asked for
-    assert len(server.requests) == 3
+    assert len(server.requests) == 2
 
 
 def test_nothing_but_events_reaches_stdout(tmp_path):

@@ -30,7 +30,8 @@ def test_secrets_are_stripped_from_commands_and_redacted_everywhere(scripted_ser
         {"tool_calls": [shell('echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN]"; '
                               'cat secret.txt; env | grep -c -e sk-secret -e ghp_secret')]},
         {"tool_calls": [{"name": "read_file", "arguments": {"file_path": "secret.txt"}}]},
-        {"content": f"I saw {OPENAI_KEY} in the file."},
+        # a call with it, so that the turn goes on (a question would end at its answer)
+        {"content": f"I saw {OPENAI_KEY} in the file.", "tool_calls": [shell("true")]},
         # the provider quotes the key back in its error, as some do
         {"fault": "status", "status": 401,
          "message": f"Incorrect API key provided: {OPENAI_KEY}. Token {GITHUB_TOKEN}."},
@@ -144,8 +145,7 @@ def test_secrets_in_pieces_and_encodings_are_redacted(scripted_server, tmp_path)
         {"tool_calls": [shell(printed)]},
         # the model streams the key back, three characters at a time
         {"content": f"The key is {PIECES_KEY} as asked.", "chunk_size": 3,
-         "chunk_delay": 0.03},
-        {"content": f"Verified: {PIECES_KEY}"},
+         "chunk_delay": 0.03},  # no edit, no test named: the answer, no verification round
     ])
     last = tmp_path / "last.txt"
     run = run_agent(["--output-last-message", str(last), "-i", "print the key"],
@@ -162,7 +162,7 @@ def test_secrets_in_pieces_and_encodings_are_redacted(scripted_server, tmp_path)
     for item in updates:  # a growing prefix never shows more than seven characters
         shown = item.get("text") or item.get("aggregated_output") or ""
         assert not any(shown.endswith(PIECES_KEY[:n]) for n in range(8, len(PIECES_KEY)))
-    assert last.read_text() == f"Verified: {MARK}"
+    assert last.read_text() == f"The key is {MARK} as asked."
     record = (home / ".baseagent" / "sessions" /
               f"{run.events[0]['thread_id']}.jsonl").read_text()
     assert not leaked_runs(record, PIECES_KEY)

@@ -131,7 +131,9 @@ def test_invalid_arguments_go_back_to_the_model_not_to_the_caller(workspace):
 
 
 def test_the_verification_round_survives_the_pause(workspace):
-    agent, model = agent_for(workspace, [{"tool_calls": [weather_call()]},
+    note = {"id": "call_n", "name": "write_file",  # a change: the turn is no mere question
+            "arguments": {"file_path": "notes.txt", "content": "Paris\n"}}
+    agent, model = agent_for(workspace, [{"tool_calls": [note, weather_call()]},
                                          {"content": "first answer"},
                                          {"content": "verified answer"}], verify=True)
     assert agent.run("weather in Paris").status == "requires_action"

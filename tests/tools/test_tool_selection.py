@@ -35,20 +35,20 @@ def read(path: str = "notes.txt") -> dict:
 
 def test_toolsets_and_required_tool_choice_reach_the_request(scripted_server, workspace, home):
     (workspace / "notes.txt").write_text("hello\n")
-    server = scripted_server([read(), {"content": "read it"}, {"content": "verified"}])
+    server = scripted_server([read(), {"content": "read it"}])  # no edit: no verification
     run = run_agent(["-i", "read notes.txt", "--tools", "read,shell", "--disable-tools",
                      "list_dir", "--tool-choice", "required"], cwd=workspace, home=home,
                     api_base=server.api_base, timeout=TIMEOUT)
     assert run.returncode == 0, run.stderr
-    first, second, third = server.requests
+    first, second = server.requests
     assert names(first) == names(second) == ["shell", "read_file", "grep_files"]
     # forced until the model has called a tool in the turn, then its own choice
     assert first["tool_choice"] == "required"
-    assert second["tool_choice"] == third["tool_choice"] == "auto"
+    assert second["tool_choice"] == "auto"
     assert system_message(first).endswith(
         "In this run only these of the tools named above are available: shell, read_file, "
         "grep_files. Do not call the others.\n")
-    assert system_message(first) == system_message(second) == system_message(third)
+    assert system_message(first) == system_message(second)
 
 
 def test_named_tool_choice_and_config_toolsets(scripted_server, workspace, home, tmp_path):
@@ -109,13 +109,13 @@ def test_prompt_file_and_appended_file_are_byte_stable(scripted_server, workspac
     (tmp_path / "system.txt").write_text("You are a careful reviewer.\nOnly read.\n")
     (tmp_path / "extra.md").write_text("Project rule: answer in French.\n")
     (workspace / "notes.txt").write_text("bonjour\n")
-    server = scripted_server([read(), {"content": "lu"}, {"content": "vérifié"}])
+    server = scripted_server([read(), {"content": "lu"}])  # no edit: no verification round
     run = run_agent(["-i", "read", "--system-prompt-file", str(tmp_path / "system.txt"),
                      "--append-system-prompt", f"@{tmp_path / 'extra.md'}", "--tools", "read"],
                     cwd=workspace, home=home, api_base=server.api_base, timeout=TIMEOUT)
     assert run.returncode == 0, run.stderr
     expected = "You are a careful reviewer.\nOnly read.\n\nProject rule: answer in French.\n"
-    assert [system_message(r) for r in server.requests] == [expected] * 3
+    assert [system_message(r) for r in server.requests] == [expected] * 2
 
 
 def test_appended_text_follows_the_builtin_prompt(scripted_server, workspace, home):

@@ -40,7 +40,7 @@ from baseagent.errors import ConfigError, InputError
 from baseagent.tools.approval import Approver
 from baseagent.compose.checks import (check_model, check_model_client, check_parts, check_platform,
                                       escalation_offered, preflight, run_approvals)
-from baseagent.compose.loops import attempts_loop, make_delegation
+from baseagent.compose.loops import attempts_loop, helps_for, make_delegation
 from baseagent.compose.model import (limits, make_compactor, model_route, model_vision,
                                      new_model_client, profile_of, run_redactor)
 from baseagent.compose.prompt import opening_messages, system_prompt
@@ -336,7 +336,6 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
     token the client, the loop and every tool call read.
     """
     from baseagent.core.loop import Loop
-    from baseagent.helps import for_profile
     from baseagent.llm.types import ModelClientProtocol
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.context import HistoryView, ToolContext
@@ -387,10 +386,7 @@ def connect(prepared: Prepared, *, emitter: Emitter, processes: ProcessTracker,
         max_iterations=settings.max_iterations, verify=settings.verify,
         session=session, compactor=compactor, cancelled=cancelled,
         thread_id=prepared.thread_id, paused=paused,
-        tool_choice=prepared.tool_choice, helps=for_profile(
-            prepared.profile.prose_code, prepared.profile.show_named_files,
-            prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms,
-            localise=prepared.profile.localise),
+        tool_choice=prepared.tool_choice, helps=helps_for(prepared, settings),
         all_tools_failed=settings.all_tools_failed)
     factory = parts.get("loop")
     if factory is not None and settings.attempts > 1:

@@ -63,7 +63,6 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
     model client is shared: then the attempts run one after another); no session record
     (its events reach the thread's) and no delegation. Returns (loop, client, shared)."""
     from baseagent.core.loop import Loop
-    from baseagent.helps import for_profile
     from baseagent.output.emitter import Emitter
     from baseagent.sandbox.policy import Policy
     from baseagent.tools.context import HistoryView, ToolContext
@@ -99,10 +98,7 @@ def attempt_loop(prepared: Prepared, number: int, cwd: Path, listener: Any,
                 compactor=make_compactor(settings, client, prepared.registry, emitter, None,
                                      litellm_limits, route),
                 cancelled=cancelled, thread_id=prepared.thread_id,
-                tool_choice=prepared.tool_choice, helps=for_profile(
-                    prepared.profile.prose_code, prepared.profile.show_named_files,
-                    prepared.profile.probe, shell_timeout_ms=settings.shell_timeout_ms,
-                    localise=prepared.profile.localise),
+                tool_choice=prepared.tool_choice, helps=helps_for(prepared, settings),
                 all_tools_failed=settings.all_tools_failed)
     return loop, client, model_client is not None
 
@@ -211,3 +207,19 @@ def child_loop(settings: AgentConfig, *, client: ModelClientProtocol, tools: Seq
                 cancelled=tool_context.cancelled.with_reason(
                     "the delegating run was interrupted"),
                 thread_id=tool_context.thread_id, helps=for_profile())
+
+
+def helps_for(prepared: Any, settings: AgentConfig) -> list[Any]:
+    """The turn's helps (helps.for_profile) for the prompt profile; the probe's search
+    candidates sample at `repair_temperature` when the run's own temperature is 0 or unset
+    (else at the run's)."""
+    from baseagent.helps import for_profile
+
+    profile = prepared.profile
+    varied = settings.repair_temperature
+    return for_profile(profile.prose_code, profile.show_named_files, profile.probe,
+                       shell_timeout_ms=settings.shell_timeout_ms,
+                       repair_candidates=settings.repair_candidates,
+                       repair_temperature=varied if varied and not settings.temperature
+                       else None,
+                       localise=profile.localise)

@@ -18,7 +18,9 @@ The contract of a turn (`run_turn`), in order:
    core/verification/evidence.py), and one more round when the answer still lacks evidence; a final
    check (--output-schema) gets one correction round.
 5. The turn closes with exactly one of turn.completed (with `verification`), turn.failed
-   or turn.requires_action, after the items that span the turn (the plan) complete.
+   or turn.requires_action, after the items that span the turn (the plan) complete and,
+   unless it paused, after each help's `end_turn` (the probe's best attempt put back when
+   the turn's files pass fewer tests).
 
 Every way out other than an answer is an exception (core/turn.py TurnEnded, ActionRequired;
 RunInterrupted, model errors), turned into the closing event by `_close`, so the loop body
@@ -201,6 +203,7 @@ class Loop:
             return self._fail("failed", str(exc))
         except RecordWriteError as exc:  # a full disk: the record stops, so does the turn
             return self._fail("failed", str(exc))
+        self._end_helps("completed")
         state = self._state
         totals = self.client.totals
         cost_before = state.cost_before if state is not None else 0.0
@@ -213,8 +216,18 @@ class Loop:
         return TurnOutcome("completed", final_message=final)
 
     def _fail(self, status: Status, message: str, code: str | None = None) -> TurnOutcome:
+        self._end_helps(status)
         self.emitter.send(engine.TurnEnded(status, error=message, code=code))
         return TurnOutcome(status, error=message)
+
+    def _end_helps(self, status: Status) -> None:
+        """Each help's `end_turn`, before the closing event (a paused turn has not ended); a
+        help that fails there is named in a notice, and the turn still closes."""
+        for help in self.helps:
+            try:
+                help.end_turn(self, status)
+            except Exception as exc:  # noqa: BLE001 - the closing event must still go out
+                self.emitter.notice(f"{type(help).__name__} at the end of the turn: {exc}")
 
     def _pause(self, calls: list[PendingCall]) -> TurnOutcome:
         state = self._state
@@ -285,7 +298,7 @@ class Loop:
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
     def _step(self, alone: list[dict[str, Any]] | None = None,
-              max_chars: int | None = None) -> ModelTurn:
+              max_chars: int | None = None, temperature: float | None = None) -> ModelTurn:
         """One observe → think → act round; returns what the model said. With `alone`, only
         think, on those messages (TurnContext.ask_alone)."""
         state = self._state
@@ -297,7 +310,7 @@ class Loop:
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
-        turn = self._think(alone, max_chars)
+        turn = self._think(alone, max_chars, temperature)
         if turn.tool_calls and alone is None:
             self._act(turn.tool_calls)
         return turn
@@ -309,7 +322,7 @@ class Loop:
             raise RunInterrupted()
 
     def _think(self, alone: list[dict[str, Any]] | None = None,
-               max_chars: int | None = None) -> ModelTurn:
+               max_chars: int | None = None, temperature: float | None = None) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives.
         With `alone`, those messages are sent instead of the history, with no tools, and
         the reply does not reach the history."""
@@ -322,6 +335,8 @@ class Loop:
                     else (alone, sum(len(str(m["content"])) for m in alone) // 4)
                 try:
                     choice = tool_choice(self.tool_choice, bool(specs), self._tool_called)
+                    if temperature is not None:  # a sampled call (TurnContext.ask_alone)
+                        choice["temperature"] = temperature
                     turn = self.client.complete(messages, specs, progress,
                                                 estimated_input_tokens=estimate, **choice)
                     break
@@ -471,10 +486,22 @@ class Loop:
         return (state.input.text, state.steps) if state is not None else ("", 0)
 
     def ask_alone(self, messages: list[dict[str, Any]], notice: str,
-                  max_chars: int | None = None) -> ModelTurn:
+                  max_chars: int | None = None,
+                  temperature: float | None = None) -> ModelTurn:
         self._stop_if_cancelled()
         self.emitter.notice(notice)
-        return self._step(messages, max_chars)
+        return self._step(messages, max_chars, temperature)
+
+    def run_in_copy(self, command: str, copy: Path, timeout_s: float) -> tuple[int | None, str]:
+        from baseagent.tools.confined import run_confined
+
+        context = self.tool_context
+        done = run_confined(["/bin/sh", "-c", command], cwd=copy, env=context.env,
+                            timeout=timeout_s, mode=context.sandbox,
+                            network=context.sandbox_network)
+        if done is None:
+            return None, ""
+        return done.returncode, done.stdout + done.stderr
 
     def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
         prepared = self.registry.prepare(call.name, call.arguments)

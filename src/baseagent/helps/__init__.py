@@ -3,8 +3,9 @@ behind one contract (helps/contract.py) that the loop calls at named points of a
 
 - stumbles.py: a reply that is not an answer (empty, cut off, repeating, an unreadable
   call) gets a note, never a resend; the turn ends when it keeps happening.
-- probe.py: the compact profile's whole-file probe before the conversation (its messages
-  and best attempt: probe_plan.py; a test run's counts and failures: test_report.py; how
+- probe.py: the compact profile's whole-file probe before the conversation, and its search
+  with the tests (its messages and best attempt: probe_plan.py; the scratch copy where
+  candidates are tested: scratch.py; a test run's counts and failures: test_report.py; how
   long a test run may take, and a stopped one reported as likely looping: test_time.py).
 - named_files.py: the files the task names, shown with it (the compact profile).
 - localised_code.py: with a task that names no file, the code its names lead to (ranked by
@@ -30,7 +31,7 @@ from baseagent.helps.localised_code import LocalisedCode
 from baseagent.helps.named_files import NamedFiles
 from baseagent.helps.nudges import Nudges
 from baseagent.helps.probe import Probe
-from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS
+from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS, SEARCH_CANDIDATES
 from baseagent.helps.repo_probe import RepoProbe
 from baseagent.helps.prose_code import ProseCode, ProseCodeMode
 from baseagent.helps.stumbles import Stumbles
@@ -43,17 +44,20 @@ __all__ = ["TurnContext", "TurnHelp", "for_profile"]
 def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = False,
                 probe: bool = False, probe_rounds: int = MAX_REPAIR_ROUNDS,
                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS,
-                localise: bool = False) -> list[TurnHelp]:
+                localise: bool = False, repair_candidates: int = SEARCH_CANDIDATES,
+                repair_temperature: float | None = 0.7) -> list[TurnHelp]:
     """The helps of a turn, in the order the loop calls them. The probe writes its files
     through the prose-code help, so it comes only with prose_code "apply"; it sees the task
     before the named files are added to it. Both time their test runs with one clock, never
-    longer than `shell_timeout_ms` (the shell's default). `localise`: a task that names no
-    file gets the code its names lead to shown with it, and with `probe` and a test command
-    the repository probe before the conversation."""
+    longer than `shell_timeout_ms` (the shell's default). The probe's search rounds draw
+    `repair_candidates` each, sampled at `repair_temperature` (None: the run's).
+    `localise`: a task that names no file gets the code its names lead to shown with it,
+    and with `probe` and a test command the repository probe before the conversation."""
     clock = TestClock()
     helps: list[TurnHelp] = [Stumbles()]
     if probe and prose_code == "apply":
-        helps.append(Probe(probe_rounds, clock))
+        helps.append(Probe(probe_rounds, clock, repair_candidates, repair_temperature,
+                           shell_timeout_ms))
     if show_named_files:
         helps.append(NamedFiles())
     if localise:

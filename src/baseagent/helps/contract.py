@@ -1,7 +1,7 @@
 """The one contract between the loop and the helps for weak models.
 
 The loop (core/loop.py) is handed a list of helps by the composition root
-(compose/, from the prompt profile) and calls each, in order, at four named points
+(compose/, from the prompt profile) and calls each, in order, at five named points
 of a turn. Every hook has a default that does nothing, so a help implements only its own:
 
 - `start_turn(ctx, message) -> message`: a turn begins, before its user message joins the
@@ -17,6 +17,10 @@ of a turn. Every hook has a default that does nothing, so a help implements only
   before it is taken as the answer). A help that answers the reply with a message to the
   model returns True, and the loop steps again; the first help that does wins. A reply
   without calls that no help takes is the answer, which the loop then verifies.
+- `end_turn(ctx, status)`: the turn is over (completed, failed, limit, interrupted; not
+  when it paused for the caller's tools), before its closing event. A help may still act
+  on the workspace (the probe puts back its best attempt when the turn's files pass fewer
+  tests); what it raises is shown as a notice, never stops the closing event.
 
 A help ends a turn by raising `TurnEnded` (core/turn.py). It reaches the turn only through
 `TurnContext`, which the loop implements: it never sees the loop's own state.
@@ -70,10 +74,17 @@ class TurnContext(Protocol):
         """Forget the turn's edits and commands so far (and the calls it saw repeated)."""
 
     def ask_alone(self, messages: list[dict[str, Any]], notice: str,
-                  max_chars: int | None = None) -> ModelTurn:
+                  max_chars: int | None = None,
+                  temperature: float | None = None) -> ModelTurn:
         """One model call (a step of the turn) on these messages instead of the history,
         without tools; the reply does not join the history. A reply whose text grows past
-        `max_chars` is cut: ReplyTooLong."""
+        `max_chars` is cut: ReplyTooLong. `temperature`: this call's own (None: the run's)."""
+
+    def run_in_copy(self, command: str, copy: Path, timeout_s: float) -> tuple[int | None, str]:
+        """Run `command` in `copy` (a scratch copy of the workspace, never the workspace) as
+        the model's commands run, with `copy` their workspace (the run's sandbox mode and
+        environment; everything it started killed when it returns): (exit code, output),
+        exit code None when it did not finish within `timeout_s` or could not start."""
 
     def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
         """Run one call as an item, outside the history; its result and what its tool
@@ -97,6 +108,9 @@ class TurnHelp(Protocol):
 
     def after_reply(self, turn: ModelTurn, ctx: TurnContext) -> bool:
         return False
+
+    def end_turn(self, ctx: TurnContext, status: str) -> None:
+        return None
 
 
 class ReplyTooLong(ModelError):

@@ -13,6 +13,19 @@ that does better with tools loses nothing but the probe's time. At temperature 0
 prompt gets the same reply, so no message is sent twice. The probe spends at most half the
 turn's model calls, and writes only the files to change (never a test file the reply
 repeats): what it writes is what it puts back.
+
+Search with the tests: once a repair round repeats (passes no more tests than the best),
+the later rounds draw several candidates each, sampled at `temperature` from prompts that
+take turns (helps/probe_plan.py). Each is tested in a scratch copy of the workspace
+(helps/scratch.py), never in the workspace; the first that passes is written to the
+workspace and its tests run there (the evidence), else the round's best (most tests passed,
+then the smaller change, then the earlier) may become the best attempt.
+
+The best attempt survives the turn: when the turn ends (an answer, its limits, a failure, a
+cancel) with the files to change passing fewer tests than the probe's best attempt did (run
+in a fresh scratch copy), the best attempt's files are written back and a notice says so.
+The conversation itself starts from the task's files, as without the probe (docs/HELPS.md
+says why).
 """
 from __future__ import annotations
 
@@ -25,14 +38,19 @@ from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.code_blocks import unchanged_blocks, written_path
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.named_files import named_file_texts
-from baseagent.helps.probe_plan import MAX_REPAIR_ROUNDS, Attempt, ProbePlan
+from baseagent.helps.probe_plan import (MAX_REPAIR_ROUNDS, SEARCH_CANDIDATES, Attempt,
+                                        Candidate, ProbeMessage, ProbePlan)
+from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
-from baseagent.llm.types import ToolCall
-from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_FOLLOW_UP,
-                                      PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED, PROBE_SYSTEM,
-                                      PROBE_UNCHANGED)
+from baseagent.llm.types import ModelTurn, ToolCall
+from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
+                                      PROBE_CANDIDATE_RESULT, PROBE_CUT_NOTICE,
+                                      PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
+                                      PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
+                                      PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)
+from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
 # A reply may hold this many times the files of the task (those to change and the tests)
 # and this much more; past that it is cut and counted as a miss.
@@ -42,8 +60,18 @@ REPLY_SLACK_CHARS = 6_000
 
 class Probe(TurnHelp):
     def __init__(self, max_rounds: int = MAX_REPAIR_ROUNDS,
-                 clock: TestClock | None = None) -> None:
+                 clock: TestClock | None = None, candidates: int = SEARCH_CANDIDATES,
+                 temperature: float | None = 0.7,
+                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS) -> None:
         self.max_rounds = max_rounds  # repair rounds at most
+        self.candidates = candidates  # a search round's (0: no search)
+        self.temperature = temperature  # the search candidates' (None: the run's)
+        self.shell_timeout_ms = shell_timeout_ms
+        self.scratch = Scratch()
+        # The best attempt of a probe that did not pass, and the command that tested it:
+        # put back at the end of the turn if the turn's files pass fewer tests.
+        self.best: Attempt | None = None
+        self.command = ""
         # Times the task's tests before the first message: the prose-code help, which
         # runs the tests of each reply, shares it (helps/test_time.py).
         self.clock = clock or TestClock()
@@ -52,7 +80,7 @@ class Probe(TurnHelp):
         self.plan: ProbePlan | None = None
 
     def start_turn(self, ctx: TurnContext, message: Message) -> Message:
-        self.plan = None
+        self.plan, self.best = None, None
         command = ctx.evidence.test_command
         if isinstance(message, str) and command is not None:
             named = named_file_texts(ctx.task, ctx.cwd)
@@ -60,7 +88,7 @@ class Probe(TurnHelp):
             tests = {name: text for name, text in named.items() if is_test_file(name)}
             if files:
                 self.plan = ProbePlan(message, files, tests, command,
-                                      max_rounds=self.max_rounds)
+                                      max_rounds=self.max_rounds, candidates=self.candidates)
         return message
 
     def before_first_step(self, ctx: TurnContext) -> str | None:
@@ -68,10 +96,18 @@ class Probe(TurnHelp):
         if plan is None or not ctx.has_tool("write_file") or not ctx.has_tool("shell"):
             return None
         keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
-        _, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
+        ran, output = ctx.run_quiet(_call("shell", {"command": plan.test_command}))
         self.clock.saw(output)  # the task's own first test run
+        declined = ran.item.get("exit_code") is None
+        if declined:
+            plan.candidates = 0  # the command did not run here (declined): no scratch runs
         while ctx.calls_left > keep and (message := plan.next_message()) is not None:
             self._put_back(ctx, message.start)
+            if message.candidates:
+                final = self._search(ctx, message, plan, keep)
+                if final is not None:
+                    return final
+                continue
             exchange = [{"role": "user", "content": message.text}]
             final, attempt, reply = self._once(ctx, exchange, message.notice, plan)
             follow_up = self._follow_up(ctx, reply, plan) \
@@ -87,7 +123,104 @@ class Probe(TurnHelp):
             plan.took(attempt)
         self._put_back(ctx, plan.files)  # the turn starts from the task's files
         ctx.restart_evidence()
+        if plan.best is not None and plan.best.report.passed and not declined:
+            self.best, self.command = plan.best, plan.test_command
+        else:
+            self.scratch.close()
         return None
+
+    def end_turn(self, ctx: TurnContext, status: str) -> None:
+        """The probe's best attempt put back when the files to change pass fewer tests now
+        (tested in a fresh scratch copy of the workspace as the turn left it)."""
+        best, self.best = self.best, None
+        try:
+            if best is None or _current(ctx, best.files) == best.files:
+                return
+            try:
+                passed, report = self.scratch.test(ctx, {}, self.command, self._timeout_s(),
+                                                   self.clock.reference, fresh=True)
+            except ScratchError as exc:
+                ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
+                return
+            if passed or report.score >= best.report.score:
+                return
+            self._put_back(ctx, best.files)
+            ctx.notice(PROBE_BEST_KEPT.format(now=report.summary, best=best.report.summary,
+                                              names=", ".join(best.files)))
+        finally:
+            self.scratch.close()
+
+    def _search(self, ctx: TurnContext, message: ProbeMessage, plan: ProbePlan,
+                keep: int) -> str | None:
+        """A search round: each candidate drawn and tested in the scratch copy (the
+        workspace holds the best attempt meanwhile); the first that passes is written to
+        the workspace and tested there (the answer); else the round's best is taken."""
+        best = plan.best
+        assert best is not None
+        tested: list[tuple[tuple[int, int, int], Attempt]] = []
+        for index, candidate in enumerate(message.candidates):
+            if ctx.calls_left <= keep:
+                break
+            turn, files = self._draw(ctx, candidate, index, len(message.candidates), plan,
+                                     best)
+            if turn is None or files is None or not plan.is_new(files):
+                continue
+            try:
+                passed, report = self.scratch.test(ctx, files, plan.test_command,
+                                                   self._timeout_s(), self.clock.reference)
+            except ScratchError as exc:
+                ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
+                plan.candidates = 0  # the repair rounds go on without the search
+                break
+            ctx.notice(PROBE_CANDIDATE_RESULT.format(n=plan.rounds, k=index + 1,
+                                                     summary=report.summary))
+            attempt = Attempt(files, report)
+            if passed:
+                ctx.notice(PROBE_CANDIDATE_CHOSEN.format(n=plan.rounds, k=index + 1))
+                final, written = self._run_reply(ctx, turn, plan)
+                if final is not None:
+                    self.scratch.close()
+                    return final
+                attempt = written or attempt
+            tested.append(((attempt.report.score, -plan.change_size(files), -index),
+                           attempt))
+        plan.took(max(tested, key=lambda t: t[0])[1] if tested else None)
+        return None
+
+    def _draw(self, ctx: TurnContext, candidate: Candidate, index: int, of: int,
+              plan: ProbePlan, best: Attempt) -> tuple[ModelTurn | None, dict[str, str] | None]:
+        """One candidate's reply (sampled, without tools, nothing written) and the files it
+        leaves: the best attempt's, with those the reply writes in full."""
+        notice = PROBE_SEARCH_NOTICE.format(
+            n=plan.rounds, k=index + 1, of=of, kind=PROBE_SEARCH_KINDS[candidate.kind],
+            temperature="the run's" if self.temperature is None else f"{self.temperature:g}",
+            summary=best.report.summary)
+        try:
+            turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM},
+                                  {"role": "user", "content": candidate.text}], notice,
+                                 max_chars=_limit(plan), temperature=self.temperature)
+        except ReplyTooLong:
+            ctx.notice(PROBE_CUT_NOTICE.format(chars=_limit(plan)))
+            return None, None
+        cwd = ctx.cwd
+        files = dict(best.files)
+        by_path = {os.path.normpath(cwd / name): name for name in plan.files}
+        for call in turn.tool_calls:
+            path = written_path(call)
+            name = by_path.get(os.path.normpath(cwd / path)) if path is not None else None
+            if name is None:
+                continue
+            try:
+                content = json.loads(call.arguments).get("content")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(content, str):
+                files[name] = content
+        return turn, (files if files != best.files else None)
+
+    def _timeout_s(self) -> float:
+        timeout = self.clock.timeout_ms(self.shell_timeout_ms)
+        return (timeout if timeout is not None else self.shell_timeout_ms) / 1000
 
     def _follow_up(self, ctx: TurnContext, reply: str, plan: ProbePlan) -> str | None:
         """What a repair round's reply that wrote nothing is told: the file is asked for
@@ -105,8 +238,7 @@ class Probe(TurnHelp):
         else (None, what the attempt left and what the tests said of it, or None when it
         wrote nothing); and the reply's text."""
         ctx.restart_evidence()
-        limit = REPLY_TIMES_FILES * sum(map(len, [*plan.files.values(), *plan.tests.values()])) \
-            + REPLY_SLACK_CHARS
+        limit = _limit(plan)
         try:
             turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange], notice,
                                  max_chars=limit)
@@ -114,13 +246,22 @@ class Probe(TurnHelp):
             ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
             return None, None, ""
         reply = turn.text
+        final, attempt = self._run_reply(ctx, turn, plan)
+        return final, attempt, reply
+
+    def _run_reply(self, ctx: TurnContext, turn: ModelTurn, plan: ProbePlan
+                   ) -> tuple[str | None, Attempt | None]:
+        """A probe reply's calls run in the workspace (the files to change written, the
+        tests run): (its answer, None) if the tests pass; else (None, the attempt, or None
+        when it wrote nothing)."""
         cwd = ctx.cwd
         allowed = {os.path.normpath(cwd / name) for name in plan.files}
         calls = [c for c in turn.tool_calls
                  if (path := written_path(c)) is None or os.path.normpath(cwd / path) in allowed]
         if not any(written_path(c) is not None for c in calls):
-            return None, None, reply
+            return None, None
         turn.tool_calls = calls
+        ctx.restart_evidence()
         results = [(call, *ctx.run_quiet(call)) for call in calls]
         evidence = ctx.evidence
         if evidence.missing() is None and evidence.edits:
@@ -131,14 +272,14 @@ class Probe(TurnHelp):
             answer = PROBE_PASSED.format(files=", ".join(dict.fromkeys(written)) or "the files",
                                          command=evidence.summary().get("command"))
             ctx.say(answer)
-            return answer, None, reply
+            return answer, None
         runs = [result for call, result, _ in results if call.name == "shell"]
         if not runs:
-            return None, None, reply
+            return None, None
         seconds = timed_out(runs[-1].output)
         report = read_report(runs[-1].output) if seconds is None \
             else looping_report(seconds, self.clock.reference)
-        return None, Attempt(_current(ctx, plan.files), report), reply
+        return None, Attempt(_current(ctx, plan.files), report)
 
     def _put_back(self, ctx: TurnContext, files: dict[str, str]) -> None:
         """Write the files that differ from these contents (the probe's starting points)."""
@@ -146,6 +287,12 @@ class Probe(TurnHelp):
             if _read(ctx, name) == content:
                 continue
             ctx.run_quiet(_call("write_file", {"file_path": name, "content": content}))
+
+
+def _limit(plan: ProbePlan) -> int:
+    """The characters a probe reply may hold before it is cut."""
+    return REPLY_TIMES_FILES * sum(map(len, [*plan.files.values(), *plan.tests.values()])) \
+        + REPLY_SLACK_CHARS
 
 
 def _current(ctx: TurnContext, files: dict[str, str]) -> dict[str, str]:

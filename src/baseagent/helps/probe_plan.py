@@ -20,17 +20,26 @@ and hands the attempt back here. The messages, in order:
    shows another failing test of the best (a different prompt: at temperature 0 the same
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
    MAX_MISSES in a row that passed no more tests than the best.
+4. search rounds: once a repair round misses (its reply passed no more tests than the best:
+   most often the same code, or the same idea in new words), each later round draws
+   `candidates` replies sampled above temperature 0, each from another prompt in turn: one
+   failing test of the best (as a repair round), every failure of the best, and a fresh
+   start (the task, its files and tests, without the failed attempt). The probe tests each
+   in a scratch copy of the workspace and keeps the best (helps/probe.py). The first repair
+   round stays one reply at the run's temperature: at temperature 0 it is the model's most
+   likely fix, and when it works the turn spends one call, not a round of samples.
 
 Nothing here runs or writes anything: helps/probe.py does, and keeps the files and the evidence.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from baseagent.helps.named_files import render_files
 from baseagent.helps.test_report import TestReport
-from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
-                                      PROBE_TESTS_SECTION)
+from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_ALL,
+                                      PROBE_REPAIR_NOTICE, PROBE_TESTS_SECTION)
 
 # The tests shown in the second message, in bytes.
 MAX_PROBE_TEST_BYTES = 16 * 1024
@@ -38,6 +47,11 @@ MAX_PROBE_TEST_BYTES = 16 * 1024
 # tests than the best attempt before they stop.
 MAX_REPAIR_ROUNDS = 6
 MAX_MISSES = 3
+# A search round: candidates drawn, and the prompts they take in turn.
+SEARCH_CANDIDATES = 3
+SEARCH_KINDS = ("assertion", "failures", "fresh")
+# Every failure of the best, shown to a "failures" candidate, in characters at most.
+MAX_FAILURES_CHARS = 12_000
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,17 @@ class ProbeMessage:
     # often stops after its sentence on why the test fails) or for a change (it sent the
     # code as it was): a repair round's.
     follow_up: bool = False
+    # A search round's: the candidates to draw, each its own prompt (the text above is the
+    # first one's).
+    candidates: tuple[Candidate, ...] = ()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One reply of a search round to draw: its prompt, and which kind it is."""
+
+    text: str
+    kind: str  # one of SEARCH_KINDS
 
 
 @dataclass
@@ -73,7 +98,13 @@ class ProbePlan:
     tests: dict[str, str]
     test_command: str
     max_rounds: int = MAX_REPAIR_ROUNDS
+    # Candidates a search round draws; 0: no search rounds (repair rounds as before).
+    candidates: int = 0
     best: Attempt | None = None
+    searching: bool = False  # a repair round missed: the rounds from now on are searches
+    drawn: int = 0  # search candidates drawn so far (their prompts take turns)
+    # The files of every attempt tested so far, so that no candidate is tested twice.
+    tried: set[tuple[tuple[str, str], ...]] = field(default_factory=set)
     sent: int = 0  # messages sent so far
     rounds: int = 0  # repair rounds sent so far
     misses: int = 0  # repair rounds in a row that did not beat the best
@@ -98,6 +129,9 @@ class ProbePlan:
                 return None
             failure = best.report.failures[self.shown % len(best.report.failures)]
             self.rounds += 1
+            if self.searching and self.candidates > 0:
+                self.sent += 1
+                return self._search(best)
             message = ProbeMessage(
                 PROBE_REPAIR.format(
                     task=self.task, command=self.test_command, summary=best.report.summary,
@@ -109,10 +143,54 @@ class ProbePlan:
         self.sent += 1
         return message
 
+    def _search(self, best: Attempt) -> ProbeMessage:
+        """A search round from the best attempt: `candidates` prompts, the kinds in turn."""
+        failures = best.report.failures
+        drawn: list[Candidate] = []
+        for index in range(self.candidates):
+            kind = SEARCH_KINDS[(self.drawn + index) % len(SEARCH_KINDS)]
+            if kind == "fresh":
+                text = self.openings[-1]
+            elif kind == "failures":
+                shown = "\n\n".join(f.text for f in failures)[:MAX_FAILURES_CHARS]
+                text = PROBE_REPAIR_ALL.format(
+                    task=self.task, command=self.test_command, summary=best.report.summary,
+                    files=render_files(best.files, "{files}"), failures=shown,
+                    names=", ".join(best.files))
+            else:
+                failure = failures[(self.shown + index) % len(failures)]
+                text = PROBE_REPAIR.format(
+                    task=self.task, command=self.test_command, summary=best.report.summary,
+                    files=render_files(best.files, "{files}"),
+                    test=f" ({failure.name})" if failure.name else "",
+                    failure=failure.text, names=", ".join(best.files))
+            drawn.append(Candidate(text, kind))
+        self.drawn += self.candidates
+        return ProbeMessage(drawn[0].text, "", best.files, candidates=tuple(drawn))
+
+    def is_new(self, files: dict[str, str]) -> bool:
+        """Whether no attempt with these files was tested yet (then it counts as tested)."""
+        key = tuple(sorted(files.items()))
+        if key in self.tried:
+            return False
+        self.tried.add(key)
+        return True
+
+    def change_size(self, files: dict[str, str]) -> int:
+        """Lines added and removed against the files as the task had them (ties between
+        candidates go to the smaller change)."""
+        return sum(1 for name, text in files.items()
+                   for line in difflib.ndiff(self.files.get(name, "").splitlines(),
+                                             text.splitlines())
+                   if line[:1] in "+-")
+
     def took(self, attempt: Attempt | None) -> None:
-        """What the last message led to (None: no file was written): the best attempt
-        changes when this one passed more tests."""
+        """What the last message (or search round) led to (None: no file was written, or
+        nothing new): the best attempt changes when this one passed more tests. A repair
+        round that does not beat the best turns the later rounds into searches."""
         repairing = self.rounds > 0
+        if attempt is not None:
+            self.is_new(attempt.files)
         if attempt is not None and (self.best is None
                                     or attempt.report.score > self.best.report.score):
             self.best = attempt
@@ -121,3 +199,4 @@ class ProbePlan:
         elif repairing:
             self.misses += 1
             self.shown += 1
+            self.searching = True

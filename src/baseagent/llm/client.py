@@ -271,8 +271,10 @@ class ModelClient:
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None,
                  on_progress: ProgressFn = no_progress,
-                 estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
+                 estimated_input_tokens: int = 0, tool_choice: Any = None,
+                 temperature: float | None = None) -> ModelTurn:
         """One model call with retries; usage is added to the totals only on success.
+        `temperature`: this call's, instead of the client's (a sampled repair candidate).
 
         A retried call sends the same request again and its text replaces (never extends)
         what the broken attempt streamed: only the successful attempt reaches the history.
@@ -283,7 +285,7 @@ class ModelClient:
             log.request(model=self.model, api_base=self.api_base,
                         transport="direct" if self._direct is not None else "litellm",
                         messages=self._wire_history(messages), tools=tools,
-                        params=self._wire_params(tools, tool_choice))
+                        params=self._wire_params(tools, tool_choice, temperature))
         attempt = 0
         waited = 0.0  # seconds this call has spent waiting to retry
         while True:
@@ -291,7 +293,7 @@ class ModelClient:
                 raise ModelInterrupted("interrupted")
             try:
                 turn = self._call_once(messages, tools, on_progress, estimated_input_tokens,
-                                       tool_choice)
+                                       tool_choice, temperature)
             except ModelError as exc:
                 if log is not None:
                     log.error(str(exc), retrying=False)
@@ -394,22 +396,26 @@ class ModelClient:
             return None
         return float(p_cost) + float(c_cost)
 
-    def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None) -> dict[str, Any]:
-        """The request's parameters as OpenAI names them (llm/request.py)."""
-        return wire_params(tools, tool_choice, temperature=self.temperature,
+    def _wire_params(self, tools: list[dict] | None, tool_choice: Any = None,
+                     temperature: float | None = None) -> dict[str, Any]:
+        """The request's parameters as OpenAI names them (llm/request.py); `temperature`:
+        the call's own, else the client's."""
+        return wire_params(tools, tool_choice,
+                           temperature=self.temperature if temperature is None else temperature,
                            max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort,
                            extra_params=self.extra_params)
 
     def _request_params(self, messages: list[dict], tools: list[dict] | None,
-                        tool_choice: Any = None) -> dict[str, Any]:
+                        tool_choice: Any = None,
+                        temperature: float | None = None) -> dict[str, Any]:
         """litellm.completion's keyword arguments (llm/request.py)."""
         return litellm_params(self.model, self._wire_history(messages), tools,
                               api_base=self.api_base, api_key=self._api_key,
                               timeout=self._transport_timeout(),
-                              wire=self._wire_params(tools, tool_choice))
+                              wire=self._wire_params(tools, tool_choice, temperature))
 
-    def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any
-                ) -> tuple[Callable[[], Any], Callable[[], None] | None]:
+    def _opener(self, messages: list[dict], tools: list[dict] | None, tool_choice: Any,
+                temperature: float | None = None) -> tuple[Callable[[], Any], Callable[[], None] | None]:
         """What opens this attempt's stream (the direct transport when the run has a route
         and the wire can build this request, else litellm), and what gives the attempt up
         from another thread (the direct path's: its socket is shut), if anything."""
@@ -417,7 +423,7 @@ class ModelClient:
             from baseagent.llm.direct import Attempt
             from baseagent.llm.wire_openai import Unsupported
 
-            params = self._wire_params(tools, tool_choice)
+            params = self._wire_params(tools, tool_choice, temperature)
             timeout = float(params.pop("timeout", self._transport_timeout()))
             try:
                 body = self._direct.wire.body(messages, params, tools)
@@ -429,7 +435,7 @@ class ModelClient:
                 return (lambda: self._direct.open(body, timeout, lambda exc: second_body(
                     wire, exc, messages, params, tools), attempt), attempt.abort)
         litellm = load_litellm()
-        params = self._request_params(messages, tools, tool_choice)
+        params = self._request_params(messages, tools, tool_choice, temperature)
         return lambda: _unlogged(litellm, litellm.completion(**params)), None
 
     def _transport_timeout(self) -> float:
@@ -440,10 +446,10 @@ class ModelClient:
 
     def _call_once(self, messages: list[dict], tools: list[dict] | None,
                    on_progress: ProgressFn, estimated_input_tokens: int = 0,
-                   tool_choice: Any = None) -> ModelTurn:
+                   tool_choice: Any = None, temperature: float | None = None) -> ModelTurn:
         """One streamed attempt (llm/stream_read.py reads it), priced."""
         streamed = read_stream(
-            *self._opener(messages, tools, tool_choice), cancelled=self.cancelled,
+            *self._opener(messages, tools, tool_choice, temperature), cancelled=self.cancelled,
             request_timeout=self.request_timeout,
             # Before the first chunk the server may still be reading the prompt: its own bound
             first_limit=self.first_byte_timeout + IDLE_GRACE_SECONDS,

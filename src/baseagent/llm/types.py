@@ -170,7 +170,9 @@ class ModelClientProtocol(Protocol):
                  on_progress: ProgressFn = ..., estimated_input_tokens: int = 0,
                  **options: Any) -> ModelTurn:
         """One model call (with the client's own retries); adds its usage to `totals`.
-        `options` carries `tool_choice` when the run sets one (only then)."""
+        `options` carries `tool_choice` when the run sets one (only then), and `temperature`
+        for a call sampled at its own (the whole-file probe's repair candidates, only
+        then)."""
 
     def close(self) -> None:
         """Release what the client holds open (the direct path's connection to the

@@ -293,6 +293,8 @@ class AnthropicWire:
             groups[-1] = ("assistant", [self._rstripped(b) for b in groups[-1][1]])
         wire_messages = [b'{"role":"' + kind.encode() + b'","content":[' + b",".join(blocks)
                          + b"]}" for kind, blocks in groups if blocks]
+        if params.get("temperature") is not None:  # litellm's rules differ model by model
+            raise Unsupported("a temperature")
         head: dict[str, Any] = {"model": self.model}
         max_tokens = params.get("max_tokens")
         if not isinstance(max_tokens, int):

@@ -309,6 +309,32 @@ PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. 
 PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
+# A search round's candidate shown every failure of the best attempt (helps/probe_plan.py),
+# these many characters of them at most.
+PROBE_REPAIR_ALL = """\
+{task}
+
+Your code so far, with which `{command}` gives: {summary}.
+{files}
+These tests fail:
+
+```text
+{failures}
+```
+
+Find what in the code makes them fail, then reply with the whole new content of {names},
+fixed so that every test passes."""
+PROBE_SEARCH_NOTICE = ("search round {n}: candidate {k} of {of} ({kind}) at temperature "
+                       "{temperature}, tested in a scratch copy of the workspace; the best so "
+                       "far: {summary}")
+PROBE_SEARCH_KINDS = {"assertion": "one failing test", "failures": "every failure",
+                      "fresh": "a fresh start from the task"}
+PROBE_CANDIDATE_RESULT = "search round {n}: candidate {k}: {summary}"
+PROBE_CANDIDATE_CHOSEN = ("search round {n}: candidate {k} passes the tests in the scratch "
+                          "copy: written to the workspace")
+PROBE_SCRATCH_FAILED = "no search with the tests: the scratch copy failed ({error})"
+PROBE_BEST_KEPT = ("the turn's files pass fewer tests ({now}) than the probe's best attempt "
+                   "({best}): the best attempt's files were put back ({names})")
 # A test run inside the helps stopped at its timeout (helps/test_time.py): a few times the
 # task's own first run, so a candidate that loops costs seconds, not the shell's minutes.
 TESTS_LOOPING = ("the tests did not finish within {seconds:g} s{before}: the code likely "

@@ -45,6 +45,7 @@ class DeterministicClient:
         self.requests: list[list[dict[str, Any]]] = []
         self.tools_seen: list[list[dict[str, Any]] | None] = []
         self.tool_choices: list[Any] = []  # per request; None when the run sent none
+        self.temperatures: list[float | None] = []  # per request: the call's own, or None
         self.cancelled: CancelToken = NEVER
 
     def bind_cancel(self, cancelled: CancelToken) -> None:
@@ -64,11 +65,13 @@ class DeterministicClient:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = no_progress,
-                 estimated_input_tokens: int = 0, tool_choice: Any = None) -> ModelTurn:
+                 estimated_input_tokens: int = 0, tool_choice: Any = None,
+                 temperature: float | None = None) -> ModelTurn:
         with self._lock:
             self.requests.append(copy.deepcopy(messages))
             self.tools_seen.append(tools)
             self.tool_choices.append(tool_choice)
+            self.temperatures.append(temperature)
             if self._next >= len(self._steps):
                 raise ModelError(f"deterministic client: script exhausted after "
                                  f"{len(self._steps)} steps")

@@ -246,13 +246,13 @@ class _CappedClient:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = no_progress,
-                 estimated_input_tokens: int = 0) -> ModelTurn:
+                 estimated_input_tokens: int = 0, **options: Any) -> ModelTurn:
         spent = self._inner.totals.cost_usd - self._start
         if spent >= self._cap:
             raise CostLimitError(f"the sub-agent's cost limit (${self._cap:g}) is reached: it "
                                  f"spent ${spent:.4f}")
         return self._inner.complete(messages, tools, on_progress,
-                                    estimated_input_tokens=estimated_input_tokens)
+                                    estimated_input_tokens=estimated_input_tokens, **options)
 
 
 class SharedTotals:
@@ -278,14 +278,14 @@ class SharedTotals:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  on_progress: ProgressFn = lambda _t, _r: None,
-                 estimated_input_tokens: int = 0) -> ModelTurn:
+                 estimated_input_tokens: int = 0, **options: Any) -> ModelTurn:
         spent = self._thread.totals
         if self._cost_limit is not None and spent.cost_known \
                 and spent.cost_usd >= self._cost_limit:
             raise CostLimitError(f"cost limit reached: spent ${spent.cost_usd:.4f} of "
                                  f"${self._cost_limit:g}")
         turn = self._inner.complete(messages, tools, on_progress,
-                                    estimated_input_tokens=estimated_input_tokens)
+                                    estimated_input_tokens=estimated_input_tokens, **options)
         self._thread.totals.add(turn.usage)
         return turn
 

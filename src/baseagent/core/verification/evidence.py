@@ -284,11 +284,13 @@ class Evidence:
         already stands on evidence (the turn edited code or names a test command, and a
         command that exercises the change exited 0 after the last edit; asked again at that
         point, a small model restates its success at length, once past a task's time
-        budget); always when the turn's plan has `open_steps`. A turn that changed no file
-        and names no test (a question, `asks_nothing`) still gets it for now: scripted
-        tests across the suite expect that round."""
+        budget); nor when the turn changed no file, tried none and names no test (a
+        question, `asks_nothing`): a question costs one model call. Always when the turn's
+        plan has `open_steps`; a write that was refused or failed still wants it."""
         if open_steps:
             return True
+        if self.asks_nothing:
+            return False
         return not self.needed or self.proof() is None
 
     @property
