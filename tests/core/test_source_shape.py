@@ -21,3 +21,8 @@ def test_no_module_is_over_800_lines():
             if lines > LIMIT]
     assert not over, f"over {LIMIT} lines (split it by what it does): {over}"
 
+
+
+def test_the_loop_reads_in_one_sitting():
+    """core/loop.py is the seed's flowchart; the helps and what they may do live elsewhere."""
+    assert module_lengths()["core/loop.py"] <= 500

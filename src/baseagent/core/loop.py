@@ -33,19 +33,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Callable, Literal
 
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.emitting import events as engine
 from baseagent.core.calls import CallItems
+from baseagent.core.help_actions import HelpActions
 from baseagent.core.verification.evidence import Evidence, repository_notes
 from baseagent.core.interrupt import RunInterrupted
 from baseagent.records.pending import Paused, PendingCall
 from baseagent.records.plan import latest_plan, open_steps, verification_reminder
 from baseagent.records.recorder import RecordWriteError
-from baseagent.core.repeats import RepeatedCalls
-from baseagent.core.streaming import StreamItems, TurnItems, text_item
+from baseagent.core.streaming import StreamItems, TurnItems
 from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, PassThrough,
                                  Status, TurnEnded, TurnInput, TurnOutcome, TurnState,
                                  attachment_message, history_message, tool_choice,
@@ -74,7 +73,7 @@ ALL_TOOLS_FAILED = ("every tool call of the model's answer failed ({n} of {n}); 
                     "all_tools_failed = \"fail\" ends the turn there")
 
 
-class Loop:
+class Loop(HelpActions):
     def __init__(self, *, client: ModelClientProtocol, registry: ToolRegistry, emitter: EventEmitter,
                  tool_context: ToolContext, history: list[dict[str, Any]],
                  max_iterations: int = 200, verify: bool = True,
@@ -449,70 +448,10 @@ class Loop:
         if self.session is not None:
             self.session.paused(None if paused is None else paused.to_record())
 
-    # -- what a help may see and do (helps/contract.py TurnContext) --------------------------
-
-    @property
-    def task(self) -> str:
-        assert self._state is not None
-        return self._state.input.text
-
-    @property
-    def cwd(self) -> Path:
-        return self.tool_context.cwd
-
-    @property
-    def evidence(self) -> Evidence:
-        assert self._state is not None
-        return self._state.evidence
-
-    @property
-    def calls_left(self) -> int:
-        return self._budget.left
-
-    def has_tool(self, name: str) -> bool:
-        return self.registry.get(name) is not None
-
-    def notice(self, text: str) -> None:
-        self.emitter.notice(text)
-
-    def restart_evidence(self) -> None:
-        assert self._state is not None
-        self._state.evidence = Evidence.for_turn(self.task, repository_notes(self.history))
-        self._state.repeats = RepeatedCalls()
-
     def _where(self) -> tuple[str, int]:
         """The running turn's instruction and model call, for the tools' context."""
         state = self._state
         return (state.input.text, state.steps) if state is not None else ("", 0)
-
-    def ask_alone(self, messages: list[dict[str, Any]], notice: str,
-                  max_chars: int | None = None,
-                  temperature: float | None = None) -> ModelTurn:
-        self._stop_if_cancelled()
-        self.emitter.notice(notice)
-        return self._step(messages, max_chars, temperature)
-
-    def run_in_copy(self, command: str, copy: Path, timeout_s: float) -> tuple[int | None, str]:
-        from baseagent.tools.confined import run_confined
-
-        context = self.tool_context
-        done = run_confined(["/bin/sh", "-c", command], cwd=copy, env=context.env,
-                            timeout=timeout_s, mode=context.sandbox,
-                            network=context.sandbox_network)
-        if done is None:
-            return None, ""
-        return done.returncode, done.stdout + done.stderr
-
-    def run_quiet(self, call: ToolCall) -> tuple[ToolResult, str]:
-        prepared = self.registry.prepare(call.name, call.arguments)
-        result = self._calls.run(call, prepared, self._budget)
-        return result, self._observe(call, prepared, result)
-
-    def say(self, text: str) -> None:
-        item = text_item("agent_message", self.emitter.new_item_id(), text)
-        self.emitter.send(engine.ItemStarted(item))
-        self.emitter.send(engine.ItemCompleted(item))
-        self.append({"role": "assistant", "content": text})
 
     # -- history -----------------------------------------------------------------------------
 
