@@ -288,3 +288,48 @@ def test_a_reply_longer_than_the_task_could_need_is_cut(scripted_server, workspa
     assert any("more than the files of the task could need: cut, counted as a miss" in m
                for m in notices)
     assert len(server.requests) == 2 and (workspace / "hamming.py").read_text() == SOLVED
+
+
+THREE_TESTS = ("from hamming import distance\n\n"
+               "def test_same():\n    assert distance('A', 'A') == 0\n\n"
+               "def test_differs():\n    assert distance('A', 'G') == 1\n\n"
+               "def test_two():\n    assert distance('AC', 'GT') == 2\n")
+HALF_PASS = "def distance(strand_a, strand_b):\n    return 0\n"  # test_same passes
+
+
+def test_the_best_attempt_is_in_the_workspace_after_a_task_timeout(scripted_server, tmp_path,
+                                                                   home):
+    """`batch --task-timeout`: the probe's best attempt (1 of 3 tests) is put back, the
+    conversation writes a worse file and the model then hangs past the task's time: the
+    task's workspace holds the best attempt, not the worse write."""
+    from batch_helpers import results, run_batch, write_tasks
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "hamming.py").write_text(STUB)
+    (source / "hamming_test.py").write_text(THREE_TESTS)
+    none_pass = "def distance(strand_a, strand_b):\n    return 5\n"
+    worse = {"name": "write_file", "arguments": {"file_path": "hamming.py",
+                                                 "content": none_pass}}
+    server = scripted_server(
+        [{"content": f"hamming.py\n```python\n{HALF_PASS}```"}] * 2  # the two probe messages
+        + [{"content": f"hamming.py\n```python\n{none_pass}```"}]  # the repair round: worse
+        + [{"tool_calls": [worse]},  # the agent's own turn writes a worse file
+           {"content": "still thinking", "delay": 300}])  # and the model hangs
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{
+        "id": "hamming", "instruction": TESTED_TASK.replace("python3", "python"),
+        "workspace": str(source)}])
+    out = tmp_path / "out"
+    proc = run_batch(tasks, out, server.api_base, "--task-timeout", "40", "--retries", "0",
+                     "--max-iterations", "6", "--prompt-profile", "compact", "--json",
+                     home=home, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [result] = results(out)
+    assert result["error"] == "task timed out after 40 s"
+    assert len(server.requests) == 5  # two probes, one repair round, the write, the hang
+    assert (out / "work" / "hamming" / "hamming.py").read_text() == HALF_PASS
+    events = [json.loads(line) for line in
+              (out / "tasks" / "hamming" / "events.jsonl").read_text().splitlines()]
+    assert any("the best attempt's files were put back" in e.get("message", "")
+               for e in events if e["type"] == "error")
+    assert (source / "hamming.py").read_text() == STUB  # the task's own copy is untouched
