@@ -5,9 +5,10 @@ A block is held to the code in one of three ways, said just above it:
 - `<!-- docs-test: run NAME -->`: run by tests/docs/test_docs_examples.py (bash in a
   shell, python as a script, toml through the config loader); a later block marked
   `<!-- docs-test: output NAME -->` holds what it prints, compared after `normalise`;
-  `<!-- docs-test: run NAME against SCRIPT -->` runs it with the scripted model server
-  playing SCRIPT (a JSON file of the checkout, looped) on the demo port 8765, and
-  OPENAI_API_KEY=dummy, as the page tells the reader to start it;
+  `<!-- docs-test: run NAME against SCRIPT -->` runs it in /tmp/demo with the scripted
+  model server playing SCRIPT (a JSON file of the checkout, looped) on the demo port 8765
+  and the demo's environment (OPENAI_API_KEY=dummy, BASEAGENT_MODEL=openai/demo,
+  BASEAGENT_API_BASE), as docs/LIBRARY.md's first lines tell the reader to set them up;
 - a TOML block with no marker: loaded through the config loader all the same (a config
   example that does not load is a broken example, whatever it illustrates);
 - `<!-- docs-test: tested-by PATH -->`: a test file of its own runs it (PATH must exist);

@@ -97,7 +97,9 @@ def test_runnable_examples_run_as_printed(block: Block, tmp_path: Path) -> None:
     if block.server:
         steps = json.loads((REPO / block.server).read_text(encoding="utf-8"))
         server = ScriptedServer(steps, port=int(port), loop=True)
-        env["OPENAI_API_KEY"] = "dummy"
+        # What docs/LIBRARY.md tells the reader to export and where to work, offline.
+        env.update(OPENAI_API_KEY="dummy", BASEAGENT_MODEL="openai/demo",
+                   BASEAGENT_API_BASE=f"http://127.0.0.1:{port}/v1")
     if block.lang in ("bash", "sh"):
         script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + code
         argv = ["bash", "-c", script]
@@ -109,7 +111,7 @@ def test_runnable_examples_run_as_printed(block: Block, tmp_path: Path) -> None:
         pytest.fail(f"{block.where}: cannot run a {block.lang!r} block")
     try:
         with server:
-            proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True,
+            proc = subprocess.run(argv, cwd=scratch if block.server else REPO, env=env, capture_output=True, text=True,
                                   timeout=300, stdin=subprocess.DEVNULL)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
