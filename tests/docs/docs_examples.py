@@ -5,6 +5,10 @@ A block is held to the code in one of three ways, said just above it:
 - `<!-- docs-test: run NAME -->`: run by tests/docs/test_docs_examples.py (bash in a
   shell, python as a script, toml through the config loader); a later block marked
   `<!-- docs-test: output NAME -->` holds what it prints, compared after `normalise`;
+  `<!-- docs-test: run NAME against SCRIPT -->` runs it in /tmp/demo with the scripted
+  model server playing SCRIPT (a JSON file of the checkout, looped) on the demo port 8765
+  and the demo's environment (OPENAI_API_KEY=dummy, BASEAGENT_MODEL=openai/demo,
+  BASEAGENT_API_BASE), as docs/LIBRARY.md's first lines tell the reader to set them up;
 - a TOML block with no marker: loaded through the config loader all the same (a config
   example that does not load is a broken example, whatever it illustrates);
 - `<!-- docs-test: tested-by PATH -->`: a test file of its own runs it (PATH must exist);
@@ -23,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CHECKED = ("python", "bash", "sh", "toml")
 _FENCE = re.compile(r"^```(\w*)")
-_MARK = re.compile(r"<!-- docs-test: (run|output|tested-by) ([\w./-]+) -->")
+_MARK = re.compile(r"<!-- docs-test: (run|output|tested-by) ([\w./-]+)(?: against ([\w./-]+))? -->")
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Block:
     code: str
     mark: str | None  # "run", "output" or "illustration"
     name: str | None
+    server: str | None = None  # the script the scripted server plays for a run block
 
     @property
     def where(self) -> str:
@@ -56,7 +61,7 @@ def blocks(path: Path) -> list[Block]:
         end = index + 1
         while end < len(lines) and not lines[end].startswith("```"):
             end += 1
-        mark = name = None
+        mark = name = server = None
         above = [line for line in lines[max(0, index - 3):index] if line.strip()]
         # The paragraph just above the block (a caption may wrap over several lines).
         start = index - 1
@@ -69,11 +74,11 @@ def blocks(path: Path) -> list[Block]:
         if above:
             tag = _MARK.search(above[-1])
             if tag:
-                mark, name = tag.group(1), tag.group(2)
+                mark, name, server = tag.group(1), tag.group(2), tag.group(3)
             elif any(line.lstrip().startswith("*Illustration") for line in caption):
                 mark = "illustration"
         found.append(Block(path, index + 1, match.group(1), "\n".join(lines[index + 1:end]) + "\n",
-                           mark, name))
+                           mark, name, server))
         index = end + 1
     return found
 

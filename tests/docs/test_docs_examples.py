@@ -2,6 +2,7 @@
 (tests/docs/docs_examples.py says how a block is marked)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tomllib
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from docs_examples import REPO, CHECKED, Block, every_block, normalise
 
 from baseagent.config.load import load_settings
+from baseagent.testing.scripted_server import ScriptedServer
 
 BLOCKS = every_block()
 RUN = [b for b in BLOCKS if b.mark == "run"]
@@ -32,6 +35,10 @@ def test_every_example_is_run_or_says_it_only_illustrates():
 def test_examples_tested_elsewhere_name_a_test_that_exists():
     named = [b for b in BLOCKS if b.mark == "tested-by"]
     assert not [b.where for b in named if not (REPO / str(b.name)).is_file()]
+
+
+def test_scripts_run_blocks_play_exist():
+    assert not [b.where for b in RUN if b.server and not (REPO / b.server).is_file()]
 
 
 def test_every_output_block_belongs_to_a_run():
@@ -86,6 +93,13 @@ def test_runnable_examples_run_as_printed(block: Block, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(HOME=str(home), PATH=f"{bin_dir}:{env['PATH']}", PYTHONPATH=str(REPO / "src"),
                NO_COLOR="1")
+    server = nullcontext()
+    if block.server:
+        steps = json.loads((REPO / block.server).read_text(encoding="utf-8"))
+        server = ScriptedServer(steps, port=int(port), loop=True)
+        # What docs/LIBRARY.md tells the reader to export and where to work, offline.
+        env.update(OPENAI_API_KEY="dummy", BASEAGENT_MODEL="openai/demo",
+                   BASEAGENT_API_BASE=f"http://127.0.0.1:{port}/v1")
     if block.lang in ("bash", "sh"):
         script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + code
         argv = ["bash", "-c", script]
@@ -96,8 +110,9 @@ def test_runnable_examples_run_as_printed(block: Block, tmp_path: Path) -> None:
     else:
         pytest.fail(f"{block.where}: cannot run a {block.lang!r} block")
     try:
-        proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=300, stdin=subprocess.DEVNULL)
+        with server:
+            proc = subprocess.run(argv, cwd=scratch if block.server else REPO, env=env, capture_output=True, text=True,
+                                  timeout=300, stdin=subprocess.DEVNULL)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     assert proc.returncode == 0, f"{block.where} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
