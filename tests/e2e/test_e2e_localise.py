@@ -196,3 +196,34 @@ def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scr
     assert "L8:     return math.floor(value + 0.4)" in turn["messages"][-1]["content"]
     assert not any("0.6" in str(m.get("content")) for m in turn["messages"])
     assert run.events[-1].get("verification", {}).get("by") != "evidence"
+
+
+WHOLE_FUNCTION = """The bug is the 0.4 in `round_half`. SEARCH/REPLACE blocks to fix it:
+
+shapes/geometry/rounding.py, function `round_half` (lines 4-8):
+```python
+    def round_half(value):
+        \"\"\"Round to the nearest integer, halves away from zero: 2.5 -> 3.\"\"\"
+        if value < 0:
+            return -round_half(-value)
+        return math.floor(value + 0.5)
+```
+"""
+
+
+def test_a_reply_with_the_whole_function_instead_of_blocks_is_merged_by_name(
+        scripted_server, workspace, home):
+    """Seen with the 1.5B model on a repository task: asked for SEARCH/REPLACE blocks, it
+    sends the function it was shown, fixed, as a plain (indented) block after naming its
+    file; it is merged into that file by name, and the suite judges it."""
+    make_repository(workspace)
+    server = scripted_server([{"content": WHOLE_FUNCTION}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 1
+    fixed = (workspace / "shapes/geometry/rounding.py").read_text()
+    assert "math.floor(value + 0.5)" in fixed and fixed.startswith("import math\n")
+    assert "def round_all(values):" in fixed  # the rest of the file as it was
+    assert (workspace / "shapes/legacy.py").read_text() == REPOSITORY["shapes/legacy.py"]
+    assert run.events[-1]["verification"]["by"] == "evidence"

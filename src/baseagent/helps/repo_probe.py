@@ -7,7 +7,8 @@ in a module of two thousand lines. Here, for a task that names no file to change
 workspace of Python source, with a test command: the issue, the functions its names lead to
 (helps/localise.py, shown as helps/localised_code.py shows them, lines as the files have
 them) and what the issue's example gives now are sent once without tools, asking for
-SEARCH/REPLACE blocks (helps/edit_form.py). Before that message the issue's example is run
+SEARCH/REPLACE blocks (helps/edit_form.py; a reply that sends the functions it was shown
+whole, in plain code blocks, is merged by name: helps/function_edits.py). Before that message the issue's example is run
 as a check (helps/reproduction.py: it should fail, which confirms the bug; when it already
 passes it decides nothing) and the suite, which times the later runs (helps/test_time.py).
 
@@ -35,6 +36,7 @@ from typing import Any
 from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
+from baseagent.helps.function_edits import function_edits
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
                                           reproduction_from)
@@ -186,9 +188,12 @@ class RepoProbe(TurnHelp):
                 break  # the same reply again: nothing new will come of it
             replies.add(reply)
             # Only files that exist, never a test: what the probe writes it can put back.
-            check = check_edit_blocks(ctx.cwd, parse_edit_blocks(reply),
-                                      may_write=lambda path: not is_test_file(path)
-                                      and (ctx.cwd / path).is_file())
+            def may_write(path: str) -> bool:
+                return not is_test_file(path) and (ctx.cwd / path).is_file()
+
+            blocks = parse_edit_blocks(reply)
+            check = check_edit_blocks(ctx.cwd, blocks, may_write=may_write) if blocks \
+                else function_edits(reply, [s.candidate for s in shown], ctx.cwd, may_write)
             if check.new_texts in edits:
                 break  # the same edits again
             outcome = self._attempt(ctx, run, check, repro, originals)
