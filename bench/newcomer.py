@@ -45,6 +45,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "docs"))
+from docs_examples import Block, normalise, text_blocks  # noqa: E402  (one reader of the docs)
+
 REPO = Path(__file__).resolve().parents[1]
 # Silent reading of English non-fiction by adults: 238 words a minute, the mean of
 # Brysbaert (2019), "How many words do we read per minute? A review and meta-analysis of
@@ -56,42 +59,15 @@ BUDGET_MINUTES = 15
 # What the session page tells the reader to type.
 SESSION_INPUT = ("create hello.py that prints a greeting", "/exit")
 
-_FENCE = re.compile(r"^```(\w*)")
-_MARK = re.compile(r"<!-- docs-test: (run|output) ([\w./-]+) -->")
 _LINK = re.compile(r"\]\((docs/[\w./-]+\.md)\)")
 
 
 # --- the pure parts (tests/bench/test_newcomer.py) ---------------------------------------
 
-@dataclass
-class Block:
-    lang: str
-    code: str
-    mark: str | None = None  # "run" or "output"
-    name: str | None = None
-
-
 def blocks(text: str) -> list[Block]:
-    """The fenced code blocks of a Markdown text, with the docs-test mark just above each."""
-    lines = text.splitlines()
-    found: list[Block] = []
-    index = 0
-    while index < len(lines):
-        match = _FENCE.match(lines[index])
-        if not match:
-            index += 1
-            continue
-        end = index + 1
-        while end < len(lines) and not lines[end].startswith("```"):
-            end += 1
-        block = Block(match.group(1), "\n".join(lines[index + 1:end]) + "\n")
-        above = [line for line in lines[max(0, index - 3):index] if line.strip()]
-        tag = _MARK.search(above[-1]) if above else None
-        if tag:
-            block.mark, block.name = tag.group(1), tag.group(2)
-        found.append(block)
-        index = end + 1
-    return found
+    """The fenced code blocks of a Markdown text, with the docs-test mark just above each
+    (tests/docs reads them the same way: one reader)."""
+    return text_blocks(text)
 
 
 def section(text: str, title: str) -> str:
@@ -138,15 +114,6 @@ def count_words(markdown: str) -> int:
 
 def reading_minutes(words: int, wpm: int = READING_WPM) -> float:
     return words / wpm
-
-
-def normalise(text: str, replacements: dict[str, str]) -> str:
-    """As tests/docs does: ids, token counts and the machine's paths differ between runs."""
-    for old, new in replacements.items():
-        text = text.replace(old, new)
-    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>", text)
-    text = re.sub(r'("\w*tokens":)\d+', r"\1<n>", text)
-    return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
 # --- the walk ---------------------------------------------------------------------------

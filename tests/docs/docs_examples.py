@@ -50,7 +50,13 @@ def pages() -> list[Path]:
 
 
 def blocks(path: Path) -> list[Block]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    return text_blocks(path.read_text(encoding="utf-8"), path)
+
+
+def text_blocks(text: str, path: Path = REPO / "README.md") -> list[Block]:
+    """The fenced blocks of a Markdown text (`path`: the page it is from), each with its
+    mark; bench/newcomer.py reads README and the use pages with it too."""
+    lines = text.splitlines()
     found: list[Block] = []
     index = 0
     while index < len(lines):
