@@ -228,22 +228,23 @@ AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-exercises" / "batch"
 
 
 @contextlib.contextmanager
-def fixed_batch(out: Path, what: str) -> Iterator[Path]:
-    """AGENT_BATCH, held by this run alone (one such run at a time on a machine) and empty;
-    moved to `out`/batch when the block ends, however it ends."""
-    AGENT_BATCH.parent.mkdir(parents=True, exist_ok=True)
-    with (AGENT_BATCH.parent / "lock").open("w") as lock:
+def fixed_batch(out: Path, what: str, batch: Path = AGENT_BATCH) -> Iterator[Path]:
+    """`batch` (AGENT_BATCH, or another set's fixed path), held by this run alone (one such
+    run at a time on a machine) and empty; moved to `out`/batch when the block ends, however
+    it ends (a batch left there would be resumed by the next run, its results taken as new)."""
+    batch.parent.mkdir(parents=True, exist_ok=True)
+    with (batch.parent / "lock").open("w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise SystemExit(f"another {what} run is using {AGENT_BATCH}") from None
-        shutil.rmtree(AGENT_BATCH, ignore_errors=True)
+            raise SystemExit(f"another {what} run is using {batch}") from None
+        shutil.rmtree(batch, ignore_errors=True)
         try:
-            yield AGENT_BATCH
+            yield batch
         finally:
-            if AGENT_BATCH.exists():
+            if batch.exists():
                 shutil.rmtree(out / "batch", ignore_errors=True)
-                shutil.move(str(AGENT_BATCH), str(out / "batch"))
+                shutil.move(str(batch), str(out / "batch"))
 
 
 def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,

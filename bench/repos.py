@@ -359,7 +359,7 @@ def run_agent(tasks: list[RepoTask], model: str, api_base: str, work: Path,
     tasks_file = convert(tasks, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
-    with ex.fixed_batch(out, "repos"):
+    with ex.fixed_batch(out, "repos", AGENT_BATCH):
         command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks_file),
                    "--out", str(AGENT_BATCH), "--workers", "1", "--oss", "--model", model,
                    "--api-base", api_base, "--temperature", "0",

@@ -186,3 +186,21 @@ def test_a_peer_row_runs_end_to_end_with_the_scripted_fix(task, scripted_server,
                             lambda _message: None)
     assert result.solved and result.tests == "47 passed" and result.model_calls == 2, result
     assert "iso8601.py" not in str(server.requests[0]["messages"])
+
+
+def test_the_fixed_batch_is_the_sets_own_cleared_before_and_moved_after(tmp_path, monkeypatch):
+    """A repository run's batch directory is cleared when it starts and moved into its
+    --work when it ends: a batch left there (its results) is never resumed by the next run
+    as if it were new (the bug: the exercises' path was cleared, the repositories' kept)."""
+    batch = tmp_path / "fixed" / "batch"
+    monkeypatch.setattr(repos, "AGENT_BATCH", batch)
+    batch.mkdir(parents=True)
+    (batch / "results.jsonl").write_text('{"id": "old", "status": "failed"}\n')
+    out = tmp_path / "work" / "agent"
+    out.mkdir(parents=True)
+    with repos.ex.fixed_batch(out, "repos", repos.AGENT_BATCH) as held:
+        assert held == batch and not batch.exists()  # nothing of an earlier run
+        batch.mkdir()
+        (batch / "results.jsonl").write_text('{"id": "new", "status": "passed"}\n')
+    assert not batch.exists()
+    assert "new" in (out / "batch" / "results.jsonl").read_text()
