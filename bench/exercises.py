@@ -228,10 +228,12 @@ AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-exercises" / "batch"
 
 
 @contextlib.contextmanager
-def fixed_batch(out: Path, what: str, batch: Path = AGENT_BATCH) -> Iterator[Path]:
-    """`batch` (AGENT_BATCH, or another set's fixed path), held by this run alone (one such
-    run at a time on a machine) and empty; moved to `out`/batch when the block ends, however
-    it ends (a batch left there would be resumed by the next run, its results taken as new)."""
+def fixed_batch(out: Path, what: str, batch: Path | None = None) -> Iterator[Path]:
+    """`batch` (default AGENT_BATCH, or another set's fixed path), held by this run alone
+    (one such run at a time on a machine) and empty; moved to `out`/batch when the block
+    ends, however it ends (a batch left there would be resumed by the next run, its results
+    taken as new)."""
+    batch = AGENT_BATCH if batch is None else batch
     batch.parent.mkdir(parents=True, exist_ok=True)
     with (batch.parent / "lock").open("w") as lock:
         try:
