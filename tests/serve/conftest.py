@@ -64,13 +64,6 @@ def scripts() -> Iterator[TurnScripts]:
         server.stop()
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
 def start_server(scripts: TurnScripts, workspace: Path, home: Path, **extra: Any) -> Any:
     from baseagent.serve.command import Background, ServeOptions
 

@@ -22,6 +22,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 from baseagent.core.verification.evidence import forbids_test_changes, is_test_file, runs_tests
@@ -191,6 +192,12 @@ def _after_docstring(tree: ast.Module) -> int:
             and isinstance(first.value.value, str):
         return first.end_lineno or 0
     return 0
+
+
+def fences(text: str) -> Iterator[re.Match[str]]:
+    """Every fenced block of `text` as this module reads fences (groups `info`, `code`), for
+    readers of other forms (helps/function_edits.py)."""
+    return _FENCE.finditer(text)
 
 
 def labelled_blocks(answer: str, cwd: Path, task: str) -> list[FileBlock]:

@@ -14,16 +14,14 @@ matched to the symbols the model was shown (helps/localise.py candidates): a met
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from baseagent.helps.code_blocks import fences
 from baseagent.helps.edit_form import EditCheck, Merge, merge_by_name
 from baseagent.helps.localise import Candidate
 
-# A fenced block: its info string's first word, then its body.
-_FENCE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n(.*?)```", re.S)
 _PYTHON = {"", "python", "py", "python3"}
 # Bounds on what one reply may hold for this form (it is the model's text).
 MAX_BLOCKS = 8
@@ -38,8 +36,8 @@ def function_edits(reply: str, shown: Sequence[Candidate], root: Path,
     nothing; `refused` holds one note per file the pieces could not be merged into."""
     check = EditCheck()
     pieces: dict[str, list[str]] = {}
-    for match in list(_FENCE.finditer(reply))[:MAX_BLOCKS]:
-        lang, body = match.group(1), match.group(2)
+    for match in list(fences(reply))[:MAX_BLOCKS]:
+        lang, body = (match.group("info").split() or [""])[0], match.group("code")
         before = reply[:match.start()]
         if lang.lower() not in _PYTHON or len(body) > MAX_BLOCK_CHARS:
             continue
