@@ -151,3 +151,27 @@ def test_undo_refuses_a_workspace_swapped_for_a_symlink(tmp_path):
     with pytest.raises(UndoRefused, match="is now reached through a symbolic link"):
         cp.undo()
     assert [p.name for p in (outside / "ws").iterdir()] == ["theirs.txt"]
+
+
+def test_in_memory_copies_go_when_the_checkpoints_are_closed_or_dropped(tmp_path):
+    """Without a session record the copies live in a temporary directory; an agent its caller
+    never closes must not leave it behind (over a day of runs they had piled up by the
+    thousand)."""
+    import gc
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    env = {"PATH": os.environ["PATH"], "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    temps = []
+    for close in (True, False):
+        cp = Checkpoints(thread_id="t", workspace=ws, directory=None, env=env)
+        cp.begin("edit")
+        cp.before_change()
+        temps.append(cp._temp)
+        assert temps[-1] is not None and temps[-1].is_dir()
+        if close:
+            cp.close()
+        del cp
+        gc.collect()
+        assert not temps[-1].exists()

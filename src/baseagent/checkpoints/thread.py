@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,7 @@ class Checkpoints:
         self.enabled = enabled
         self._directory = directory
         self._temp: Path | None = None
+        self._temp_cleanup: weakref.finalize | None = None
         self._env = dict(env)
         self._max = (max_files, max_bytes)
         self._lock = threading.Lock()
@@ -330,9 +332,10 @@ class Checkpoints:
             return done
 
     def close(self) -> None:
-        if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
-            self._temp = None
+        if self._temp_cleanup is not None:
+            self._temp_cleanup()
+            self._temp_cleanup = None
+        self._temp = None
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -366,6 +369,10 @@ class Checkpoints:
             return self._directory
         if self._temp is None:
             self._temp = Path(tempfile.mkdtemp(prefix="baseagent-checkpoints-"))
+            # An agent its caller never closes (a library user, a test) must not leave its
+            # copies behind: the directory goes when this object is collected or at exit.
+            self._temp_cleanup = weakref.finalize(self, shutil.rmtree, str(self._temp),
+                                                  ignore_errors=True)
         return self._temp
 
     def _read_log(self) -> dict[str, Any]:
