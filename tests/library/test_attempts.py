@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,10 @@ def test_a_workspace_changed_meanwhile_is_left_alone(scripted_server, project, t
     assert result.status == "failed"
     assert "the workspace changed while the attempts ran" in (result.error or "")
     assert outside.read_text() == "changed\n"
+    # The best attempt is kept where the message says, for the person to take what they want.
+    kept = Path(re.search(r"is in (\S+)\)", result.error or "").group(1))
+    assert (kept / "calc.py").exists()
+    shutil.rmtree(kept.parent.parent)
 
 
 def test_a_cancelled_turn_applies_nothing(scripted_server, project, tmp_path):
