@@ -24,6 +24,7 @@ import platform
 import socket
 import subprocess
 import sys
+import shutil
 import tempfile
 import threading
 import time
@@ -257,6 +258,7 @@ def main() -> None:
     finally:
         server.stop()
         model.stop()
+        shutil.rmtree(home, ignore_errors=True)
     write(args, one, many, dom, idle)
 
 
