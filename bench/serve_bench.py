@@ -21,10 +21,10 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
-import shutil
 import tempfile
 import threading
 import time
