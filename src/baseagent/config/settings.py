@@ -162,13 +162,16 @@ class RunOptions(_Options):
                                      "run's is unset or 0 (at 0 every attempt would give the "
                                      "same answer); 0 or None: every attempt the run's")
     repair_temperature: float | None = Field(
-        0.7, ge=0, le=2, description="The whole-file probe's repair candidates sample at this "
-                                     "temperature once a repair round repeats (helps/probe.py, "
+        0.7, ge=0, le=2, description="The probes' repair candidates (whole-file and "
+                                     "repository) sample at this temperature once a repair "
+                                     "round repeats (helps/probe.py, helps/repo_probe.py, "
                                      "docs/HELPS.md) when the run's is unset or 0; 0 or None: "
                                      "the run's")
     repair_candidates: int = Field(
-        3, ge=1, le=8, description="Candidates a search round of the whole-file probe draws, "
-                                   "each tested in a scratch copy of the workspace")
+        3, ge=1, le=8, description="Candidates a search round of a probe draws (the "
+                                   "whole-file probe tests each in a scratch copy of the "
+                                   "workspace, the repository probe in the workspace, put "
+                                   "back after)")
     attempts_parallel: Literal["auto", "on", "off"] = Field(
         "auto", description="Run the attempts at once (on) or one after another (off); auto: "
                             "one after another on a local server (--oss, a localhost "

@@ -49,7 +49,7 @@ def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = Fa
     """The helps of a turn, in the order the loop calls them. The probe writes its files
     through the prose-code help, so it comes only with prose_code "apply"; it sees the task
     before the named files are added to it. Both time their test runs with one clock, never
-    longer than `shell_timeout_ms` (the shell's default). The probe's search rounds draw
+    longer than `shell_timeout_ms` (the shell's default). The probes' search rounds draw
     `repair_candidates` each, sampled at `repair_temperature` (None: the run's).
     `localise`: a task that names no file gets the code its names lead to shown with it,
     and with `probe` and a test command the repository probe before the conversation."""
@@ -64,7 +64,9 @@ def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = Fa
         localised = LocalisedCode()
         helps.append(localised)
         if probe:
-            helps.append(RepoProbe(localised, clock, shell_timeout_ms=shell_timeout_ms))
+            helps.append(RepoProbe(localised, clock, shell_timeout_ms=shell_timeout_ms,
+                                   candidates=repair_candidates,
+                                   temperature=repair_temperature))
     if prose_code != "off":
         helps.append(ProseCode(prose_code, clock, shell_timeout_ms))
     helps.append(Nudges())

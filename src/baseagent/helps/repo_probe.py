@@ -17,11 +17,19 @@ policy holds; a test file is never written), then the example's check runs, then
 The attempt is kept only when the example gives what the issue expects and the suite
 passes: that is the answer, verified by evidence. Otherwise the files are put back and a
 repair round sends the reply and what came of it (the check's output, the suite's failing
-test, or the notes on refused blocks). Rounds stop at MAX_ROUNDS, after MAX_MISSES in a row
-that get no closer, when a reply repeats an earlier one (at temperature 0 the same prompt
-gets the same reply), and so that the probe spends at most half the turn's model calls. When
-none is kept, the files are as the task had them, the probe's evidence is dropped and the
-conversation goes on from the task with the localised code shown.
+test, or the notes on refused blocks).
+
+Search: at temperature 0 the same prompt gets the same reply, and a repair round that gets no
+closer than the best attempt (or repeats an earlier reply or its edits) is most often the
+model going round in circles. From then on each round draws `candidates` replies sampled at
+`temperature` from the same messages (a shared prefix, which a server's prompt cache
+serves), each tested as the first was; a reply or edits seen before are not tested again;
+the round's best (the example's expectations met, then the suite's tests passed) is what the
+next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and so that the
+probe spends at most half the turn's model calls; without candidates (0) they also stop
+after MAX_MISSES in a row that get no closer and at the first repeat. When none is kept, the
+files are as the task had them, the probe's evidence is dropped and the conversation goes on
+from the task with the localised code shown.
 """
 from __future__ import annotations
 
@@ -130,11 +138,14 @@ def heredoc(program: str) -> str:
 class RepoProbe(TurnHelp):
     def __init__(self, localised: LocalisedCode, clock: TestClock | None = None,
                  max_rounds: int = MAX_ROUNDS,
-                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS) -> None:
+                 shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS, candidates: int = 0,
+                 temperature: float | None = None) -> None:
         self.localised = localised  # the turn's localisation (its start_turn runs first)
         self.clock = clock or TestClock()
         self.max_rounds = max_rounds
         self.shell_timeout_ms = shell_timeout_ms
+        self.candidates = candidates  # a search round's (0: no search)
+        self.temperature = temperature  # the search candidates' (None: the run's)
         self.command: str | None = None  # the turn's test command, when the probe is on
 
     def start_turn(self, ctx: TurnContext, message: Message) -> Message:
@@ -172,45 +183,81 @@ class RepoProbe(TurnHelp):
         exchange: list[dict[str, Any]] = [{"role": "user", "content": opening}]
         replies: set[str] = set()
         edits: list[dict[str, str]] = []
+
+        # Only files that exist, never a test: what the probe writes it can put back.
+        def may_write(path: str) -> bool:
+            return not is_test_file(path) and (ctx.cwd / path).is_file()
+
         best: tuple[int, int] = (-1, -1)
         misses = rounds = 0
+        searching = False
+        shown_next: tuple[str, str] | None = None  # the best reply and what it gave
         while ctx.calls_left > keep:
-            notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
-                else REPO_PROBE_NOTICES[1].format(n=rounds)
-            ctx.restart_evidence()
-            try:
-                reply = ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM},
-                                       *exchange], notice, max_chars=limit).text
-            except ReplyTooLong:
-                ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
-                reply = ""
-            if reply.strip() and reply in replies:
-                break  # the same reply again: nothing new will come of it
-            replies.add(reply)
-            # Only files that exist, never a test: what the probe writes it can put back.
-            def may_write(path: str) -> bool:
-                return not is_test_file(path) and (ctx.cwd / path).is_file()
-
-            blocks = parse_edit_blocks(reply)
-            check = check_edit_blocks(ctx.cwd, blocks, may_write=may_write) if blocks \
-                else function_edits(reply, [s.candidate for s in shown], ctx.cwd, may_write)
-            if check.new_texts in edits:
-                break  # the same edits again
-            outcome = self._attempt(ctx, run, check, repro, originals)
-            if outcome.kept:
-                return self._answer(ctx, run, check, command)
-            self._put_back(ctx, originals)
-            if check.new_texts:
-                edits.append(check.new_texts)
-            if outcome.score > best:
-                best, misses = outcome.score, 0
-            else:
+            draws = self.candidates if searching else 1
+            round_best: tuple[Outcome, str] | None = None
+            repeated = False
+            for k in range(1, draws + 1):
+                if ctx.calls_left <= keep:
+                    break
+                if searching:
+                    temperature = "the run's" if self.temperature is None \
+                        else f"{self.temperature:g}"
+                    notice = REPO_PROBE_NOTICES[2].format(n=rounds, k=k, of=draws,
+                                                          temperature=temperature)
+                else:
+                    notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
+                        else REPO_PROBE_NOTICES[1].format(n=rounds)
+                ctx.restart_evidence()
+                try:
+                    reply = ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM},
+                                           *exchange], notice, max_chars=limit,
+                                          temperature=self.temperature if searching
+                                          else None).text
+                except ReplyTooLong:
+                    ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+                    reply = ""
+                if reply.strip() and reply in replies:
+                    repeated = True  # the same reply again: nothing new will come of it
+                    continue
+                replies.add(reply)
+                blocks = parse_edit_blocks(reply)
+                check = check_edit_blocks(ctx.cwd, blocks, may_write=may_write) if blocks \
+                    else function_edits(reply, [s.candidate for s in shown], ctx.cwd,
+                                        may_write)
+                if check.new_texts and check.new_texts in edits:
+                    repeated = True  # the same edits again
+                    continue
+                outcome = self._attempt(ctx, run, check, repro, originals)
+                if outcome.kept:
+                    return self._answer(ctx, run, check, command)
+                self._put_back(ctx, originals)
+                if check.new_texts:
+                    edits.append(check.new_texts)
+                if round_best is None or outcome.score > round_best[0].score:
+                    round_best = (outcome, reply)
+            if round_best is None:
+                if searching or not self.candidates:
+                    break  # nothing new came of the round
+                searching = True  # a repeat: sample from here on
                 misses += 1
+                rounds += 1
+                if rounds > self.max_rounds:
+                    break
+                continue
+            outcome, reply = round_best
+            closer = outcome.score > best
+            misses = 0 if closer else misses + 1
+            if shown_next is None or closer:
+                best, shown_next = max(best, outcome.score), (reply, outcome.feedback)
+            if self.candidates and rounds and (repeated or not closer):
+                searching = True  # a repair round got no closer: sample from here on
             rounds += 1
-            if rounds > self.max_rounds or misses >= MAX_MISSES:
+            if rounds > self.max_rounds or (misses >= MAX_MISSES and not self.candidates) \
+                    or (repeated and not self.candidates):
                 break
-            exchange = [exchange[0], {"role": "assistant", "content": reply or "(no reply)"},
-                        {"role": "user", "content": outcome.feedback}]
+            exchange = [exchange[0],
+                        {"role": "assistant", "content": shown_next[0] or "(no reply)"},
+                        {"role": "user", "content": shown_next[1]}]
         self._put_back(ctx, originals)
         ctx.restart_evidence()
         return None

@@ -402,6 +402,9 @@ REPO_PROBE_SUITE_FAILED = "`{command}` gives: {summary}"
 REPO_PROBE_NOTICES = ("first, SEARCH/REPLACE edits for the issue and the code its names lead "
                       "to (no tools): kept only if the issue's example and the tests pass",
                       "repair round {n}: the last edits and what they gave: kept only if the "
+                      "issue's example and the tests pass",
+                      "search round {n}: candidate {k} of {of} at temperature {temperature}, "
+                      "from the best edits so far and what they gave: kept only if the "
                       "issue's example and the tests pass")
 REPO_PROBE_PASSED = ("Edited {files}; {repro}the tests pass (`{command}` exited 0).")
 REPO_PROBE_REPRO_MET = "the issue's example now gives what it expects ({met} of {total}); "
