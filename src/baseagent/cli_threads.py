@@ -5,6 +5,7 @@ cli.py adds `commands` to the app; the work is sessions.py's, export/'s and chec
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -178,12 +179,14 @@ def sessions_rm(
     if not thread_ids and older_than is None:
         raise fail_usage("give thread ids or --older-than DAYS")
     storage = _storage(ctx, directory, db)
+    # A thread's checkpoints live beside the JSONL records (--dir, or the session dir).
+    checkpoints = _session_dir(ctx, directory) / "checkpoints"
     try:
-        removed = sessions.remove(storage, thread_ids or [])
+        removed = sessions.remove(storage, thread_ids or [], checkpoints, os.environ)
     except SessionLoadError as exc:
         raise fail_usage(str(exc)) from None
     if older_than is not None:
-        pruned = sessions.prune(storage, older_than)
+        pruned = sessions.prune(storage, older_than, checkpoints=checkpoints, env=os.environ)
         if not pruned:
             print(f"no record older than {older_than:g} days: nothing removed", file=sys.stderr)
         removed += pruned

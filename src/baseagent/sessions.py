@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,20 +276,36 @@ def summary_json(summary: SessionSummary) -> str:
     return json.dumps(asdict(summary), ensure_ascii=False)
 
 
-def remove(storage: MessageStorage | Path, thread_ids: list[str]) -> list[str]:
-    """Delete these threads' records; every id is resolved before anything is deleted."""
+def remove(storage: MessageStorage | Path, thread_ids: list[str],
+           checkpoints: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    """Delete these threads' records; every id is resolved before anything is deleted.
+    `checkpoints`: the directory that holds the threads' checkpoints (the session dir's
+    `checkpoints/`): theirs go too (`env` runs git for a ref kept in a repository)."""
     storage = as_storage(storage)
     keys = [storage.resolve(thread_id) for thread_id in thread_ids]
-    return [storage.delete_thread(key) for key in keys]
+    return [_delete(storage, key, checkpoints, env) for key in keys]
 
 
-def prune(storage: MessageStorage | Path, older_than_days: float, now: float | None = None
+def prune(storage: MessageStorage | Path, older_than_days: float, now: float | None = None,
+          checkpoints: Path | None = None, env: Mapping[str, str] | None = None
           ) -> list[str]:
-    """Delete records not written to for `older_than_days` days."""
+    """Delete records not written to for `older_than_days` days, and their checkpoints."""
     storage = as_storage(storage)
     cutoff = (time.time() if now is None else now) - older_than_days * SECONDS_PER_DAY
-    return [storage.delete_thread(info.thread_id) for info in storage.list_threads()
-            if info.updated < cutoff]
+    return [_delete(storage, info.thread_id, checkpoints, env)
+            for info in storage.list_threads() if info.updated < cutoff]
+
+
+def _delete(storage: MessageStorage, thread_id: str, checkpoints: Path | None,
+            env: Mapping[str, str] | None) -> str:
+    """One thread's record, then its checkpoints; what was removed, in words."""
+    from baseagent.checkpoints import discard
+
+    where = storage.delete_thread(thread_id)
+    if checkpoints is None or thread_id in ("", ".", "..") or "/" in thread_id:
+        return where
+    said = discard(checkpoints / thread_id, env or {})
+    return f"{where} and {said}" if said else where
 
 
 def render_hits(hits: list[SearchHit]) -> str:

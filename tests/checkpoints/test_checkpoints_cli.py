@@ -90,3 +90,30 @@ def test_the_headless_jsonl_is_the_same_without_checkpoints(scripted_server, tmp
                         / events[0]["thread_id"]).exists()
         assert checkpointed == (setting == "1")
     assert lines["1"] == lines["0"]
+
+
+def test_sessions_rm_takes_the_threads_checkpoints_and_their_ref_with_it(scripted_server,
+                                                                         workspace, home):
+    """A removed thread leaves nothing behind: its checkpoint directory goes, and in a
+    repository the ref that kept its snapshots reachable (git's own gc drops the rest)."""
+    make_repo(workspace)
+    server = scripted_server(every_kind_of_change())
+    run = run_agent(["-i", "change everything", "--no-verify"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    thread_id = run.events[0]["thread_id"]
+    ref = f"refs/baseagent/checkpoints/{thread_id}"
+    refs = subprocess.run([*GIT, "for-each-ref", "--format=%(refname)", "refs/baseagent"],
+                          cwd=workspace, capture_output=True, text=True).stdout.split()
+    assert refs == [ref]
+    person = git_state(workspace)
+
+    removed = baseagent(["sessions", "rm", thread_id], workspace, home)
+    assert removed.returncode == 0, removed.stderr
+    assert " and its checkpoints in " in removed.stdout and f" and {ref} in " in removed.stdout
+    refs = subprocess.run([*GIT, "for-each-ref", "refs/baseagent"], cwd=workspace,
+                          capture_output=True, text=True).stdout
+    assert refs == ""
+    assert git_state(workspace) == person  # the person's branches, index and status as they were
+    gone = baseagent(["diff", thread_id], workspace, home)
+    assert gone.returncode == 2 and "no checkpoints of a thread" in gone.stderr

@@ -15,6 +15,7 @@ the command line `baseagent diff` and `baseagent undo`. docs/CHECKPOINTS.md.
 """
 from baseagent.checkpoints.render import FileDiff
 from baseagent.checkpoints.thread import (CheckpointError, Checkpoints, Diff, Undone,
-                                          UndoRefused)
+                                          UndoRefused, discard)
 
-__all__ = ["CheckpointError", "Checkpoints", "Diff", "FileDiff", "Undone", "UndoRefused"]
+__all__ = ["CheckpointError", "Checkpoints", "Diff", "FileDiff", "Undone", "UndoRefused",
+           "discard"]

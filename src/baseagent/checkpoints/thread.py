@@ -30,7 +30,7 @@ from typing import Any
 
 from baseagent.checkpoints import restore
 from baseagent.checkpoints.copystore import CopyStore, private_dir
-from baseagent.checkpoints.gitstore import GitStore, TooBig, find_repository
+from baseagent.checkpoints.gitstore import GitError, GitStore, TooBig, find_repository
 from baseagent.checkpoints.manifest import Change, changes
 from baseagent.checkpoints.render import FileDiff, file_diff
 from baseagent.errors import BaseAgentError
@@ -400,6 +400,31 @@ class Checkpoints:
         private_dir(self._directory)
         atomic_write(self._directory / LOG_NAME,
                      json.dumps(self._log, indent=1).encode("utf-8"), 0o600)
+
+
+def discard(directory: Path, env: Mapping[str, str]) -> str | None:
+    """Delete a thread's checkpoints (`sessions rm`): its directory, and when they were kept
+    in the workspace's repository, the ref that kept them reachable (git's own gc then drops
+    the objects). What was removed, in words; None when the thread had none."""
+    if not directory.is_dir():
+        return None
+    said = f"its checkpoints in {directory}"
+    try:
+        log = json.loads((directory / LOG_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        log = {}
+    root = log.get("root") if isinstance(log, dict) and log.get("store") == "git" else None
+    if isinstance(root, str):
+        found = find_repository(Path(root), env) if Path(root).is_dir() else None
+        if found is not None and str(found[0]) == root:
+            store = GitStore(found[0], found[1], directory.name, env, 0, 0)
+            try:
+                store.git(["update-ref", "-d", store.ref])
+                said += f" and {store.ref} in {root}"
+            except (GitError, OSError) as exc:
+                said += f" (the ref {store.ref} in {root} stays: {exc})"
+    shutil.rmtree(directory, ignore_errors=True)
+    return said
 
 
 def _names(paths: list[str]) -> str:
