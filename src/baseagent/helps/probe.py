@@ -39,7 +39,8 @@ from baseagent.helps.code_blocks import unchanged_blocks, written_path
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.named_files import named_file_texts
 from baseagent.helps.probe_plan import (MAX_REPAIR_ROUNDS, SEARCH_CANDIDATES, Attempt,
-                                        Candidate, ProbeMessage, ProbePlan)
+                                        Candidate, ProbeMessage, ProbePlan,
+                                        temperature_label)
 from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
@@ -193,7 +194,7 @@ class Probe(TurnHelp):
         leaves: the best attempt's, with those the reply writes in full."""
         notice = PROBE_SEARCH_NOTICE.format(
             n=plan.rounds, k=index + 1, of=of, kind=PROBE_SEARCH_KINDS[candidate.kind],
-            temperature="the run's" if self.temperature is None else f"{self.temperature:g}",
+            temperature=temperature_label(self.temperature),
             summary=best.report.summary)
         try:
             turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM},

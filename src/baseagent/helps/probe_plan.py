@@ -54,6 +54,11 @@ SEARCH_KINDS = ("assertion", "failures", "fresh")
 MAX_FAILURES_CHARS = 12_000
 
 
+def temperature_label(temperature: float | None) -> str:
+    """A search round's sampling temperature as its notices say it (None: the run's own)."""
+    return "the run's" if temperature is None else f"{temperature:g}"
+
+
 @dataclass(frozen=True)
 class Attempt:
     """What one probe message led to: the files to change as its reply left them, and what

@@ -8,9 +8,10 @@ workspace of Python source, with a test command: the issue, the functions its na
 (helps/localise.py, shown as helps/localised_code.py shows them, lines as the files have
 them) and what the issue's example gives now are sent once without tools, asking for
 SEARCH/REPLACE blocks (helps/edit_form.py; a reply that sends the functions it was shown
-whole, in plain code blocks, is merged by name: helps/function_edits.py). Before that message the issue's example is run
-as a check (helps/reproduction.py: it should fail, which confirms the bug; when it already
-passes it decides nothing) and the suite, which times the later runs (helps/test_time.py).
+whole, in plain code blocks, is merged by name: helps/function_edits.py). Before that
+message the issue's example is run as a check (helps/reproduction.py: it should fail, which
+confirms the bug; when it already passes it decides nothing) and the suite, which times the
+later runs (helps/test_time.py).
 
 The blocks that apply are written with write_file calls (`run_quiet`: the sandbox's path
 policy holds; a test file is never written), then the example's check runs, then the suite.
@@ -24,12 +25,12 @@ closer than the best attempt (or repeats an earlier reply or its edits) is most 
 model going round in circles. From then on each round draws `candidates` replies sampled at
 `temperature` from the same messages (a shared prefix, which a server's prompt cache
 serves), each tested as the first was; a reply or edits seen before are not tested again;
-the round's best (the example's expectations met, then the suite's tests passed) is what the
-next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and so that the
-probe spends at most half the turn's model calls; without candidates (0) they also stop
-after MAX_MISSES in a row that get no closer and at the first repeat. When none is kept, the
-files are as the task had them, the probe's evidence is dropped and the conversation goes on
-from the task with the localised code shown.
+the best attempt so far (the example's expectations met, then the suite's tests passed) is
+what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
+so that the probe spends at most half the turn's model calls; without candidates (0) they
+also stop after MAX_MISSES in a row that get no closer and at the first repeat. When none is
+kept, the files are as the task had them, the probe's evidence is dropped and the
+conversation goes on from the task with the localised code shown.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHel
 from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
+from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
                                           reproduction_from)
 from baseagent.helps.test_report import TestReport, read_report
@@ -194,16 +196,13 @@ class RepoProbe(TurnHelp):
         shown_next: tuple[str, str] | None = None  # the best reply and what it gave
         while ctx.calls_left > keep:
             draws = self.candidates if searching else 1
-            round_best: tuple[Outcome, str] | None = None
-            repeated = False
+            round_best: tuple[Outcome, str] | None = None  # None: the round drew nothing new
             for k in range(1, draws + 1):
                 if ctx.calls_left <= keep:
                     break
                 if searching:
-                    temperature = "the run's" if self.temperature is None \
-                        else f"{self.temperature:g}"
-                    notice = REPO_PROBE_NOTICES[2].format(n=rounds, k=k, of=draws,
-                                                          temperature=temperature)
+                    notice = REPO_PROBE_NOTICES[2].format(
+                        n=rounds, k=k, of=draws, temperature=temperature_label(self.temperature))
                 else:
                     notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
                         else REPO_PROBE_NOTICES[1].format(n=rounds)
@@ -217,16 +216,14 @@ class RepoProbe(TurnHelp):
                     ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
                     reply = ""
                 if reply.strip() and reply in replies:
-                    repeated = True  # the same reply again: nothing new will come of it
-                    continue
+                    continue  # the same reply again: nothing new to test
                 replies.add(reply)
                 blocks = parse_edit_blocks(reply)
                 check = check_edit_blocks(ctx.cwd, blocks, may_write=may_write) if blocks \
                     else function_edits(reply, [s.candidate for s in shown], ctx.cwd,
                                         may_write)
                 if check.new_texts and check.new_texts in edits:
-                    repeated = True  # the same edits again
-                    continue
+                    continue  # the same edits again
                 outcome = self._attempt(ctx, run, check, repro, originals)
                 if outcome.kept:
                     return self._answer(ctx, run, check, command)
@@ -235,26 +232,19 @@ class RepoProbe(TurnHelp):
                     edits.append(check.new_texts)
                 if round_best is None or outcome.score > round_best[0].score:
                     round_best = (outcome, reply)
-            if round_best is None:
-                if searching or not self.candidates:
-                    break  # nothing new came of the round
-                searching = True  # a repeat: sample from here on
-                misses += 1
-                rounds += 1
-                if rounds > self.max_rounds:
-                    break
-                continue
-            outcome, reply = round_best
-            closer = outcome.score > best
+            if round_best is None and (searching or not self.candidates):
+                break  # nothing new came of the round
+            closer = round_best is not None and round_best[0].score > best
             misses = 0 if closer else misses + 1
-            if shown_next is None or closer:
-                best, shown_next = max(best, outcome.score), (reply, outcome.feedback)
-            if self.candidates and rounds and (repeated or not closer):
-                searching = True  # a repair round got no closer: sample from here on
+            if round_best is not None and (shown_next is None or closer):
+                outcome, reply = round_best
+                best, shown_next = outcome.score, (reply, outcome.feedback)
+            if self.candidates and rounds and not closer:
+                searching = True  # a repair round got no closer or repeated: sample from here
             rounds += 1
-            if rounds > self.max_rounds or (misses >= MAX_MISSES and not self.candidates) \
-                    or (repeated and not self.candidates):
+            if rounds > self.max_rounds or (misses >= MAX_MISSES and not self.candidates):
                 break
+            assert shown_next is not None  # the first round's reply is never a repeat
             exchange = [exchange[0],
                         {"role": "assistant", "content": shown_next[0] or "(no reply)"},
                         {"role": "user", "content": shown_next[1]}]
