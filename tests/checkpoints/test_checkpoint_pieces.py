@@ -175,3 +175,54 @@ def test_in_memory_copies_go_when_the_checkpoints_are_closed_or_dropped(tmp_path
         del cp
         gc.collect()
         assert not temps[-1].exists()
+
+
+def test_discarding_a_threads_checkpoints_touches_only_its_own_ref_and_runs_nothing(tmp_path):
+    """`sessions rm` reads the thread's checkpoint log, a file in the session directory that
+    a command run with full access could have rewritten: whatever it says, only the ref
+    `refs/baseagent/checkpoints/<thread>` of the repository it names goes, no program the
+    repository names runs, and a log that is garbage still lets the directory go."""
+    import json
+
+    from baseagent.checkpoints import discard
+
+    repo, marker = tmp_path / "repo", tmp_path / "ran"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (repo / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=repo, check=True)
+    for ref in ("refs/baseagent/checkpoints/t", "refs/baseagent/checkpoints/other",
+                "refs/heads/keep"):
+        subprocess.run(["git", "update-ref", ref, "HEAD"], cwd=repo, check=True)
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    hook.chmod(0o755)
+    env = {"PATH": os.environ["PATH"]}
+
+    def thread_dir(name: str, log: str) -> Path:
+        directory = tmp_path / "cp" / name
+        directory.mkdir(parents=True)
+        (directory / "log.json").write_text(log)
+        return directory
+
+    said = discard(thread_dir("t", json.dumps({"store": "git", "root": str(repo)})), env)
+    assert said is not None and "refs/baseagent/checkpoints/t" in said
+    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=repo,
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert refs == ["refs/baseagent/checkpoints/other", "refs/heads/keep", "refs/heads/main"]
+    assert not marker.exists()
+    assert not (tmp_path / "cp" / "t").exists()
+    hostile = ["not json", json.dumps([1, 2]), json.dumps({"store": "git", "root": 12}),
+               json.dumps({"store": "git", "root": str(tmp_path / "nowhere")}),
+               json.dumps({"store": "git", "root": str(repo / "a.txt")}),
+               json.dumps({"store": "git", "root": "nul\0byte"}),
+               json.dumps({"store": "git", "root": "\x1b]0;title\x07" + "x" * 100_000})]
+    for number, log in enumerate(hostile):
+        directory = thread_dir(f"h{number}", log)
+        assert discard(directory, env) == f"its checkpoints in {directory}"
+        assert not directory.exists()
+    assert discard(tmp_path / "cp" / "absent", env) is None
+    assert subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=repo,
+                          capture_output=True, text=True).stdout.split() == refs

@@ -414,15 +414,18 @@ def discard(directory: Path, env: Mapping[str, str]) -> str | None:
     except (OSError, ValueError):
         log = {}
     root = log.get("root") if isinstance(log, dict) and log.get("store") == "git" else None
-    if isinstance(root, str):
-        found = find_repository(Path(root), env) if Path(root).is_dir() else None
-        if found is not None and str(found[0]) == root:
-            store = GitStore(found[0], found[1], directory.name, env, 0, 0)
-            try:
-                store.git(["update-ref", "-d", store.ref])
-                said += f" and {store.ref} in {root}"
-            except (GitError, OSError) as exc:
-                said += f" (the ref {store.ref} in {root} stays: {exc})"
+    try:  # the log is a file on disk: its root may name anything, or nothing a path can be
+        found = find_repository(Path(root), env) \
+            if isinstance(root, str) and Path(root).is_dir() else None
+    except (OSError, ValueError):
+        found = None
+    if found is not None and str(found[0]) == root:
+        store = GitStore(found[0], found[1], directory.name, env, 0, 0)
+        try:
+            store.git(["update-ref", "-d", store.ref])
+            said += f" and {store.ref} in {root}"
+        except (GitError, OSError) as exc:
+            said += f" (the ref {store.ref} in {root} stays: {exc})"
     shutil.rmtree(directory, ignore_errors=True)
     return said
 
