@@ -10,7 +10,8 @@
     python bench/exercises.py record --work A --work B   # rows run apart (same commit, model,
                                                          # server, exercises) as one run
     python bench/exercises.py run --rows mini-tool --work DIR --resume   # go on where a stopped
-                                                         # peer row left off
+                                                         # row left off (the agent row: at
+                                                         # the same commit and flags)
 
 The dev set is 20 Exercism Python practice exercises vendored in bench/exercises/ (MIT,
 see its README). Each task is Aider's benchmark task: implement the stub so that the
@@ -228,11 +229,13 @@ AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-exercises" / "batch"
 
 
 @contextlib.contextmanager
-def fixed_batch(out: Path, what: str, batch: Path | None = None) -> Iterator[Path]:
+def fixed_batch(out: Path, what: str, batch: Path | None = None,
+                resume: bool = False) -> Iterator[Path]:
     """`batch` (default AGENT_BATCH, or another set's fixed path), held by this run alone
-    (one such run at a time on a machine) and empty; moved to `out`/batch when the block
-    ends, however it ends (a batch left there would be resumed by the next run, its results
-    taken as new)."""
+    (one such run at a time on a machine) and empty, or with `resume` holding the batch an
+    earlier invocation left in `out`/batch (`baseagent batch` then goes on with the tasks it
+    had not finished); moved to `out`/batch when the block ends, however it ends (a batch
+    left there would be resumed by the next run, its results taken as new)."""
     batch = AGENT_BATCH if batch is None else batch
     batch.parent.mkdir(parents=True, exist_ok=True)
     with (batch.parent / "lock").open("w") as lock:
@@ -241,6 +244,8 @@ def fixed_batch(out: Path, what: str, batch: Path | None = None) -> Iterator[Pat
         except OSError:
             raise SystemExit(f"another {what} run is using {batch}") from None
         shutil.rmtree(batch, ignore_errors=True)
+        if resume and (out / "batch").is_dir():
+            shutil.move(str(out / "batch"), str(batch))
         try:
             yield batch
         finally:
@@ -250,13 +255,34 @@ def fixed_batch(out: Path, what: str, batch: Path | None = None) -> Iterator[Pat
 
 
 def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,
-              extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
+              extra: list[str], log: Callable[[str], None],
+              resume: bool = False) -> list[TaskResult]:
+    """The agent row, one batch; `resume`: the batch an earlier invocation in `work` left
+    goes on (agent_stamp() said it was measured the same way)."""
     out = work / "agent"
     tasks = convert(exercises, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
-    with fixed_batch(out, "exercises"):
+    with fixed_batch(out, "exercises", resume=resume):
         return _run_batch(exercises, model, api_base, tasks, home, out, extra, log)
+
+
+def agent_stamp(run: Run) -> dict[str, Any]:
+    """What must match for an agent row stopped part way to go on with --resume: the
+    commit (the row runs baseagent), its flags, the model, server and set."""
+    return {"commit": run.commit, "extra": run.extra, "model": run.model,
+            "server": run.server, "exercises": run.exercises}
+
+
+def check_agent_stamp(path: Path, stamp: dict[str, Any]) -> None:
+    """Refuses (ValueError) to resume an agent row measured another way."""
+    if not path.is_file():
+        return
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    for key, want in stamp.items():
+        if earlier.get(key) != want:
+            raise ValueError(f"{path}: the agent row was measured with another {key} "
+                             f"({earlier.get(key)!r}, now {want!r}); run without --resume")
 
 
 def _run_batch(exercises: list[Exercise], model: str, api_base: str, tasks: Path, home: Path,
@@ -1035,8 +1061,9 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--no-record", action="store_true",
                        help="do not append the run to bench/exercises_runs.jsonl")
     run_p.add_argument("--resume", action="store_true",
-                       help="peer rows: keep the tasks an earlier run in the same --work "
-                            "finished (same peer code, model, server and set) and do the rest")
+                       help="keep the tasks an earlier run in the same --work finished "
+                            "(peer rows: same peer code, model, server and set; the agent "
+                            "row: its batch, at the same commit and flags) and do the rest")
     run_p.add_argument("agent_flags", nargs="*",
                        help="extra baseagent flags, after `--` (e.g. -- --prompt-profile full)")
     sub.add_parser("peer", help="install the peers: mini-swe-agent into bench/.peer-venv, "
@@ -1095,8 +1122,6 @@ def main(argv: list[str] | None = None) -> int:
     if only:
         run.exercises += f" ({len(exercises)} of them)"
 
-    if args.resume and "agent" in rows:
-        parser.error("--resume goes on with peer rows only (the agent row is one batch)")
     harness = peer_harness(Path(__file__).read_text(encoding="utf-8"))
     resumed: list[str] = []
     kept_by_row: dict[str, dict[str, dict[str, Any]]] = {}  # with --resume, read_kept_tasks()
@@ -1118,7 +1143,25 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             if row == "agent":
                 proxy.tag = "agent/"
-                results = run_agent(exercises, args.model, api_base, work, run.extra, log)
+                stamp_path, journal = work / "agent" / "stamp.json", work / "agent" / "served.jsonl"
+                stamp_path.parent.mkdir(parents=True, exist_ok=True)
+                if args.resume:
+                    # The calls of the earlier invocation count too (and those of the task
+                    # it cut off, which runs again: noted).
+                    if replayed := proxy.replay(journal):
+                        resumed.append(f"the agent row's batch from an earlier invocation "
+                                       f"({replayed} model calls before it)")
+                        run.note = (args.note + " " if args.note else "") + \
+                            f"(resumed: {'; '.join(resumed)})"
+                else:
+                    journal.write_text("", encoding="utf-8")
+                stamp_path.write_text(json.dumps(agent_stamp(run)), encoding="utf-8")
+                proxy.journal = journal
+                try:
+                    results = run_agent(exercises, args.model, api_base, work, run.extra, log,
+                                        resume=args.resume)
+                finally:
+                    proxy.journal = None
                 run.rows[row] = [asdict(r) for r in results]
             else:
                 def one(ex: Exercise, row: str = row) -> TaskResult:
@@ -1155,7 +1198,11 @@ def main(argv: list[str] | None = None) -> int:
         # row that cannot go on says so at once.
         for row in rows if args.resume else ():
             try:
-                kept_by_row[row] = kept_tasks(_task_log(work, row), _task_stamp(run, harness))
+                if row == "agent":
+                    check_agent_stamp(work / "agent" / "stamp.json", agent_stamp(run))
+                else:
+                    kept_by_row[row] = kept_tasks(_task_log(work, row),
+                                                  _task_stamp(run, harness))
             except ValueError as exc:
                 parser.error(str(exc))
 

@@ -21,6 +21,7 @@ import json
 import threading
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -80,6 +81,10 @@ class UsageProxy:
         self.upstream_port = parts.port or 80
         self.upstream_path = parts.path.rstrip("/")
         self.tag = ""
+        # Where each counted call is appended as it is served (a JSON line: its tag and
+        # usage), so that a row stopped part way and resumed later (bench/exercises.py's
+        # agent row) counts the calls of both invocations: replay() reads them back.
+        self.journal: Path | None = None
         self._lock = threading.Lock()
         self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -101,12 +106,27 @@ class UsageProxy:
 
     def record(self, tag: str, usage: tuple[int, int, int] | None) -> None:
         with self._lock:
-            total = self._totals[tag]
-            total[0] += 1
-            if usage is not None:
-                total[1] += usage[0]
-                total[2] += usage[1]
-                total[3] += usage[2]
+            self._add(tag, usage)
+            if self.journal is not None:
+                with self.journal.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps([tag, usage]) + "\n")
+
+    def replay(self, journal: Path) -> int:
+        """Count the calls an earlier invocation journaled; returns how many."""
+        lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
+        with self._lock:
+            for line in lines:
+                tag, usage = json.loads(line)
+                self._add(str(tag), tuple(usage) if usage is not None else None)
+        return len(lines)
+
+    def _add(self, tag: str, usage: tuple[int, int, int] | None) -> None:
+        total = self._totals[tag]
+        total[0] += 1
+        if usage is not None:
+            total[1] += usage[0]
+            total[2] += usage[1]
+            total[3] += usage[2]
 
     def totals(self, prefix: str = "") -> dict[str, int]:
         """Calls and tokens of every tag that starts with `prefix`."""

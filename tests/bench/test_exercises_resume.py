@@ -89,10 +89,16 @@ def test_resume_end_to_end_with_the_model_alone(scripted_server, tmp_path):
     assert "resumed: 1 of the alone row's tasks" in run["note"]
 
 
-def test_resume_is_refused_for_the_agent_row(tmp_path):
+def test_resume_of_an_agent_row_at_another_commit_is_refused_before_it_runs(tmp_path,
+                                                                            capsys):
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "stamp.json").write_text(json.dumps(
+        {"commit": "0000000", "extra": [], "model": "openai/local", "server": "http://x",
+         "exercises": "dev"}))
     with pytest.raises(SystemExit):
         exercises.main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
                         "--work", str(tmp_path)])
+    assert "the agent row was measured with another commit" in capsys.readouterr().err
 
 
 def test_a_row_that_cannot_go_on_is_refused_before_any_row_runs(scripted_server, tmp_path,

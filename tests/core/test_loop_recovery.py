@@ -845,13 +845,39 @@ def test_repeated_replies_start_a_search_whose_passing_candidate_is_kept(tmp_pat
 
 def test_a_fresh_start_candidate_is_the_task_without_the_failed_attempt(tmp_path):
     task = _two_tests(tmp_path, third=True)
+    seven = NONE_PASS.replace("return 5", "return 7")
     steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},  # round 1: a miss
-             {"content": NONE_PASS}, {"content": "I cannot."}, {"content": GOOD}]
+             {"content": NONE_PASS}, {"content": seven}, {"content": GOOD}]
     loop, client, _ = make_loop(tmp_path, steps, show_named_files=True, probe=True)
     assert loop.run_turn(task).status == "completed" and client.calls == 6
     fresh = client.requests[5][1]["content"]
     assert fresh == client.requests[1][1]["content"]  # the opening with the tests shown
     assert "return 0" not in fresh and client.temperatures[5] == 0.7
+
+
+def test_a_candidate_that_sends_no_code_is_asked_for_the_file_after_its_reply(tmp_path):
+    """A search candidate that says why the test fails and stops (or sends the code as it
+    was) gets one more message, after its own reply, as a repair round's does: the file it
+    then sends is tested like any candidate."""
+    task = _two_tests(tmp_path, third=True)
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},  # round 1: a miss
+             {"content": "The test fails because distance returns 0."},  # no code
+             {"content": "Here:\n" + GOOD}]
+    loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True)
+    outcome = loop.run_turn(task)
+    assert outcome.status == "completed" and client.calls == 5
+    assert outcome.final_message.startswith("Wrote hamming.py; the tests pass")
+    follow_up = client.requests[4]
+    assert [m["role"] for m in follow_up] == ["system", "user", "assistant", "user"]
+    assert follow_up[1]["content"] == client.requests[3][1]["content"]  # the same prefix
+    assert follow_up[2]["content"] == "The test fails because distance returns 0."
+    assert follow_up[3]["content"] == "Now reply with the whole new content of hamming.py, fixed."
+    assert client.temperatures[3:] == [0.7, 0.7]
+    assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
+    notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
+    assert "search round 2: candidate 1 changed no file: asked for the changed file, after " \
+        "its reply" in notices
+    assert any("candidate 1 passes the tests in the scratch copy" in m for m in notices)
 
 
 def test_the_best_attempt_survives_a_later_worse_write_and_max_iterations(tmp_path):

@@ -3,7 +3,8 @@ the best, and when the repair rounds stop. No model, no files: the loop's tests
 (test_loop_recovery.py) run it end to end."""
 from __future__ import annotations
 
-from baseagent.helps.probe_plan import MAX_MISSES, Attempt, ProbePlan
+from baseagent.helps.probe_plan import (MAX_IDLE_SEARCHES, MAX_MISSES, MAX_SEARCH_ROUNDS,
+                                        Attempt, ProbePlan)
 from baseagent.helps.test_report import Failure
 from baseagent.helps.test_report import TestReport as Report
 
@@ -70,7 +71,7 @@ def test_a_repair_round_that_misses_turns_the_next_rounds_into_searches():
     p.took(None)
     assert p.next_message().candidates  # another search round
     p.took(None)
-    assert p.next_message() is None  # three misses in a row
+    assert p.next_message() is None  # two search rounds in a row drew nothing new
     unchanged = plan()  # candidates=0: the repair rounds alone
     unchanged.next_message(), unchanged.next_message()
     unchanged.took(attempt(1, "test_b"))
@@ -84,3 +85,36 @@ def test_no_attempt_is_tested_twice_and_ties_go_to_the_smaller_change():
     assert p.is_new({"m.py": "x\n"}) and not p.is_new({"m.py": "x\n"})
     assert p.change_size({"m.py": "pass\n"}) == 0
     assert p.change_size({"m.py": "a\nb\n"}) > p.change_size({"m.py": "a\n"})
+
+
+def test_search_rounds_go_on_past_the_misses_while_they_find_something_new_to_test():
+    """Repair rounds stop after MAX_MISSES; search rounds do not: sampled candidates differ
+    where repair rounds repeat. They stop after MAX_IDLE_SEARCHES rounds in a row that drew
+    nothing new, or after MAX_SEARCH_ROUNDS (the probe's share of the calls comes first)."""
+    p = plan(candidates=3)
+    p.next_message(), p.next_message()
+    p.took(attempt(1, "test_b", "test_c"))
+    p.next_message()
+    p.took(attempt(1, "test_b", "test_c"))  # the repair round misses: searches from now on
+    for _ in range(MAX_MISSES + 2):  # tested, no better: past the repair rounds' limit
+        assert p.next_message().candidates
+        p.took(attempt(1, "test_b", "test_c"))
+    for _ in range(MAX_IDLE_SEARCHES - 1):
+        assert p.next_message().candidates
+        p.took(None)
+    assert p.next_message().candidates
+    p.took(attempt(1, "test_c", "test_b"))  # something new to test: the idle count starts over
+    assert p.next_message().candidates
+    p.took(None)
+    assert p.next_message().candidates
+    p.took(None)
+    assert p.next_message() is None
+    capped = plan(candidates=3)
+    capped.next_message(), capped.next_message()
+    capped.took(attempt(1, "test_b"))
+    capped.next_message()
+    capped.took(attempt(1, "test_b"))
+    for _ in range(MAX_SEARCH_ROUNDS):
+        assert capped.next_message().candidates
+        capped.took(attempt(1, "test_b"))
+    assert capped.next_message() is None

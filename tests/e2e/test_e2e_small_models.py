@@ -160,25 +160,30 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
                                                                       workspace, home):
     """Two probe messages, then a repair round (the best attempt and its failing test) that
     fails (the file sent back unchanged, then again when asked for a change), then two
-    search rounds of three candidates sampled above temperature 0, each the same code: after
-    three rounds that pass no more tests the file is put back and the turn is the agent's
-    own."""
+    search rounds of three candidates sampled above temperature 0, each the same code and
+    again when asked for a change: after two search rounds with nothing new to test the file
+    is put back and the turn is the agent's own."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
     wrong = "def distance(strand_a, strand_b):\n    return 0\n"
     server = scripted_server(
-        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 10  # 2 probes, 2 + 3 + 3
+        [{"content": f"hamming.py\n```python\n{wrong}```"}] * 16  # 2 probes, 2, 6 + 6
         + [{"content": f"hamming.py\n```python\n{SOLVED}```"},  # the agent's own first reply
            {"content": "Implemented."}, {"content": "Checked: the tests pass."}])
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    probe, again, first = server.requests[0], server.requests[1], server.requests[10]
+    probe, again, first = server.requests[0], server.requests[1], server.requests[16]
     # the search's candidates sample at repair_temperature; nothing else sets one
-    assert [r.get("temperature") for r in server.requests[:11]] == [None] * 4 + [0.7] * 6 + [None]
-    search = [r["messages"][1]["content"] for r in server.requests[4:10]]
+    assert [r.get("temperature") for r in server.requests[:17]] \
+        == [None] * 4 + [0.7] * 12 + [None]
+    search = [r["messages"][1]["content"] for r in server.requests[4:16:2]]
     assert "This test fails (test_one)" in search[0] and "These tests fail:" in search[1]
     assert search[2] == again["messages"][1]["content"]  # a fresh start from the task
+    # each candidate sent the code as it was: a change asked, after its reply
+    for asked in server.requests[5:16:2]:
+        assert [m["role"] for m in asked["messages"]] == ["system", "user", "assistant", "user"]
+        assert asked["messages"][-1]["content"].startswith("That is the code as it already is")
     assert [m["role"] for m in probe["messages"]] == ["system", "user"] and "tools" not in probe
     assert probe["messages"][1]["content"].startswith(TESTED_TASK)
     assert STUB in probe["messages"][1]["content"]  # the file as it was
@@ -196,7 +201,8 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     notices = [e["message"] for e in run.of_type("error")]
     assert any("whole-file answer" in m for m in notices)
     assert sum(m.startswith("repair round ") for m in notices) == 1
-    assert sum(m.startswith("search round ") for m in notices) == 6
+    assert sum(m.startswith("search round ") and " of 3 " in m for m in notices) == 6
+    assert sum("changed no file: asked for the changed file" in m for m in notices) == 7
     # the first probe's write; the stub put back for the second, and its write; the rounds
     # start from the best attempt, which they repeat (nothing to write, nothing to test; no
     # candidate is tested twice); the stub put back for the agent's turn; the agent's write

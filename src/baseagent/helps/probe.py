@@ -19,7 +19,10 @@ the later rounds draw several candidates each, sampled at `temperature` from pro
 take turns (helps/probe_plan.py). Each is tested in a scratch copy of the workspace
 (helps/scratch.py), never in the workspace; the first that passes is written to the
 workspace and its tests run there (the evidence), else the round's best (most tests passed,
-then the smaller change, then the earlier) may become the best attempt.
+then the smaller change, then the earlier) may become the best attempt. A candidate whose
+reply changes no file (on the dev set, four in ten: a sentence on why the test fails and no
+code, or the code as it was) is asked for the changed file after its reply, as a repair
+round's is: one more call on the same prefix, which the server's prompt cache serves.
 
 The best attempt survives the turn: when the turn ends (an answer, its limits, a failure, a
 cancel) with the files to change passing fewer tests than the probe's best attempt did (run
@@ -39,14 +42,14 @@ from baseagent.helps.code_blocks import unchanged_blocks, written_path
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
 from baseagent.helps.named_files import named_file_texts
 from baseagent.helps.probe_plan import (MAX_REPAIR_ROUNDS, SEARCH_CANDIDATES, Attempt,
-                                        Candidate, ProbeMessage, ProbePlan,
-                                        temperature_label)
+                                        ProbeMessage, ProbePlan, temperature_label)
 from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
+                                      PROBE_CANDIDATE_FOLLOW_UP,
                                       PROBE_CANDIDATE_RESULT, PROBE_CUT_NOTICE,
                                       PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
                                       PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
@@ -162,8 +165,21 @@ class Probe(TurnHelp):
         for index, candidate in enumerate(message.candidates):
             if ctx.calls_left <= keep:
                 break
-            turn, files = self._draw(ctx, candidate, index, len(message.candidates), plan,
-                                     best)
+            exchange = [{"role": "user", "content": candidate.text}]
+            notice = PROBE_SEARCH_NOTICE.format(
+                n=plan.rounds, k=index + 1, of=len(message.candidates),
+                kind=PROBE_SEARCH_KINDS[candidate.kind],
+                temperature=temperature_label(self.temperature), summary=best.report.summary)
+            turn, files = self._draw(ctx, exchange, notice, plan, best)
+            follow_up = self._follow_up(ctx, turn.text, plan) \
+                if turn is not None and files is None else None
+            if follow_up is not None and ctx.calls_left > keep:
+                # It said why the test fails but sent no code, or sent the code as it was.
+                exchange += [{"role": "assistant", "content": turn.text},
+                             {"role": "user", "content": follow_up}]
+                turn, files = self._draw(
+                    ctx, exchange, PROBE_CANDIDATE_FOLLOW_UP.format(n=plan.rounds, k=index + 1),
+                    plan, best)
             if turn is None or files is None or not plan.is_new(files):
                 continue
             try:
@@ -188,18 +204,14 @@ class Probe(TurnHelp):
         plan.took(max(tested, key=lambda t: t[0])[1] if tested else None)
         return None
 
-    def _draw(self, ctx: TurnContext, candidate: Candidate, index: int, of: int,
+    def _draw(self, ctx: TurnContext, exchange: list[dict[str, Any]], notice: str,
               plan: ProbePlan, best: Attempt) -> tuple[ModelTurn | None, dict[str, str] | None]:
-        """One candidate's reply (sampled, without tools, nothing written) and the files it
-        leaves: the best attempt's, with those the reply writes in full."""
-        notice = PROBE_SEARCH_NOTICE.format(
-            n=plan.rounds, k=index + 1, of=of, kind=PROBE_SEARCH_KINDS[candidate.kind],
-            temperature=temperature_label(self.temperature),
-            summary=best.report.summary)
+        """A candidate's reply to the last message of `exchange` (sampled, without tools,
+        nothing written) and the files it leaves: the best attempt's, with those the reply
+        writes in full (None when they are the best attempt's)."""
         try:
-            turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM},
-                                  {"role": "user", "content": candidate.text}], notice,
-                                 max_chars=_limit(plan), temperature=self.temperature)
+            turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange],
+                                 notice, max_chars=_limit(plan), temperature=self.temperature)
         except ReplyTooLong:
             ctx.notice(PROBE_CUT_NOTICE.format(chars=_limit(plan)))
             return None, None

@@ -28,6 +28,11 @@ and hands the attempt back here. The messages, in order:
    in a scratch copy of the workspace and keeps the best (helps/probe.py). The first repair
    round stays one reply at the run's temperature: at temperature 0 it is the model's most
    likely fix, and when it works the turn spends one call, not a round of samples.
+   Search rounds are not held to MAX_MISSES: sampled candidates differ where repair rounds
+   repeat, and on the dev set the search found its passing or better files in its third
+   to sixth round, after rounds that missed. They go on while the probe's share of the
+   turn's calls lasts (helps/probe.py), at most MAX_SEARCH_ROUNDS, and stop after
+   MAX_IDLE_SEARCHES rounds in a row that drew nothing new to test.
 
 Nothing here runs or writes anything: helps/probe.py does, and keeps the files and the evidence.
 """
@@ -47,6 +52,10 @@ MAX_PROBE_TEST_BYTES = 16 * 1024
 # tests than the best attempt before they stop.
 MAX_REPAIR_ROUNDS = 6
 MAX_MISSES = 3
+# Search rounds at most, and rounds in a row that drew no candidate new to test before the
+# search stops (the probe's share of the turn's model calls bounds it first, most often).
+MAX_SEARCH_ROUNDS = 12
+MAX_IDLE_SEARCHES = 2
 # A search round: candidates drawn, and the prompts they take in turn.
 SEARCH_CANDIDATES = 3
 SEARCH_KINDS = ("assertion", "failures", "fresh")
@@ -113,6 +122,8 @@ class ProbePlan:
     sent: int = 0  # messages sent so far
     rounds: int = 0  # repair rounds sent so far
     misses: int = 0  # repair rounds in a row that did not beat the best
+    searches: int = 0  # search rounds sent so far
+    idle: int = 0  # search rounds in a row that tested no new candidate
     shown: int = 0  # which failing test of the best the next round shows
     openings: list[str] = field(init=False)
 
@@ -129,14 +140,19 @@ class ProbePlan:
                                    self.files)
         else:
             best = self.best
-            if best is None or not best.report.failures or self.rounds >= self.max_rounds \
-                    or self.misses >= MAX_MISSES:
+            if best is None or not best.report.failures:
+                return None
+            if self.searching and self.candidates > 0:
+                if self.searches >= MAX_SEARCH_ROUNDS or self.idle >= MAX_IDLE_SEARCHES:
+                    return None
+                self.rounds += 1
+                self.searches += 1
+                self.sent += 1
+                return self._search(best)
+            if self.rounds >= self.max_rounds or self.misses >= MAX_MISSES:
                 return None
             failure = best.report.failures[self.shown % len(best.report.failures)]
             self.rounds += 1
-            if self.searching and self.candidates > 0:
-                self.sent += 1
-                return self._search(best)
             message = ProbeMessage(
                 PROBE_REPAIR.format(
                     task=self.task, command=self.test_command, summary=best.report.summary,
@@ -194,6 +210,8 @@ class ProbePlan:
         nothing new): the best attempt changes when this one passed more tests. A repair
         round that does not beat the best turns the later rounds into searches."""
         repairing = self.rounds > 0
+        if self.searching and self.searches:
+            self.idle = 0 if attempt is not None else self.idle + 1
         if attempt is not None:
             self.is_new(attempt.files)
         if attempt is not None and (self.best is None

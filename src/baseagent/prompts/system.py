@@ -330,6 +330,8 @@ PROBE_SEARCH_NOTICE = ("search round {n}: candidate {k} of {of} ({kind}) at temp
 PROBE_SEARCH_KINDS = {"assertion": "one failing test", "failures": "every failure",
                       "fresh": "a fresh start from the task"}
 PROBE_CANDIDATE_RESULT = "search round {n}: candidate {k}: {summary}"
+PROBE_CANDIDATE_FOLLOW_UP = ("search round {n}: candidate {k} changed no file: asked for "
+                             "the changed file, after its reply")
 PROBE_CANDIDATE_CHOSEN = ("search round {n}: candidate {k} passes the tests in the scratch "
                           "copy: written to the workspace")
 PROBE_SCRATCH_FAILED = "no search with the tests: the scratch copy failed ({error})"
