@@ -176,6 +176,32 @@ def test_a_hanging_task_times_out_a_crashing_one_is_retried_and_the_rest_finish(
     assert not processes_running("sleep 302")  # the cancelled command did not outlive it
 
 
+def test_at_a_task_timeout_the_check_still_runs_on_the_workspace_the_turn_left(
+        tmp_path: Path, scripted_server, home: Path) -> None:
+    """A turn that wrote what the check wants and then hangs past --task-timeout is
+    `passed` (`timed_out` says how it ended); one that wrote the wrong thing is the timeout
+    error it was, with the check's result kept."""
+    hang = {"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 303"}}]}
+    tasks = [{"id": "good", "instruction": "good then hang", "check": "grep -q yes out_1.txt"},
+             {"id": "bad", "instruction": "bad then hang", "check": "grep -q yes out_2.txt"}]
+    scripts = {"good then hang": [write_task(1, "yes\n")[0], hang],
+               "bad then hang": [write_task(2, "no\n")[0], hang]}
+    server = scripted_server(responder(scripts))
+    out = tmp_path / "out"
+    proc = run_batch(write_tasks(tmp_path / "tasks.jsonl", tasks), out, server.api_base,
+                     "--workers", "2", "--task-timeout", "4", "--json", home=home, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    by_id = {r["id"]: r for r in results(out)}
+    good, bad = by_id["good"], by_id["bad"]
+    assert good["status"] == "passed" and good["timed_out"] is True
+    assert good["agent_status"] == "interrupted" and good["check"]["passed"] is True
+    assert good["error"] == ("task timed out after 4 s; the check passed on the workspace as "
+                             "the turn left it")
+    assert bad["status"] == "error" and bad["error"] == "task timed out after 4 s"
+    assert bad["check"]["passed"] is False and bad["attempts"] == 1
+    assert not processes_running("sleep 303")
+
+
 def test_sigint_cancels_running_tasks_records_them_interrupted_and_starts_no_more(
         tmp_path: Path, scripted_server, home: Path) -> None:
     tasks = [{"id": "a", "instruction": "long a"}, {"id": "b", "instruction": "long b"},

@@ -26,7 +26,8 @@ from typing import Any, Callable, Literal, Mapping
 
 from baseagent.batch.backend import Backend, BatchError, Outcome
 from baseagent.batch.layout import Layout
-from baseagent.batch.results import ResultsWriter, finished_ids, latest, read_results
+from baseagent.batch.results import (TIMEOUT_REASON, ResultsWriter, finished_ids, latest,
+                                     read_results)
 from baseagent.batch.summary import summarize
 from baseagent.batch.tasks import Task, load_tasks
 from baseagent.config.settings import Settings
@@ -38,6 +39,10 @@ TICK_SECONDS = 0.2
 # After a cancel (timeout or stop), how long a worker gets to hand back its task before it
 # is killed and replaced.
 CANCEL_GRACE_SECONDS = 10.0
+# After a task timeout the worker still runs the task's check (on the workspace as the turn
+# left it): this much longer before the worker is replaced. A check bounds itself (the
+# exercises' `timeout 120 pytest`); this is the backstop.
+TIMEOUT_CHECK_GRACE_SECONDS = 600.0
 
 
 @dataclass
@@ -50,6 +55,7 @@ class BatchOptions:
     task_timeout: float | None = None
     retries: int = 0
     cancel_grace: float = CANCEL_GRACE_SECONDS
+    timeout_check_grace: float = TIMEOUT_CHECK_GRACE_SECONDS
     # hermes' --batch_size: prompts per batch there; here only the `metadata.batch_num` of
     # the trajectories.jsonl lines (task index // batch_size). Tasks are checkpointed one
     # by one whatever it is.
@@ -213,8 +219,9 @@ def _schedule(backend: Backend, state: _State, options: BatchOptions, writer: Re
         for slot, run in list(state.running.items()):
             if run.deadline is not None and not run.timed_out and now >= run.deadline:
                 run.timed_out = True
-                backend.cancel(slot, f"task timed out after {options.task_timeout:g} s")
-                run.kill_at = now + options.cancel_grace
+                backend.cancel(slot, TIMEOUT_REASON.format(seconds=options.task_timeout))
+                run.kill_at = now + options.cancel_grace \
+                    + (options.timeout_check_grace if run.task.check else 0)
             elif run.kill_at is not None and now >= run.kill_at:
                 backend.replace(slot)
                 _handle(Outcome(slot, "crashed", reason="the worker did not stop its task "
@@ -230,8 +237,11 @@ def _handle(outcome: Outcome, state: _State, options: BatchOptions, writer: Resu
     result: dict[str, Any]
     if outcome.kind == "done":
         result = dict(outcome.payload["result"])
-        if run.timed_out and result.get("status") in ("interrupted", "error"):
-            infra = f"task timed out after {options.task_timeout:g} s"
+        if run.timed_out and (result.get("status") in ("interrupted", "error")
+                              or result.get("timed_out") and result.get("status") == "failed"):
+            # Retried like any timeout; the check of the workspace it left stays recorded
+            # (one that passes is the task's result: `passed`, with `timed_out`).
+            infra = TIMEOUT_REASON.format(seconds=options.task_timeout)
         elif run.stopping:
             infra = None
             if result.get("status") == "interrupted":

@@ -17,6 +17,14 @@ from baseagent.output.jsonl import json_line
 
 # Statuses that end a task for good; anything else (interrupted) runs again on resume.
 FINISHED = frozenset({"passed", "failed", "error"})
+# The reason a task's cancel carries when the driver's --task-timeout ended it: the worker
+# then still runs the task's check on the workspace as the turn left it (is_timeout).
+TIMEOUT_REASON = "task timed out after {seconds:g} s"
+
+
+def is_timeout(reason: str | None) -> bool:
+    """Whether a cancel's reason is the driver's task timeout (not a stop)."""
+    return reason is not None and reason.startswith(TIMEOUT_REASON.split("{", 1)[0])
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from baseagent.batch.layout import Layout
+from baseagent.batch.results import is_timeout
 from baseagent.batch.tasks import Task
 from baseagent.batch.workspace import fresh_workspace, run_command
 from baseagent.config.settings import Settings
@@ -210,12 +211,23 @@ class TaskRunner:
         record = task_dir / f"{run.thread_id}.jsonl"
         result["session"] = str(record) if settings.storage.kind == "jsonl" \
             else f"{settings.storage.path}#{run.thread_id}"
+        timed_out = self._cancel_reason
         if run.status == "interrupted":
             result["status"] = "interrupted"
-            return
+            if not (task.check and is_timeout(timed_out)):
+                return
+            # A task timeout: the check still runs, on the workspace as the turn left it (the
+            # whole-file probe's best attempt put back): what a person would find there. A
+            # stop that comes meanwhile still ends it.
+            result["timed_out"] = True
 
         if task.check:
-            check = run_command(task.check, workspace, command_env, self._cancelled)
+            def cancelled() -> bool:
+                reason = self._cancel_reason
+                return reason is not None and reason != timed_out
+
+            check = run_command(task.check, workspace, command_env,
+                                cancelled if result.get("timed_out") else self._cancelled)
             if check.exit_code is None:
                 result["status"] = "interrupted"
                 result["error"] = f"interrupted during check ({self._cancel_reason})"
@@ -227,6 +239,9 @@ class TaskRunner:
                 result["error"] = f"check failed with exit code {check.exit_code}: " \
                                   f"{_last_line(check.output)}" + \
                                   (f" (agent: {run.error})" if run.error else "")
+            elif result.get("timed_out"):
+                result["error"] = f"{timed_out}; the check passed on the workspace as the " \
+                                  f"turn left it"
         else:
             passed = run.status == "completed"
             if not passed and not result["error"]:
