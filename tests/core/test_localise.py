@@ -101,6 +101,22 @@ def test_what_the_issue_reaches_leads_to_its_symbol(tmp_path, issue, symbol):
     assert symbol in [c.symbol for c in localise(issue, root).candidates[:2]]
 
 
+def test_a_word_few_names_carry_says_more_than_one_many_carry(tmp_path):
+    """`leap` is in one name, `month` in four: the issue's rare word leads first (as a name
+    defined in many places says less), and no name word alone reaches what the help needs
+    before it shows code (localised_code.MIN_SCORE)."""
+    from baseagent.helps.localised_code import MIN_SCORE
+
+    root = write(tmp_path, {"cal.py": "".join(
+        f"def {name}(year, month=1):\n    return year\n\n\n"
+        for name in ("month_start", "month_end", "month_days", "next_month", "_is_leap"))})
+    found = localise("Month ends are wrong in leap years: February ends on the 28th.", root)
+    ranked = [c.symbol for c in found.candidates]
+    assert ranked[0] == "_is_leap" and set(ranked[1:]) >= {"month_start", "month_end"}
+    assert found.candidates[0].why == ("its name says leap, as the issue does",)
+    assert all(c.score < MIN_SCORE for c in found.candidates)
+
+
 def test_a_message_string_leads_to_the_function_that_holds_it(tmp_path):
     root = write(tmp_path, {
         "lib/__init__.py": "",

@@ -57,6 +57,12 @@ MAX_ISSUE_CHARS = 100_000
 MAX_STRINGS = 40
 # Test files named as hints, at most.
 MAX_TESTS = 3
+# A word of the issue in a definition's name: WORD_POINTS shared by the definitions whose
+# names carry it (at least 1 a word; at most WORD_POINTS_MOST a definition, below
+# localised_code's MIN_SCORE, so that a task whose words only brush a name gets nothing
+# shown).
+WORD_POINTS = 4.0
+WORD_POINTS_MOST = 2.5
 
 _BUILTINS = frozenset(dir(builtins))
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -576,11 +582,21 @@ def rank(names: IssueNames, scan: Scan, limit: int = 12) -> Localisation:
                 else:
                     file_scores[rel] += 1
                     file_why[rel].append(reason)
-    for d in [d for ds in index.by_name.values() for d in ds]:
-        tokens = {_stem(t) for t in re.split(r"_|(?<=[a-z])(?=[A-Z])", d.name) if len(t) >= 4}
-        hits = tokens & names.words
+    definitions = [d for ds in index.by_name.values() for d in ds]
+    name_words = {d: {_stem(t) for t in re.split(r"_|(?<=[a-z])(?=[A-Z])", d.name)
+                      if len(t) >= 4} & names.words for d in definitions}
+    # A word of the issue that few definitions' names carry says more about where the code
+    # is (`leap` in one name) than one that many do (`month`, `last`): as a name defined in
+    # many places says less.
+    carriers: dict[str, int] = defaultdict(int)
+    for hits in name_words.values():
+        for word in hits:
+            carriers[word] += 1
+    for d, hits in name_words.items():
         if hits:
-            add(d, 1.0 * len(hits), f"its name says {', '.join(sorted(hits))}, as the issue does")
+            points = min(WORD_POINTS_MOST, sum(WORD_POINTS / carriers[w] for w in hits))
+            add(d, max(points, 1.0 * len(hits)),
+                f"its name says {', '.join(sorted(hits))}, as the issue does")
     # A file the issue leads to lifts its definitions a little (and seeds nothing alone).
     for d in set(scores) | {d for rel in file_scores for d in scan.files[rel].definitions}:
         if file_scores.get(d.path):
