@@ -260,3 +260,28 @@ def test_a_reply_with_the_whole_function_instead_of_blocks_is_merged_by_name(
     assert "def round_all(values):" in fixed  # the rest of the file as it was
     assert (workspace / "shapes/legacy.py").read_text() == REPOSITORY["shapes/legacy.py"]
     assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_in_the_conversation_a_function_sent_whole_is_merged_into_its_file(scripted_server,
+                                                                          workspace, home):
+    """No test command: no probe, the conversation. The model sends the function it was
+    shown, fixed, in a plain block after naming its file (a piece of the file, not all of
+    it): merged by name, the rest of the file kept, and it is told so (not that the block
+    was left out)."""
+    make_repository(workspace)
+    reply = WHOLE_FUNCTION.replace("SEARCH/REPLACE blocks to fix it", "The fix")
+    server = scripted_server([{"content": reply}, {"content": "Fixed round_half."},
+                              {"content": "Done: 2.5 now rounds to 3."}])
+    run = run_agent(["-i", ISSUE, "--prompt-profile", "compact"], cwd=workspace, home=home,
+                    api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    fixed = (workspace / "shapes/geometry/rounding.py").read_text()
+    assert "math.floor(value + 0.5)" in fixed and "def round_all(values):" in fixed
+    assert (workspace / "shapes/legacy.py").read_text() == REPOSITORY["shapes/legacy.py"]
+    told = str(server.requests[1]["messages"])
+    assert "Wrote shapes/geometry/rounding.py: the definitions in your code block replaced " \
+        "those of the same names" in told
+    assert "was not written" not in told and "leaves out" not in told
+    changes = run.completed_items("file_change")
+    assert [c["path"] for item in changes for c in item["changes"]] == [
+        str(workspace / "shapes/geometry/rounding.py")]

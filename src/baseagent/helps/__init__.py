@@ -60,14 +60,15 @@ def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = Fa
                            shell_timeout_ms))
     if show_named_files:
         helps.append(NamedFiles())
-    if localise:
-        localised = LocalisedCode()
+    localised = LocalisedCode() if localise else None
+    if localised is not None:
         helps.append(localised)
         if probe:
             helps.append(RepoProbe(localised, clock, shell_timeout_ms=shell_timeout_ms,
                                    candidates=repair_candidates,
                                    temperature=repair_temperature))
     if prose_code != "off":
-        helps.append(ProseCode(prose_code, clock, shell_timeout_ms))
+        helps.append(ProseCode(prose_code, clock, shell_timeout_ms,
+                               shown=localised.named if localised is not None else None))
     helps.append(Nudges())
     return helps

@@ -171,3 +171,9 @@ class LocalisedCode(TurnHelp):
             return message  # nothing, or only a word of the prose that a name shares
         self.found = found
         return message + render(found, ctx.cwd)
+
+    def named(self, _root: Path) -> tuple[Candidate, ...]:
+        """The symbols this turn's task led to, shown or named as other places (none: no
+        localisation this turn): a reply that sends one of them whole is merged by name
+        (helps/prose_code.py)."""
+        return self.found.candidates if self.found is not None else ()

@@ -265,6 +265,9 @@ WHOLE_FILE_TOO_SHORT = (
 PROSE_MERGED_BY_NAME = (
     "Wrote {path}: {names} from your code block replaced the definitions of the same names, "
     "and the rest of the file was kept.")
+PROSE_FUNCTIONS_MERGED = (
+    "Wrote {path}: the definitions in your code block replaced those of the same names that "
+    "you were shown, and the rest of the file was kept.")
 FRAGMENT_BIG_FILE = (
     "Your code block for {path} was not written: it leaves out {names}, which {path} "
     "defines at the top level now. " + EDIT_FORM)
