@@ -274,6 +274,27 @@ def agent_stamp(run: Run) -> dict[str, Any]:
             "server": run.server, "exercises": run.exercises}
 
 
+@contextlib.contextmanager
+def agent_row_journal(work: Path, run: Run, proxy: Any, resume: bool) -> Iterator[str]:
+    """The agent row's stamp written and the proxy's calls journaled in `work`/agent while
+    the block runs; with `resume`, the calls an earlier invocation journaled counted first
+    (and those of the task it cut off, which runs again). Yields what to say of them in
+    the run's note ("" when there were none)."""
+    out = work / "agent"
+    out.mkdir(parents=True, exist_ok=True)
+    journal = out / "served.jsonl"
+    replayed = proxy.replay(journal) if resume else 0
+    if not resume:
+        journal.write_text("", encoding="utf-8")
+    (out / "stamp.json").write_text(json.dumps(agent_stamp(run)), encoding="utf-8")
+    proxy.journal = journal
+    try:
+        yield (f"the agent row's batch from an earlier invocation ({replayed} model calls "
+               f"before it, the cut-off task's included)" if replayed else "")
+    finally:
+        proxy.journal = None
+
+
 def check_agent_stamp(path: Path, stamp: dict[str, Any]) -> None:
     """Refuses (ValueError) to resume an agent row measured another way."""
     if not path.is_file():
@@ -1143,25 +1164,13 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             if row == "agent":
                 proxy.tag = "agent/"
-                stamp_path, journal = work / "agent" / "stamp.json", work / "agent" / "served.jsonl"
-                stamp_path.parent.mkdir(parents=True, exist_ok=True)
-                if args.resume:
-                    # The calls of the earlier invocation count too (and those of the task
-                    # it cut off, which runs again: noted).
-                    if replayed := proxy.replay(journal):
-                        resumed.append(f"the agent row's batch from an earlier invocation "
-                                       f"({replayed} model calls before it)")
+                with agent_row_journal(work, run, proxy, args.resume) as earlier:
+                    if earlier:
+                        resumed.append(earlier)
                         run.note = (args.note + " " if args.note else "") + \
                             f"(resumed: {'; '.join(resumed)})"
-                else:
-                    journal.write_text("", encoding="utf-8")
-                stamp_path.write_text(json.dumps(agent_stamp(run)), encoding="utf-8")
-                proxy.journal = journal
-                try:
                     results = run_agent(exercises, args.model, api_base, work, run.extra, log,
                                         resume=args.resume)
-                finally:
-                    proxy.journal = None
                 run.rows[row] = [asdict(r) for r in results]
             else:
                 def one(ex: Exercise, row: str = row) -> TaskResult:

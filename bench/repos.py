@@ -352,14 +352,16 @@ AGENT_BATCH = Path(tempfile.gettempdir()) / "baseagent-repos" / "batch"
 
 
 def run_agent(tasks: list[RepoTask], model: str, api_base: str, work: Path,
-              extra: list[str], log: Callable[[str], None]) -> list[TaskResult]:
+              extra: list[str], log: Callable[[str], None],
+              resume: bool = False) -> list[TaskResult]:
     """`baseagent batch --oss` over the tasks, one worker (one server slot); the batch runs
-    at one fixed path (see bench/exercises.py AGENT_BATCH) and moves into `work` after."""
+    at one fixed path (see bench/exercises.py AGENT_BATCH) and moves into `work` after;
+    `resume`: the batch an earlier invocation left in `work` goes on."""
     out = work / "agent"
     tasks_file = convert(tasks, out / "input")
     home = out / "home"
     home.mkdir(parents=True, exist_ok=True)
-    with ex.fixed_batch(out, "repos", AGENT_BATCH):
+    with ex.fixed_batch(out, "repos", AGENT_BATCH, resume=resume):
         command = [sys.executable, str(REPO / "agent.py"), "batch", str(tasks_file),
                    "--out", str(AGENT_BATCH), "--workers", "1", "--oss", "--model", model,
                    "--api-base", api_base, "--temperature", "0",
@@ -622,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--note", default="")
     run_p.add_argument("--no-record", action="store_true")
     run_p.add_argument("--resume", action="store_true",
-                       help="peer rows: keep the tasks an earlier run in the same --work finished")
+                       help="keep the tasks an earlier run in the same --work finished (the "
+                            "agent row: its batch, at the same commit and flags)")
     run_p.add_argument("agent_flags", nargs="*", help="extra baseagent flags, after `--`")
     sub.add_parser("report", help="rewrite REPOS_RESULTS.md")
     rec = sub.add_parser("record", help="record the rows a stopped run had finished")
@@ -673,8 +676,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(rows) - set(ROWS))
     if unknown:
         parser.error(f"unknown rows: {', '.join(unknown)}")
-    if args.resume and "agent" in rows:
-        parser.error("--resume goes on with peer rows only (the agent row is one batch)")
     work = args.work or Path(tempfile.mkdtemp(prefix="baseagent-repos-"))
     work.mkdir(parents=True, exist_ok=True)
     log(f"work directory: {work}")
@@ -694,7 +695,10 @@ def main(argv: list[str] | None = None) -> int:
     kept_by_row = {}
     for row in rows if args.resume else ():
         try:
-            kept_by_row[row] = ex.kept_tasks(ex._task_log(work, row), stamp)
+            if row == "agent":
+                ex.check_agent_stamp(work / "agent" / "stamp.json", ex.agent_stamp(run))
+            else:
+                kept_by_row[row] = ex.kept_tasks(ex._task_log(work, row), stamp)
         except ValueError as exc:
             parser.error(str(exc))
     def measure(api_base: str) -> None:
@@ -706,7 +710,11 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.monotonic()
                 if row == "agent":
                     proxy.tag = "agent/"
-                    results = run_agent(tasks, args.model, proxy.api_base, work, run.extra, log)
+                    with ex.agent_row_journal(work, run, proxy, args.resume) as earlier:
+                        if earlier:
+                            run.note = (run.note + " " if run.note else "") + f"({earlier})"
+                        results = run_agent(tasks, args.model, proxy.api_base, work,
+                                            run.extra, log, resume=args.resume)
                     run.rows[row] = [asdict(r) for r in results]
                 else:
                     def one(task: RepoTask, row: str = row) -> TaskResult:

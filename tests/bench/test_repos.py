@@ -8,6 +8,7 @@ bench/.cache/repos/, its suite's pins (pytest, hypothesis, pytz) into bench/.cac
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shutil
 import sys
@@ -204,3 +205,31 @@ def test_the_fixed_batch_is_the_sets_own_cleared_before_and_moved_after(tmp_path
         (batch / "results.jsonl").write_text('{"id": "new", "status": "passed"}\n')
     assert not batch.exists()
     assert "new" in (out / "batch" / "results.jsonl").read_text()
+
+
+def test_with_resume_the_fixed_batch_is_the_one_the_stopped_invocation_left(tmp_path,
+                                                                            monkeypatch):
+    """The agent row goes on with --resume: the batch the stopped invocation moved into its
+    --work comes back to the fixed path (baseagent batch then runs only what it had not
+    finished), and a stale batch at the fixed path is still never taken."""
+    batch = tmp_path / "fixed" / "batch"
+    monkeypatch.setattr(repos, "AGENT_BATCH", batch)
+    batch.mkdir(parents=True)
+    (batch / "results.jsonl").write_text('{"id": "stale", "status": "failed"}\n')
+    out = tmp_path / "work" / "agent"
+    (out / "batch").mkdir(parents=True)
+    (out / "batch" / "results.jsonl").write_text('{"id": "earlier", "status": "passed"}\n')
+    with repos.ex.fixed_batch(out, "repos", repos.AGENT_BATCH, resume=True) as held:
+        assert (held / "results.jsonl").read_text() == '{"id": "earlier", "status": "passed"}\n'
+    assert "earlier" in (out / "batch" / "results.jsonl").read_text() and not batch.exists()
+
+
+def test_resuming_an_agent_row_of_another_commit_is_refused(tmp_path, capsys):
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "stamp.json").write_text(json.dumps(
+        {"commit": "0000000", "extra": [], "model": "openai/local", "server": "http://x",
+         "exercises": "repos"}))
+    with pytest.raises(SystemExit):
+        repos.main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
+                    "--work", str(tmp_path)])
+    assert "the agent row was measured with another commit" in capsys.readouterr().err
