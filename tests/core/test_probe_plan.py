@@ -118,3 +118,26 @@ def test_search_rounds_go_on_past_the_misses_while_they_find_something_new_to_te
         assert capped.next_message().candidates
         capped.took(attempt(1, "test_b"))
     assert capped.next_message() is None
+
+
+def test_a_probe_reply_is_enough_once_it_holds_each_file_and_opens_another_block(tmp_path):
+    from types import SimpleNamespace
+
+    from baseagent.helps.probe import _enough
+
+    (tmp_path / "m.py").write_text("def f():\n    pass\n")
+    ctx = SimpleNamespace(cwd=tmp_path, task="Implement f in m.py. Run: pytest -q m_test.py")
+    p = ProbePlan(ctx.task, {"m.py": "def f():\n    pass\n"}, {}, "pytest -q m_test.py")
+    whole = "m.py\n```python\ndef f():\n    return 1\n```\n\n"
+    enough = _enough(p, ctx)
+    assert enough(whole) is None  # the file, and nothing opened after it
+    assert enough(whole + "m_test.py\n```python\nfrom m") == len(whole + "m_test.py\n")
+    tests_first = _enough(p, ctx)  # the test file first: read on to the file
+    copy = "m_test.py\n```python\nfrom m import f\n\ndef test_f():\n    assert f() == 1\n```\n"
+    assert tests_first(copy) is None and tests_first(copy + whole) is None
+    assert tests_first(copy + whole + "```text\n") == len(copy + whole)
+    inline = _enough(p, ctx)  # a fence inside a line is no block
+    assert inline(whole + "Run it with ```pytest```") is None
+    excerpt = _enough(p, ctx)  # a piece of the file is not the file
+    part = "m.py\n```python\nx = 1\n```\n"
+    assert excerpt(part + "```python\n") is None

@@ -156,6 +156,32 @@ def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, ho
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 
+def test_a_probe_reply_is_read_no_further_than_its_file(scripted_server, workspace, home):
+    """The 1.5B model follows the file with a copy of the test file it was shown, minutes
+    of output on a CPU: once the reply holds the whole file to change and opens another
+    block, the stream is no longer read (here the copy would take 30 s to arrive)."""
+    import time
+
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    copy = "".join(f"def test_{i}():\n    assert distance('A', 'A') == 0\n\n" for i in range(150))
+    server = scripted_server([{
+        "content": f"hamming.py\n```python\n{SOLVED}```\n\nhamming_test.py\n```python\n"
+                   f"{copy}```\n",
+        "chunk_size": 20, "chunk_delay": 0.1}])
+    started = time.monotonic()
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 1
+    assert (workspace / "hamming_test.py").read_text() == HAMMING_TEST
+    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert run.events[-1]["verification"]["by"] == "evidence"
+    assert took < 20, took  # the whole reply: 30 s
+    assert not any("def test_149" in i["text"] for i in run.completed_items("agent_message"))
+
+
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
                                                                       workspace, home):
     """Two probe messages, then a repair round (the best attempt and its failing test) that

@@ -14,6 +14,7 @@ from baseagent.core.repeats import RepeatedCalls
 from baseagent.core.streaming import text_item
 from baseagent.core.verification.evidence import Evidence, repository_notes
 from baseagent.emitting import events as engine
+from baseagent.helps.contract import Enough
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.tools.tool import ToolResult
 
@@ -54,10 +55,11 @@ class HelpActions:
 
     def ask_alone(self, messages: list[dict[str, Any]], notice: str,
                   max_chars: int | None = None,
-                  temperature: float | None = None) -> ModelTurn:
+                  temperature: float | None = None,
+                  enough: Enough | None = None) -> ModelTurn:
         self._stop_if_cancelled()
         self.emitter.notice(notice)
-        return self._step(messages, max_chars, temperature)
+        return self._step(messages, max_chars, temperature, enough)
 
     def run_in_copy(self, command: str, copy: Path,
                     timeout_s: float) -> tuple[int | None, str]:

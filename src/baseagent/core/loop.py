@@ -49,7 +49,7 @@ from baseagent.core.turn import (ActionRequired, ContextPolicy, HistorySink, Pas
                                  Status, TurnEnded, TurnInput, TurnOutcome, TurnState,
                                  attachment_message, history_message, tool_choice,
                                  tool_message)
-from baseagent.helps.contract import TurnHelp, capped, not_an_answer
+from baseagent.helps.contract import Enough, TurnHelp, capped, not_an_answer
 from baseagent.llm.errors import ContextOverflowError, CostLimitError, ModelError, ModelInterrupted
 from baseagent.llm.types import ModelClientProtocol, ModelTurn, ToolCall
 from baseagent.emitting.interface import EventEmitter
@@ -297,7 +297,8 @@ class Loop(HelpActions):
             return f"{turn.text.rstrip()}\n\n{note}" if note else turn.text
 
     def _step(self, alone: list[dict[str, Any]] | None = None,
-              max_chars: int | None = None, temperature: float | None = None) -> ModelTurn:
+              max_chars: int | None = None, temperature: float | None = None,
+              enough: Enough | None = None) -> ModelTurn:
         """One observe → think → act round; returns what the model said. With `alone`, only
         think, on those messages (TurnContext.ask_alone)."""
         state = self._state
@@ -309,7 +310,7 @@ class Loop(HelpActions):
         self._budget.spend()
         state.steps += 1
         self.emitter.send(engine.StepStarted(turn_id=state.turn_id, number=state.steps))
-        turn = self._think(alone, max_chars, temperature)
+        turn = self._think(alone, max_chars, temperature, enough)
         if turn.tool_calls and alone is None:
             self._act(turn.tool_calls)
         return turn
@@ -321,13 +322,15 @@ class Loop(HelpActions):
             raise RunInterrupted()
 
     def _think(self, alone: list[dict[str, Any]] | None = None,
-               max_chars: int | None = None, temperature: float | None = None) -> ModelTurn:
+               max_chars: int | None = None, temperature: float | None = None,
+               enough: Enough | None = None) -> ModelTurn:
         """Call the model (streaming), emitting reasoning and message items as text arrives.
         With `alone`, those messages are sent instead of the history, with no tools, and
         the reply does not reach the history."""
         specs = [] if alone is not None else self.registry.specs()
         stream = StreamItems(self.emitter, hold_calls=bool(specs))
-        progress = capped(stream.progress, max_chars)  # a reply past it: ReplyTooLong
+        # a reply past max_chars: ReplyTooLong; one that holds enough: cut there
+        progress = capped(stream.progress, max_chars, enough)
         try:
             for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
                 messages, estimate = self.compactor.prepare(self.history) if alone is None \

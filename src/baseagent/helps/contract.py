@@ -28,16 +28,22 @@ A help ends a turn by raising `TurnEnded` (core/turn.py). It reaches the turn on
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from baseagent.llm.errors import ModelError
-from baseagent.llm.types import ModelTurn, ProgressFn, ToolCall
+from baseagent.llm.types import EnoughText, ModelTurn, ProgressFn, ToolCall
 
 if TYPE_CHECKING:
     from baseagent.core.verification.evidence import Evidence
     from baseagent.tools.tool import ToolResult
 
 Message = str | list[dict[str, Any]]
+
+
+
+# Where a streamed answer may stop because the text so far already holds all that is
+# needed (its length to keep), or None to read on (TurnContext.ask_alone).
+Enough = Callable[[str], "int | None"]
 
 
 class TurnContext(Protocol):
@@ -75,10 +81,13 @@ class TurnContext(Protocol):
 
     def ask_alone(self, messages: list[dict[str, Any]], notice: str,
                   max_chars: int | None = None,
-                  temperature: float | None = None) -> ModelTurn:
+                  temperature: float | None = None,
+                  enough: Enough | None = None) -> ModelTurn:
         """One model call (a step of the turn) on these messages instead of the history,
         without tools; the reply does not join the history. A reply whose text grows past
-        `max_chars` is cut: ReplyTooLong. `temperature`: this call's own (None: the run's)."""
+        `max_chars` is cut: ReplyTooLong. `temperature`: this call's own (None: the run's).
+        `enough`: given the text so far, where to stop reading it because it already holds
+        all that is needed (None: read on); the reply is then that text."""
 
     def run_in_copy(self, command: str, copy: Path, timeout_s: float) -> tuple[int | None, str]:
         """Run `command` in `copy` (a scratch copy of the workspace, never the workspace) as
@@ -117,15 +126,21 @@ class ReplyTooLong(ModelError):
     """A reply cut because its text grew past what the help asked for could need."""
 
 
-def capped(progress: ProgressFn, max_chars: int | None) -> ProgressFn:
-    """`progress`, raising ReplyTooLong once the streamed text passes `max_chars` (the model
-    client stops reading the stream there)."""
-    if max_chars is None:
+def capped(progress: ProgressFn, max_chars: int | None,
+           enough: Enough | None = None) -> ProgressFn:
+    """`progress`, raising ReplyTooLong once the streamed text passes `max_chars`, and
+    EnoughText once `enough` says where the text so far already holds all that is needed
+    (the model client stops reading the stream at either)."""
+    if max_chars is None and enough is None:
         return progress
 
     def check(text: str, reasoning: str, *calls: Any) -> None:
-        if len(text) > max_chars:
+        if max_chars is not None and len(text) > max_chars:
             raise ReplyTooLong(f"the reply grew past {max_chars} characters")
+        keep = enough(text) if enough is not None else None
+        if keep is not None:
+            progress(text[:keep], reasoning, *calls)
+            raise EnoughText(keep)
         progress(text, reasoning, *calls)
 
     return check

@@ -21,7 +21,8 @@ from baseagent.llm.reasoning import merge_details
 from baseagent.llm.repetition import RepetitionGuard
 from baseagent.llm.retry import NoAnswerYet, StreamBroken, StreamStalled
 from baseagent.llm.surrogates import scrub_surrogates
-from baseagent.llm.types import CallProgress, ProgressFn, ToolCall
+from baseagent.llm.types import (ENOUGH_FINISH, CallProgress, EnoughText, ProgressFn,
+                                 ToolCall)
 
 # How often the waiting thread looks at the interrupt flag and the clocks: an interrupt is
 # noticed within this, even while the socket is silent.
@@ -150,10 +151,17 @@ def read_stream(open_stream: Callable[[], Any], abort: Callable[[], None] | None
                 text += "".join(texts)
             if thoughts:
                 reasoning += "".join(thoughts)
-            if streamed_calls:
-                on_progress(text, reasoning, _calls_so_far(calls))
-            elif changed:
-                on_progress(text, reasoning)
+            try:
+                if streamed_calls:
+                    on_progress(text, reasoning, _calls_so_far(calls))
+                elif changed:
+                    on_progress(text, reasoning)
+            except EnoughText as enough:  # the reader has what it needs: stop here
+                text = text[:max(0, enough.keep)]
+                finish = ENOUGH_FINISH
+                usage_obj = None
+                calls.clear()  # a call cut short must never run
+                break
             if _runaway(guards, text, reasoning, calls):
                 finish = RUNAWAY_FINISH  # cut here: the loop tells the model why
                 usage_obj = None
@@ -165,7 +173,8 @@ def read_stream(open_stream: Callable[[], Any], abort: Callable[[], None] | None
                 break  # _END
     finally:
         pump.abandon()
-    if finish is None or (finish != RUNAWAY_FINISH and _provider_finish_missing(pump.stream)):
+    if finish is None or (finish not in (RUNAWAY_FINISH, ENOUGH_FINISH)
+                          and _provider_finish_missing(pump.stream)):
         raise StreamBroken("the stream ended before the model finished")
     # Nothing at all with a finish reason is the model's answer, not a transport fault:
     # it comes back as an empty turn for the loop to answer (core/loop.py), never resent

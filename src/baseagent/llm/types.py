@@ -149,6 +149,23 @@ class ProgressFn(Protocol):
                  calls: tuple[CallProgress, ...] = ()) -> None: ...
 
 
+class EnoughText(Exception):
+    """Raised by a ProgressFn when the answer so far already holds all its caller needs
+    (the whole-file probe: a complete block for each file to change, and the model starting
+    another block, most often the test file again): the client stops reading the stream
+    there and returns the first `keep` characters of the text as the answer, its finish
+    reason ENOUGH_FINISH. Nothing is lost that the caller would use, and the minutes a small
+    model spends copying out a test file are not waited for."""
+
+    def __init__(self, keep: int) -> None:
+        super().__init__(f"enough after {keep} characters")
+        self.keep = keep
+
+
+# The finish reason of an answer whose reader stopped it (EnoughText).
+ENOUGH_FINISH = "enough"
+
+
 def no_progress(text: str, reasoning: str, calls: tuple[CallProgress, ...] = ()) -> None:
     """The default ProgressFn: nobody is watching the stream."""
 

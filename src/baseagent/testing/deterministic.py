@@ -27,8 +27,8 @@ from typing import Any
 
 from baseagent.cancellation import NEVER, CancelToken
 from baseagent.llm.errors import ModelError, ModelInterrupted
-from baseagent.llm.types import (CallUsage, ModelTurn, ProgressFn, ToolCall, UsageTotals,
-                                 no_progress)
+from baseagent.llm.types import (ENOUGH_FINISH, CallUsage, EnoughText, ModelTurn,
+                                 ProgressFn, ToolCall, UsageTotals, no_progress)
 
 Step = Any  # dict | ModelTurn | BaseException | Callable[[list[dict]], Any]
 # How often a delayed step looks at the cancellation flag.
@@ -90,13 +90,19 @@ class DeterministicClient:
         self._wait(float(step.get("delay", 0)))
         text = step.get("content") or ""
         reasoning = step.get("reasoning") or ""
+        enough = None
         if text or reasoning:
-            on_progress(text, reasoning)
+            try:
+                on_progress(text, reasoning)
+            except EnoughText as stop:  # the reader stopped the answer there
+                text, enough = text[:max(0, stop.keep)], ENOUGH_FINISH
         calls = [ToolCall(id=c.get("id", f"call_{self.calls}_{i}"), name=c["name"],
                           arguments=c["arguments"] if isinstance(c["arguments"], str)
                           else json.dumps(c["arguments"]))
                  for i, c in enumerate(step.get("tool_calls") or [])]
-        finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
+        if enough is not None:
+            calls = []
+        finish = enough or step.get("finish_reason") or ("tool_calls" if calls else "stop")
         usage = step.get("usage") or {}
         prompt = len(json.dumps(messages)) // self.chars_per_token
         return ModelTurn(text=text, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
