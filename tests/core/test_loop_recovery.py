@@ -825,9 +825,9 @@ def test_repeated_replies_start_a_search_whose_passing_candidate_is_kept(tmp_pat
     assert client.tools_seen == [[]] * 6
     # sampled above 0 only in the search; the run's own temperature before it
     assert client.temperatures == [None] * 4 + [0.7, 0.7]
-    one, every = client.requests[4][1]["content"], client.requests[5][1]["content"]
+    one, fresh = client.requests[4][1]["content"], client.requests[5][1]["content"]
     assert "This test fails (test_two)" in one and "return 0" in one  # the next failing test
-    assert "These tests fail:" in every and "test_differs" in every and "test_two" in every
+    assert fresh == client.requests[1][1]["content"]  # a fresh start: the task and its tests
     # while the candidates were drawn and tested the workspace held the best attempt
     assert workspace_seen == ["def distance(a, b):\n    return 0\n"] * 2
     # the openings' writes and the stub put back between them, then the chosen candidate's:

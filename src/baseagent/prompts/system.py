@@ -312,26 +312,10 @@ PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. 
 PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
-# A search round's candidate shown every failure of the best attempt (helps/probe_plan.py),
-# these many characters of them at most.
-PROBE_REPAIR_ALL = """\
-{task}
-
-Your code so far, with which `{command}` gives: {summary}.
-{files}
-These tests fail:
-
-```text
-{failures}
-```
-
-Find what in the code makes them fail, then reply with the whole new content of {names},
-fixed so that every test passes."""
 PROBE_SEARCH_NOTICE = ("search round {n}: candidate {k} of {of} ({kind}) at temperature "
                        "{temperature}, tested in a scratch copy of the workspace; the best so "
                        "far: {summary}")
-PROBE_SEARCH_KINDS = {"assertion": "one failing test", "failures": "every failure",
-                      "fresh": "a fresh start from the task"}
+PROBE_SEARCH_KINDS = {"assertion": "one failing test", "fresh": "a fresh start from the task"}
 PROBE_CANDIDATE_RESULT = "search round {n}: candidate {k}: {summary}"
 PROBE_CANDIDATE_FOLLOW_UP = ("search round {n}: candidate {k} changed no file: asked for "
                              "the changed file, after its reply")
