@@ -206,8 +206,9 @@ def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scr
 def test_when_a_repair_round_repeats_candidates_are_sampled_and_one_that_passes_is_kept(
         scripted_server, workspace, home):
     """At temperature 0 the model sends the same wrong fix again; from then on each round
-    draws candidates at the repair temperature from the same messages (the best attempt
-    and what it gave: one prefix for the server's cache), and the first that passes wins."""
+    draws candidates at the repair temperature: the first from the best attempt and what it
+    gave, the others from a fresh start (the opening alone: one prefix for the server's
+    cache), and the first that passes wins."""
     make_repository(workspace)
     server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")},
                               {"content": FIX.format(old="0.4", new="0.6")},  # the same
@@ -218,17 +219,17 @@ def test_when_a_repair_round_repeats_candidates_are_sampled_and_one_that_passes_
     assert run.returncode == 0, run.stderr
     assert len(server.requests) == 4
     assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7]
-    assert server.requests[2]["messages"] == server.requests[3]["messages"]
-    shown = server.requests[2]["messages"]
+    shown, fresh = server.requests[2]["messages"], server.requests[3]["messages"]
     assert [m["role"] for m in shown] == ["system", "user", "assistant", "user"]
     assert "new})" not in shown[2]["content"] and "0.6" in shown[2]["content"]
     assert "gives: 1 failed, 3 passed" in shown[3]["content"]
+    assert fresh == server.requests[0]["messages"]  # the opening alone
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
     notices = [e["message"] for e in run.of_type("error")]  # notices travel as `error` items
     assert sum(m.startswith("repair round 1:") for m in notices) == 1
-    assert any(m.startswith("search round 2: candidate 2 of 3 at temperature 0.7")
-               for m in notices), notices
+    assert any(m.startswith("search round 2: candidate 2 of 3 at temperature 0.7, a fresh "
+                            "start from the issue and its code") for m in notices), notices
 
 
 WHOLE_FUNCTION = """The bug is the 0.4 in `round_half`. SEARCH/REPLACE blocks to fix it:

@@ -23,8 +23,11 @@ test, or the notes on refused blocks).
 Search: at temperature 0 the same prompt gets the same reply, and a repair round that gets no
 closer than the best attempt (or repeats an earlier reply or its edits) is most often the
 model going round in circles. From then on each round draws `candidates` replies sampled at
-`temperature` from the same messages (a shared prefix, which a server's prompt cache
-serves), each tested as the first was; a reply or edits seen before are not tested again;
+`temperature`: the first from the best edits so far and what they gave, the others from a
+fresh start (the opening alone: the issue and its code, without the failed edits; one
+prompt, which a server's prompt cache serves), each tested as the first was (on the
+exercises, fresh starts gave five of the six sampled candidates that beat the best
+attempt: helps/probe_plan.py); a reply or edits seen before are not tested again;
 the best attempt so far (the example's expectations met, then the suite's tests passed) is
 what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
 so that the probe spends at most half the turn's model calls; without candidates (0) they
@@ -57,6 +60,7 @@ from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_PROBE_BEFORE, REPO_
                                       REPO_PROBE_NO_BLOCKS, REPO_PROBE_NOTICES,
                                       REPO_PROBE_OPENING, REPO_PROBE_PASSED,
                                       REPO_PROBE_REFUSED, REPO_PROBE_REPRO_FAILED,
+                                      REPO_PROBE_SOURCES,
                                       REPO_PROBE_REPRO_MET, REPO_PROBE_RESULT,
                                       REPO_PROBE_SUITE_FAILED, REPO_PROBE_SYSTEM)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
@@ -200,16 +204,19 @@ class RepoProbe(TurnHelp):
             for k in range(1, draws + 1):
                 if ctx.calls_left <= keep:
                     break
+                fresh = searching and k > 1  # the opening alone: a fresh start
                 if searching:
                     notice = REPO_PROBE_NOTICES[2].format(
-                        n=rounds, k=k, of=draws, temperature=temperature_label(self.temperature))
+                        n=rounds, k=k, of=draws, temperature=temperature_label(self.temperature),
+                        source=REPO_PROBE_SOURCES[fresh])
                 else:
                     notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
                         else REPO_PROBE_NOTICES[1].format(n=rounds)
                 ctx.restart_evidence()
                 try:
                     reply = ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM},
-                                           *exchange], notice, max_chars=limit,
+                                           *(exchange[:1] if fresh else exchange)], notice,
+                                          max_chars=limit,
                                           temperature=self.temperature if searching
                                           else None).text
                 except ReplyTooLong:

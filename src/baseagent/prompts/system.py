@@ -393,8 +393,9 @@ REPO_PROBE_NOTICES = ("first, SEARCH/REPLACE edits for the issue and the code it
                       "repair round {n}: the last edits and what they gave: kept only if the "
                       "issue's example and the tests pass",
                       "search round {n}: candidate {k} of {of} at temperature {temperature}, "
-                      "from the best edits so far and what they gave: kept only if the "
-                      "issue's example and the tests pass")
+                      "{source}: kept only if the issue's example and the tests pass")
+REPO_PROBE_SOURCES = ("from the best edits so far and what they gave",
+                      "a fresh start from the issue and its code")
 REPO_PROBE_PASSED = ("Edited {files}; {repro}the tests pass (`{command}` exited 0).")
 REPO_PROBE_REPRO_MET = "the issue's example now gives what it expects ({met} of {total}); "
 # A code block for a file that left out top-level names the file defines: never written
