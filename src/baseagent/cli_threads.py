@@ -52,13 +52,19 @@ def _group_option(ctx: typer.Context, name: str, value: Any) -> Any:
 
 
 def _root_settings(ctx: typer.Context) -> Any:
+    """The settings of the root command's --config and --profile, loaded once an
+    invocation (kept in the root context: `sessions rm` needs them for the store and for
+    the checkpoints' directory)."""
     from baseagent.config.load import ConfigError, load_settings
 
-    try:
-        root = ctx.find_root().params
-        return load_settings({}, config_file=root.get("config"), profile=root.get("profile"))
-    except ConfigError as exc:
-        raise fail_usage(str(exc)) from None
+    root = ctx.find_root()
+    if "baseagent.settings" not in root.meta:
+        try:
+            root.meta["baseagent.settings"] = load_settings(
+                {}, config_file=root.params.get("config"), profile=root.params.get("profile"))
+        except ConfigError as exc:
+            raise fail_usage(str(exc)) from None
+    return root.meta["baseagent.settings"]
 
 
 def _session_dir(ctx: typer.Context, directory: Optional[Path]) -> Path:
