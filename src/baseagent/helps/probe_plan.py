@@ -25,10 +25,10 @@ and hands the attempt back here. The messages, in order:
    `candidates` replies sampled above temperature 0, from prompts in turn: one failing test
    of the best (as a repair round), then twice a fresh start (the task, its files and
    tests, without the failed attempt; one prompt, so the second is served from the
-   server's prompt cache). On the dev set at d2b144f the fresh starts gave five of the six
-   candidates that beat the best attempt (one passed: 23 drawn); the best shown with one
-   failing test none of 25, with its whole failure list none of 24 (most sent the code
-   back unchanged), so that third prompt is no longer drawn. The probe tests each
+   server's prompt cache). On the dev set (d2b144f and 492682f) 8 of 38 fresh starts beat
+   the best attempt, 3 of 49 candidates shown one failing test, 2 of 44 shown the best with
+   its whole failure list (most sent the code back unchanged), so that third prompt is no
+   longer drawn. The probe tests each
    in a scratch copy of the workspace and keeps the best (helps/probe.py). The first repair
    round stays one reply at the run's temperature: at temperature 0 it is the model's most
    likely fix, and when it works the turn spends one call, not a round of samples.

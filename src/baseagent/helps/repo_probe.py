@@ -26,8 +26,8 @@ model going round in circles. From then on each round draws `candidates` replies
 `temperature`: the first from the best edits so far and what they gave, the others from a
 fresh start (the opening alone: the issue and its code, without the failed edits; one
 prompt, which a server's prompt cache serves), each tested as the first was (on the
-exercises, fresh starts gave five of the six sampled candidates that beat the best
-attempt: helps/probe_plan.py); a reply or edits seen before are not tested again;
+exercises, 8 of 38 fresh starts beat the best attempt, 5 of 93 candidates from it:
+helps/probe_plan.py); a reply or edits seen before are not tested again;
 the best attempt so far (the example's expectations met, then the suite's tests passed) is
 what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
 so that the probe spends at most half the turn's model calls; without candidates (0) they
