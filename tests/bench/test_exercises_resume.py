@@ -89,15 +89,19 @@ def test_resume_end_to_end_with_the_model_alone(scripted_server, tmp_path):
     assert "resumed: 1 of the alone row's tasks" in run["note"]
 
 
+@pytest.mark.parametrize("bench_set", ["exercises", "repos"])
 def test_resume_of_an_agent_row_at_another_commit_is_refused_before_it_runs(tmp_path,
-                                                                            capsys):
+                                                                            capsys, bench_set):
+    import repos
+
+    main = exercises.main if bench_set == "exercises" else repos.main
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "stamp.json").write_text(json.dumps(
         {"commit": "0000000", "extra": [], "model": "openai/local", "server": "http://x",
-         "exercises": "dev"}))
+         "exercises": "dev" if bench_set == "exercises" else "repos"}))
     with pytest.raises(SystemExit):
-        exercises.main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
-                        "--work", str(tmp_path)])
+        main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
+              "--work", str(tmp_path)])
     assert "the agent row was measured with another commit" in capsys.readouterr().err
 
 

@@ -8,7 +8,6 @@ bench/.cache/repos/, its suite's pins (pytest, hypothesis, pytz) into bench/.cac
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import shutil
 import sys
@@ -223,13 +222,3 @@ def test_with_resume_the_fixed_batch_is_the_one_the_stopped_invocation_left(tmp_
         assert (held / "results.jsonl").read_text() == '{"id": "earlier", "status": "passed"}\n'
     assert "earlier" in (out / "batch" / "results.jsonl").read_text() and not batch.exists()
 
-
-def test_resuming_an_agent_row_of_another_commit_is_refused(tmp_path, capsys):
-    (tmp_path / "agent").mkdir()
-    (tmp_path / "agent" / "stamp.json").write_text(json.dumps(
-        {"commit": "0000000", "extra": [], "model": "openai/local", "server": "http://x",
-         "exercises": "repos"}))
-    with pytest.raises(SystemExit):
-        repos.main(["run", "--rows", "agent", "--resume", "--api-base", "http://x",
-                    "--work", str(tmp_path)])
-    assert "the agent row was measured with another commit" in capsys.readouterr().err
