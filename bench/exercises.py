@@ -295,6 +295,16 @@ def agent_row_journal(work: Path, run: Run, proxy: Any, resume: bool) -> Iterato
         proxy.journal = None
 
 
+def resumed_row(work: Path, row: str, run: Run, stamp: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """What a row goes on from with --resume in `work` (both sets): a peer row's tasks an
+    earlier invocation finished (kept_tasks), nothing for the agent row, whose batch goes on
+    (after check_agent_stamp). Refuses (ValueError) a row measured another way."""
+    if row == "agent":
+        check_agent_stamp(work / "agent" / "stamp.json", agent_stamp(run))
+        return {}
+    return kept_tasks(_task_log(work, row), stamp)
+
+
 def check_agent_stamp(path: Path, stamp: dict[str, Any]) -> None:
     """Refuses (ValueError) to resume an agent row measured another way."""
     if not path.is_file():
@@ -1207,11 +1217,7 @@ def main(argv: list[str] | None = None) -> int:
         # row that cannot go on says so at once.
         for row in rows if args.resume else ():
             try:
-                if row == "agent":
-                    check_agent_stamp(work / "agent" / "stamp.json", agent_stamp(run))
-                else:
-                    kept_by_row[row] = kept_tasks(_task_log(work, row),
-                                                  _task_stamp(run, harness))
+                kept_by_row[row] = resumed_row(work, row, run, _task_stamp(run, harness))
             except ValueError as exc:
                 parser.error(str(exc))
 

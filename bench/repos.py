@@ -695,10 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     kept_by_row = {}
     for row in rows if args.resume else ():
         try:
-            if row == "agent":
-                ex.check_agent_stamp(work / "agent" / "stamp.json", ex.agent_stamp(run))
-            else:
-                kept_by_row[row] = ex.kept_tasks(ex._task_log(work, row), stamp)
+            kept_by_row[row] = ex.resumed_row(work, row, run, stamp)
         except ValueError as exc:
             parser.error(str(exc))
     def measure(api_base: str) -> None:

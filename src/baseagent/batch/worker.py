@@ -211,10 +211,10 @@ class TaskRunner:
         record = task_dir / f"{run.thread_id}.jsonl"
         result["session"] = str(record) if settings.storage.kind == "jsonl" \
             else f"{settings.storage.path}#{run.thread_id}"
-        timed_out = self._cancel_reason
+        ended_by = self._cancel_reason  # the cancel that ended the run (None: none did)
         if run.status == "interrupted":
             result["status"] = "interrupted"
-            if not (task.check and is_timeout(timed_out)):
+            if not (task.check and is_timeout(ended_by)):
                 return
             # A task timeout: the check still runs, on the workspace as the turn left it (the
             # whole-file probe's best attempt put back): what a person would find there. A
@@ -224,7 +224,7 @@ class TaskRunner:
         if task.check:
             def cancelled() -> bool:
                 reason = self._cancel_reason
-                return reason is not None and reason != timed_out
+                return reason is not None and reason != ended_by
 
             check = run_command(task.check, workspace, command_env,
                                 cancelled if result.get("timed_out") else self._cancelled)
@@ -240,7 +240,7 @@ class TaskRunner:
                                   f"{_last_line(check.output)}" + \
                                   (f" (agent: {run.error})" if run.error else "")
             elif result.get("timed_out"):
-                result["error"] = f"{timed_out}; the check passed on the workspace as the " \
+                result["error"] = f"{ended_by}; the check passed on the workspace as the " \
                                   f"turn left it"
         else:
             passed = run.status == "completed"

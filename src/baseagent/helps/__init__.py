@@ -69,6 +69,6 @@ def for_profile(prose_code: ProseCodeMode = "apply", show_named_files: bool = Fa
                                    temperature=repair_temperature))
     if prose_code != "off":
         helps.append(ProseCode(prose_code, clock, shell_timeout_ms,
-                               shown=localised.named if localised is not None else None))
+                               led_to=localised.named if localised is not None else None))
     helps.append(Nudges())
     return helps

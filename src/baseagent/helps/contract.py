@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 Message = str | list[dict[str, Any]]
 
-
-
 # Where a streamed answer may stop because the text so far already holds all that is
 # needed (its length to keep), or None to read on (TurnContext.ask_alone).
 Enough = Callable[[str], "int | None"]

@@ -33,7 +33,7 @@ import keyword
 import os
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,9 +58,9 @@ MAX_STRINGS = 40
 # Test files named as hints, at most.
 MAX_TESTS = 3
 # A word of the issue in a definition's name: WORD_POINTS shared by the definitions whose
-# names carry it (at least 1 a word; at most WORD_POINTS_MOST a definition, below
-# localised_code's MIN_SCORE, so that a task whose words only brush a name gets nothing
-# shown).
+# names carry it, capped at WORD_POINTS_MOST a definition (below localised_code's MIN_SCORE,
+# so that a task whose words only brush a name gets nothing shown); never less than the 1
+# a word these hits scored before the sharing.
 WORD_POINTS = 4.0
 WORD_POINTS_MOST = 2.5
 
@@ -588,10 +588,7 @@ def rank(names: IssueNames, scan: Scan, limit: int = 12) -> Localisation:
     # A word of the issue that few definitions' names carry says more about where the code
     # is (`leap` in one name) than one that many do (`month`, `last`): as a name defined in
     # many places says less.
-    carriers: dict[str, int] = defaultdict(int)
-    for hits in name_words.values():
-        for word in hits:
-            carriers[word] += 1
+    carriers = Counter(word for hits in name_words.values() for word in hits)
     for d, hits in name_words.items():
         if hits:
             points = min(WORD_POINTS_MOST, sum(WORD_POINTS / carriers[w] for w in hits))

@@ -172,7 +172,7 @@ class LocalisedCode(TurnHelp):
         self.found = found
         return message + render(found, ctx.cwd)
 
-    def named(self, _root: Path) -> tuple[Candidate, ...]:
+    def named(self) -> tuple[Candidate, ...]:
         """The symbols this turn's task led to, shown or named as other places (none: no
         localisation this turn): a reply that sends one of them whole is merged by name
         (helps/prose_code.py)."""

@@ -49,8 +49,8 @@ from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
-                                      PROBE_CANDIDATE_FOLLOW_UP,
-                                      PROBE_CANDIDATE_RESULT, PROBE_CUT_NOTICE,
+                                      PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_RESULT,
+                                      PROBE_CUT_NOTICE,
                                       PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
                                       PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
                                       PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)

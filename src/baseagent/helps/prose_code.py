@@ -27,8 +27,8 @@ import json
 import os
 import uuid
 from collections import Counter
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from baseagent.core.verification.evidence import forbids_test_changes, is_test_file
@@ -36,20 +36,19 @@ from baseagent.helps.code_blocks import (differs, file_blocks, fragments, labell
                                          merged_blocks, test_command_block, without_blocks,
                                          written_path)
 from baseagent.helps.contract import Message, TurnContext, TurnHelp, not_an_answer
-from baseagent.helps.function_edits import function_edits
-from baseagent.helps.localise import Candidate
 from baseagent.helps.edit_form import (EditBlock, Merge, check_edit_blocks, has_edit_blocks,
                                        merge_by_name, parse_edit_blocks)
+from baseagent.helps.function_edits import function_edits
+from baseagent.helps.localise import Candidate
 from baseagent.helps.test_time import TestClock, looping_note, timed_out
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (FRAGMENT_BIG_FILE, FRAGMENT_TELL, PROSE_CODE_APPLIED,
-                                      PROSE_FUNCTIONS_MERGED,
                                       PROSE_CODE_CUT, PROSE_CODE_MERGED, PROSE_CODE_TELL,
                                       PROSE_COMMAND_RUN, PROSE_EDIT_APPLIED,
                                       PROSE_EDIT_NOT_WRITTEN, PROSE_EDIT_REFUSED,
                                       PROSE_EDIT_TELL, PROSE_EDIT_TESTS_RUN,
-                                      PROSE_MERGED_BY_NAME, PROSE_TESTS_RUN,
-                                      WHOLE_FILE_TOO_SHORT)
+                                      PROSE_FUNCTIONS_MERGED, PROSE_MERGED_BY_NAME,
+                                      PROSE_TESTS_RUN, WHOLE_FILE_TOO_SHORT)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
 # A file this long or longer is never replaced by a code block under half its length: a
@@ -65,13 +64,13 @@ ProseCodeMode = Literal["apply", "tell", "off"]
 class ProseCode(TurnHelp):
     def __init__(self, mode: ProseCodeMode = "apply", clock: TestClock | None = None,
                  shell_timeout_ms: int = DEFAULT_SHELL_TIMEOUT_MS,
-                 shown: Callable[[Path], Sequence[Candidate]] | None = None) -> None:
+                 led_to: Callable[[], Sequence[Candidate]] | None = None) -> None:
         self.mode = mode
-        # The symbols the turn's task was shown with (helps/localised_code.py), if any: a
-        # reply in the conversation that sends one of them whole, in a plain code block
-        # that names no file, is merged into its file by name (helps/function_edits.py),
-        # as the repository probe merges it.
-        self.shown = shown
+        # The symbols this turn's task led to (helps/localised_code.py: shown, or named as
+        # other places), if any: a reply in the conversation that sends one of them whole,
+        # in a block that is no whole file and no edit, is merged into its file by name
+        # (helps/function_edits.py), as the repository probe merges it.
+        self.led_to = led_to
         # The test runs it adds get a timeout from the task's own first run (test_time.py).
         self.clock = clock or TestClock()
         self.shell_timeout_ms = shell_timeout_ms
@@ -185,14 +184,14 @@ class ProseCode(TurnHelp):
         by_name = {} if alone else _merges(turn.text, cwd, task, skip, set(short))
         notes = [] if alone else [WHOLE_FILE_TOO_SHORT.format(path=p, lines=n, file_lines=m)
                                   for p, (n, m) in short.items() if p not in by_name]
-        merged_shown: set[str] = set()
+        merged_led_to: set[str] = set()  # files the reply's functions were merged into
         if not alone and not (blocks or edits or by_name or written_by_calls) \
-                and self.shown is not None and "```" in turn.text:
-            merged_shown = self._merge_shown(turn.text, ctx, notes)
+                and self.led_to is not None and "```" in turn.text:
+            merged_led_to = self._merge_led_to(turn.text, ctx, notes)
         if not self.told_fragment and not alone:
             dropped = [f for f in fragments(turn.text, cwd, task)
                        if os.path.normpath(cwd / f.path) not in skip and f.path not in by_name
-                       and f.path not in merged_shown]
+                       and f.path not in merged_led_to]
             if dropped:
                 self.told_fragment = True
                 self.fragment_note = " ".join(
@@ -208,7 +207,7 @@ class ProseCode(TurnHelp):
                        if b.path in merged else PROSE_CODE_APPLIED.format(path=b.path))
                  for b in blocks]
         edited = self._apply_edits(edits, ctx, alone, calls, notes) if edits else False
-        edited = bool(merged_shown) or edited
+        edited = bool(merged_led_to) or edited
         for path, (merge, _) in by_name.items():
             names = ", ".join(f"`{n}`" for n in merge.names)
             edited = _write_quietly(ctx, path, merge.text, PROSE_MERGED_BY_NAME.format(
@@ -248,16 +247,16 @@ class ProseCode(TurnHelp):
             turn.tool_calls = calls + turn.tool_calls
             turn.text = without_blocks(turn.text, blocks)
 
-    def _merge_shown(self, text: str, ctx: TurnContext, notes: list[str]) -> set[str]:
+    def _merge_led_to(self, text: str, ctx: TurnContext, notes: list[str]) -> set[str]:
         """A conversation reply's whole functions or methods, in blocks that are not a whole
         file, merged by name into the files of the symbols the task led to (each written at
         once, outside the history, as an edit is); the files written."""
-        assert self.shown is not None
-        shown = self.shown(ctx.cwd)
-        if not shown:
+        assert self.led_to is not None
+        led_to = self.led_to()
+        if not led_to:
             return set()
         keep_tests = forbids_test_changes(ctx.task)
-        check = function_edits(text, shown, ctx.cwd,
+        check = function_edits(text, led_to, ctx.cwd,
                                may_write=lambda p: not (keep_tests and is_test_file(p)))
         written = {path for path, new_text in check.new_texts.items()
                    if _write_quietly(ctx, path, new_text,

@@ -60,8 +60,8 @@ from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_PROBE_BEFORE, REPO_
                                       REPO_PROBE_NO_BLOCKS, REPO_PROBE_NOTICES,
                                       REPO_PROBE_OPENING, REPO_PROBE_PASSED,
                                       REPO_PROBE_REFUSED, REPO_PROBE_REPRO_FAILED,
-                                      REPO_PROBE_SOURCES,
                                       REPO_PROBE_REPRO_MET, REPO_PROBE_RESULT,
+                                      REPO_PROBE_SOURCES,
                                       REPO_PROBE_SUITE_FAILED, REPO_PROBE_SYSTEM)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
