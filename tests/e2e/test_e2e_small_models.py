@@ -182,6 +182,32 @@ def test_a_probe_reply_is_read_no_further_than_its_file(scripted_server, workspa
     assert not any("def test_149" in i["text"] for i in run.completed_items("agent_message"))
 
 
+def test_a_probe_reply_that_repeats_one_pattern_with_other_numbers_is_cut(scripted_server,
+                                                                           workspace, home):
+    """The 1.5B model, asked for a function, enumerated `if x == 41: return 179` and on for
+    6,000 characters, no two lines alike: the stream is cut once one pattern (its numbers
+    aside) repeats, counted as a miss, and the probe goes on to its next message."""
+    import time
+
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    table = "".join(f"    if strand_a == {i}:\n        return {i * 7 + 3}\n" for i in range(300))
+    server = scripted_server([
+        {"content": f"hamming.py\n```python\ndef distance(strand_a, strand_b):\n{table}```\n",
+         "chunk_size": 40, "chunk_delay": 0.1},
+        {"content": f"hamming.py\n```python\n{SOLVED}```"}])
+    started = time.monotonic()
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 2
+    notices = [e["message"] for e in run.of_type("error")]
+    assert any("repeated one pattern with only its numbers changing" in m for m in notices)
+    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert took < 20, took  # the whole table: 30 s
+
+
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
                                                                       workspace, home):
     """Two probe messages, then a repair round (the best attempt and its failing test) that
@@ -309,8 +335,8 @@ def test_a_reply_longer_than_the_task_could_need_is_cut(scripted_server, workspa
     as a miss: the next message goes out."""
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
-    rambling = "".join(f"Consider the case number {i}, which is not like the others.\n"
-                       for i in range(2_000))
+    rambling = "".join(f"Consider the case {chr(97 + i % 26)}{chr(97 + i // 26 % 26)}, "
+                       "which is not like the others.\n" for i in range(2_000))
     server = scripted_server([
         {"content": rambling, "chunk_size": 256},
         {"content": f"hamming.py\n```python\n{SOLVED}```"}])

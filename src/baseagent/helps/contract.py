@@ -124,6 +124,16 @@ class ReplyTooLong(ModelError):
     """A reply cut because its text grew past what the help asked for could need."""
 
 
+class ReplyRepeats(ReplyTooLong):
+    """A reply cut because its tail repeats one span with only its numbers changing: it
+    would run on to its cap (llm/repetition.py's TemplateGuard). `span`: the characters of
+    the repeat when it was cut."""
+
+    def __init__(self, span: int) -> None:
+        super().__init__(f"the reply repeated one pattern for {span} characters")
+        self.span = span
+
+
 def capped(progress: ProgressFn, max_chars: int | None,
            enough: Enough | None = None) -> ProgressFn:
     """`progress`, raising ReplyTooLong once the streamed text passes `max_chars`, and

@@ -39,7 +39,8 @@ from typing import Any
 
 from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.code_blocks import file_blocks, unchanged_blocks, written_path
-from baseagent.helps.contract import Enough, Message, ReplyTooLong, TurnContext, TurnHelp
+from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLong, TurnContext,
+                                      TurnHelp)
 from baseagent.helps.named_files import named_file_texts
 from baseagent.helps.probe_plan import (MAX_REPAIR_ROUNDS, SEARCH_CANDIDATES, Attempt,
                                         ProbeMessage, ProbePlan, temperature_label)
@@ -47,10 +48,11 @@ from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
+from baseagent.llm.repetition import TemplateGuard
 from baseagent.llm.types import ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
                                       PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_RESULT,
-                                      PROBE_CUT_NOTICE,
+                                      PROBE_CUT_NOTICE, PROBE_REPEATS_NOTICE,
                                       PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
                                       PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
                                       PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)
@@ -213,8 +215,8 @@ class Probe(TurnHelp):
             turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange],
                                  notice, max_chars=_limit(plan), temperature=self.temperature,
                                  enough=_enough(plan, ctx))
-        except ReplyTooLong:
-            ctx.notice(PROBE_CUT_NOTICE.format(chars=_limit(plan)))
+        except ReplyTooLong as cut:
+            ctx.notice(_cut_notice(cut, plan))
             return None, None
         cwd = ctx.cwd
         files = dict(best.files)
@@ -256,8 +258,8 @@ class Probe(TurnHelp):
         try:
             turn = ctx.ask_alone([{"role": "system", "content": PROBE_SYSTEM}, *exchange], notice,
                                  max_chars=limit, enough=_enough(plan, ctx))
-        except ReplyTooLong:
-            ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+        except ReplyTooLong as cut:
+            ctx.notice(_cut_notice(cut, plan))
             return None, None, ""
         reply = turn.text
         final, attempt = self._run_reply(ctx, turn, plan)
@@ -309,16 +311,37 @@ def _limit(plan: ProbePlan) -> int:
         + REPLY_SLACK_CHARS
 
 
+def _cut_notice(cut: ReplyTooLong, plan: ProbePlan) -> str:
+    """What the run says of a probe reply it cut."""
+    if isinstance(cut, ReplyRepeats):
+        return PROBE_REPEATS_NOTICE.format(chars=cut.span)
+    return PROBE_CUT_NOTICE.format(chars=_limit(plan))
+
+
 def _enough(plan: ProbePlan, ctx: TurnContext) -> Enough:
     """Where a probe reply may stop: once it holds a whole block for each file to change
     and a further block opens, at that block's line. On the dev set the 1.5B model followed
     its file with a copy of the test file it was shown (3,000 characters, two to three
     minutes at this machine's speed, three times in a task); nothing after the files is
-    written or read."""
+    written or read.
+
+    A reply whose tail repeats one span with only its numbers changing is cut where the
+    repeat began: the reply when the files came before it, else a miss (ReplyRepeats). On
+    the dev set the model enumerated `if number == 41: return 179` for 6,000 characters
+    instead of computing the n-th prime, 400 of its task's 900 s."""
     names, cwd, task = set(plan.files), ctx.cwd, ctx.task
     seen = [0]  # fences counted when last looked
+    template = TemplateGuard()
+
+    def holds_files(text: str) -> bool:
+        return names <= {b.path for b in file_blocks(text, cwd, task)}
 
     def check(text: str) -> int | None:
+        if template.runaway(text):
+            start = len(text) - template.span  # where the repeat began
+            if holds_files(text[:start]):  # the files came before it: they are the reply
+                return start
+            raise ReplyRepeats(template.span)
         fences = text.count("```")
         if fences == seen[0]:
             return None
@@ -329,8 +352,7 @@ def _enough(plan: ProbePlan, ctx: TurnContext) -> Enough:
         line = text.rfind("\n", 0, at) + 1
         if text[line:at].strip():  # not a fence: ``` inside a line
             return None
-        return line if names <= {b.path for b in file_blocks(text[:line], cwd, task)} \
-            else None
+        return line if holds_files(text[:line]) else None
 
     return check
 

@@ -9,9 +9,16 @@ Cheap enough to run on a growing stream: a check runs after every CHECK_EVERY ne
 characters and looks only at the last WINDOW of them. The candidate period comes from where
 the tail's last PROBE characters occurred before (str.rfind, in C), then one comparison
 confirms that the whole repeated span has that period.
+
+TemplateGuard is the same check with every run of digits read as one `#`: a tail that
+repeats one span with only its numbers changing. The 1.5B model, asked for the n-th prime,
+wrote `if number == 41:\n        return 179` and on for 6,000 characters (400 s on this
+machine's CPU), never a verbatim repeat. Real code of that shape exists (a data table), so
+only the whole-file probe, whose replies are one exercise's solution, uses it (helps/probe.py).
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 # How much new text between two checks.
@@ -28,6 +35,8 @@ MIN_SPAN = 2_400
 # Short periods ("\n\n\n", "0 0 0", "-----") need many more copies to count.
 SHORT_PERIOD = PROBE
 SHORT_MIN_SPAN = 1_200
+# A run of digits, as TemplateGuard reads it.
+_DIGITS = re.compile(r"\d+")
 
 
 class RepetitionGuard:
@@ -46,20 +55,49 @@ class RepetitionGuard:
             return False
         text = read()
         self._checked_at = len(text)
-        tail = text[-WINDOW:]
-        if len(tail) < SHORT_MIN_SPAN:
+        found = _repeated_tail(text[-WINDOW:])
+        if found is None:
             return False
-        probe = tail[-PROBE:]
-        previous = tail.rfind(probe, 0, len(tail) - 1)
-        if previous < 0:
+        self.period, self.span = found
+        return True
+
+
+class TemplateGuard:
+    """Feed it the text so far; `runaway` tells whether its tail repeats one span with only
+    its numbers changing (each run of digits read as one `#`), as RepetitionGuard reads
+    verbatim repeats."""
+
+    def __init__(self) -> None:
+        self._checked_at = 0
+        self.period = 0
+        self.span = 0
+
+    def runaway(self, text: str) -> bool:
+        if len(text) - self._checked_at < CHECK_EVERY:
             return False
-        period = len(tail) - PROBE - previous
-        span = _periodic_span(tail, period)
-        needed = SHORT_MIN_SPAN if period < SHORT_PERIOD else max(MIN_SPAN, MIN_REPEATS * period)
-        if span >= needed and span // period >= MIN_REPEATS:
-            self.period, self.span = period, span
-            return True
-        return False
+        self._checked_at = len(text)
+        found = _repeated_tail(_DIGITS.sub("#", text[-WINDOW:]))
+        if found is None:
+            return False
+        self.period, self.span = found
+        return True
+
+
+def _repeated_tail(tail: str) -> tuple[int, int] | None:
+    """(period, span) when the end of `tail` is one span repeated enough times to count as
+    a runaway, else None."""
+    if len(tail) < SHORT_MIN_SPAN:
+        return None
+    probe = tail[-PROBE:]
+    previous = tail.rfind(probe, 0, len(tail) - 1)
+    if previous < 0:
+        return None
+    period = len(tail) - PROBE - previous
+    span = _periodic_span(tail, period)
+    needed = SHORT_MIN_SPAN if period < SHORT_PERIOD else max(MIN_SPAN, MIN_REPEATS * period)
+    if span >= needed and span // period >= MIN_REPEATS:
+        return period, span
+    return None
 
 
 def _periodic_span(text: str, period: int) -> int:

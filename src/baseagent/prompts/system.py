@@ -335,6 +335,8 @@ TESTS_BEFORE = " (the first run of the tests took {reference:.1f} s)"
 PROBE_TIMING_NOTICE = "timing the task's tests as the task has them"
 PROBE_CUT_NOTICE = ("the reply grew past {chars} characters, more than the files of the task "
                     "could need: cut, counted as a miss")
+PROBE_REPEATS_NOTICE = ("the reply repeated one pattern with only its numbers changing for "
+                        "{chars} characters: cut, counted as a miss")
 # The end of the answer when the whole-file probe passed the tests (helps/probe.py).
 PROBE_PASSED = "Wrote {files}; the tests pass (`{command}` exited 0)."
 # The code an issue's names lead to, shown with a task that names no file

@@ -1,0 +1,47 @@
+"""The guards that cut a streamed reply stuck in a loop (llm/repetition.py), fed as a
+stream feeds them: the text so far, a chunk at a time."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from baseagent.llm import repetition
+from baseagent.llm.repetition import RepetitionGuard, TemplateGuard
+
+PRIMES = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73]
+CODONS = {"AUG": "Methionine", "UUU": "Phenylalanine", "UUC": "Phenylalanine",
+          "UUA": "Leucine", "UUG": "Leucine", "UCU": "Serine", "UCC": "Serine",
+          "UCA": "Serine", "UCG": "Serine", "UAU": "Tyrosine", "UAC": "Tyrosine",
+          "UGU": "Cysteine", "UGC": "Cysteine", "UGG": "Tryptophan", "UAA": "STOP",
+          "UAG": "STOP", "UGA": "STOP"}
+
+
+def streamed(text: str, guard: TemplateGuard, chunk: int = 16) -> int | None:
+    """Where the guard cut `text` streamed in chunks, or None."""
+    for end in range(chunk, len(text) + chunk, chunk):
+        if guard.runaway(text[:end]):
+            return min(end, len(text))
+    return None
+
+
+def test_a_tail_that_repeats_with_only_its_numbers_changing_is_cut_early():
+    # as the 1.5B model wrote it for the n-th prime: no two lines alike
+    enumeration = "def prime(number):\n" + "".join(
+        f"    if number == {i}:\n        return {i * 6 + 1}\n" for i in range(1, 400))
+    guard = TemplateGuard()
+    cut = streamed(enumeration, guard)
+    assert cut is not None and cut < 2_500 and len(enumeration) > 12_000
+    assert guard.span >= 1_200 and guard.period == len("    if number == #:\n        return #\n")
+    # the verbatim guard never sees it: the numbers differ
+    verbatim = RepetitionGuard()
+    assert not any(verbatim.runaway(end, lambda end=end: enumeration[:end])
+                   for end in range(256, len(enumeration), 256))
+
+
+def test_real_code_and_tables_of_names_are_read_to_their_end():
+    table = "PROTEINS = {\n" + "".join(f'    "{c}": "{p}",\n' for c, p in CODONS.items()) * 3 \
+        + "}\n"
+    code = Path(repetition.__file__).read_text(encoding="utf-8")
+    primes = "PRIMES = [" + ", ".join(map(str, PRIMES)) + "]\n"
+    for text in (table, code, table + primes + code):
+        assert len(text) > 500
+        assert streamed(text, TemplateGuard()) is None, text[:80]
