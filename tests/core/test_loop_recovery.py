@@ -753,13 +753,15 @@ def test_a_repair_round_shows_the_best_attempt_and_one_failing_test(tmp_path):
     assert outcome.status == "completed" and client.calls == 3
     assert outcome.final_message.startswith("Wrote hamming.py; the tests pass")
     assert client.tools_seen == [[], [], []]  # all three without tools: the probe's
-    repair = client.requests[2][1]["content"]
-    assert repair.startswith(task)
+    again, repair = client.requests[1][1]["content"], client.requests[2][1]["content"]
+    # the second message first (one prefix for the server's cache), then the round's own
+    assert repair.startswith(task) and repair.startswith(again)
+    tail = repair[len(again):]
     # the best attempt (one test passes), not the second probe's (none passes), nor the stub
-    assert "return 0" in repair and "return 2" not in repair and "pass\n" not in repair
-    assert "gives: 1 failed, 1 passed" in repair
-    assert "This test fails (test_differs)" in repair and "assert 0 == 1" in repair
-    assert "def test_same" not in repair  # one failing test, not the test file
+    assert "return 0" in tail and "return 2" not in tail and "pass\n" not in tail
+    assert "gives: 1 failed, 1 passed" in tail
+    assert "This test fails (test_differs)" in tail and "assert 0 == 1" in tail
+    assert "def test_same" not in tail  # one failing test, not the test file again
     assert "zip(a, b)" in (tmp_path / "hamming.py").read_text()
     assert turn_completed(rec).verification.by == "evidence"
     assert_pairs_intact(loop.history)

@@ -68,6 +68,9 @@ def test_a_repair_round_that_misses_turns_the_next_rounds_into_searches():
     one, fresh, again = (c.text for c in search.candidates)
     assert "(test_c)" in one and "passes 1" in one
     assert fresh == again == p.openings[-1] and "passes 1" not in fresh  # one prompt, twice
+    # every prompt opens with the first message, and each after the second with the second:
+    # a server's prompt cache serves that prefix and reads only what differs
+    assert p.openings[-1].startswith(p.openings[0]) and one.startswith(p.openings[-1])
     p.took(None)
     assert p.next_message().candidates  # another search round
     p.took(None)

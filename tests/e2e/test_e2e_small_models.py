@@ -243,9 +243,12 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     assert HAMMING_TEST not in probe["messages"][1]["content"]  # not the tests at first
     assert "tools" not in again and HAMMING_TEST in again["messages"][1]["content"]
     repair, follow_up = server.requests[2], server.requests[3]
+    opening = again["messages"][1]["content"]
     text = repair["messages"][1]["content"]
-    assert "tools" not in repair and wrong in text and "This test fails (test_one)" in text
-    assert "assert 0 == 1" in text and HAMMING_TEST not in text
+    assert text.startswith(opening)  # every probe message opens alike: the cache serves it
+    tail = text[len(opening):]
+    assert "tools" not in repair and wrong in tail and "This test fails (test_one)" in tail
+    assert "assert 0 == 1" in tail and HAMMING_TEST not in tail
     # the code came back as it was: a change asked
     assert [m["role"] for m in follow_up["messages"]] == ["system", "user", "assistant", "user"]
     assert follow_up["messages"][-1]["content"].startswith("That is the code as it already is")

@@ -8,8 +8,9 @@ and hands the attempt back here. The messages, in order:
 1. the task and the files to change, as they are;
 2. the same with the tests the task names shown (a model that missed a name or an error
    message the tests expect often finds it there);
-3. repair rounds: the task, the best attempt so far (the one that passed the most tests)
-   and one of its failing tests, asking first for one sentence on what in the code makes
+3. repair rounds: the second message (the task, its files and tests: every message of the
+   probe opens with the same text, which a server's prompt cache serves), then the best
+   attempt so far (the one that passed the most tests) and one of its failing tests, asking first for one sentence on what in the code makes
    that test fail, then for the whole file again. A small model shown fifty lines of mixed
    failures fixes none; shown one failing test with the values it expected and got, it can
    fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
@@ -46,7 +47,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from baseagent.helps.named_files import render_files
-from baseagent.helps.test_report import TestReport
+from baseagent.helps.test_report import Failure, TestReport
 from baseagent.prompts.system import (PROBE_NOTICES, PROBE_REPAIR, PROBE_REPAIR_NOTICE,
                                       PROBE_TESTS_SECTION)
 
@@ -156,11 +157,7 @@ class ProbePlan:
             failure = best.report.failures[self.shown % len(best.report.failures)]
             self.rounds += 1
             message = ProbeMessage(
-                PROBE_REPAIR.format(
-                    task=self.task, command=self.test_command, summary=best.report.summary,
-                    files=render_files(best.files, "{files}"),
-                    test=f" ({failure.name})" if failure.name else "",
-                    failure=failure.text, names=", ".join(best.files)),
+                self._repair(best, failure),
                 PROBE_REPAIR_NOTICE.format(n=self.rounds, summary=best.report.summary),
                 best.files, follow_up=True)
         self.sent += 1
@@ -175,15 +172,23 @@ class ProbePlan:
             if kind == "fresh":
                 text = self.openings[-1]
             else:
-                failure = failures[(self.shown + index) % len(failures)]
-                text = PROBE_REPAIR.format(
-                    task=self.task, command=self.test_command, summary=best.report.summary,
-                    files=render_files(best.files, "{files}"),
-                    test=f" ({failure.name})" if failure.name else "",
-                    failure=failure.text, names=", ".join(best.files))
+                text = self._repair(best, failures[(self.shown + index) % len(failures)])
             drawn.append(Candidate(text, kind))
         self.drawn += self.candidates
         return ProbeMessage(drawn[0].text, "", best.files, candidates=tuple(drawn))
+
+    def _repair(self, best: Attempt, failure: Failure) -> str:
+        """A repair prompt: the last opening (the task, its files and tests), then the best
+        attempt and one of its failing tests. Every message of the probe starts with the
+        same text, so a server's prompt cache serves it and reads only what differs: at
+        492682f, when each repair prompt opened with the task alone, 30% of the input
+        tokens were read anew, two thirds of them where a candidate's prompt left the
+        previous one's."""
+        return self.openings[-1] + PROBE_REPAIR.format(
+            command=self.test_command, summary=best.report.summary,
+            files=render_files(best.files, "{files}"),
+            test=f" ({failure.name})" if failure.name else "",
+            failure=failure.text, names=", ".join(best.files))
 
     def is_new(self, files: dict[str, str]) -> bool:
         """Whether no attempt with these files was tested yet (then it counts as tested)."""

@@ -291,10 +291,12 @@ PROBE_TESTS_SECTION = ("\nThe tests your code must pass (shown to you; do not ch
 PROBE_NOTICES = ("first, a whole-file answer to the task alone (no tools): kept only if the "
                  "tests pass",
                  "again, with the tests shown: kept only if they pass")
-# A repair round of the probe (helps/probe_plan.py): the task, the best attempt so far and one of
-# its failing tests, the whole file asked for again.
+# A repair round of the probe (helps/probe_plan.py): after the task, its files and tests as the
+# second message had them (one prefix for every message of the probe, which a server's prompt
+# cache serves), the best attempt so far and one of its failing tests, the whole file asked for
+# again.
 PROBE_REPAIR = """\
-{task}
+
 
 Your code so far, with which `{command}` gives: {summary}.
 {files}
