@@ -802,6 +802,9 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
 # -- the search with the tests: sampled candidates, tested in a scratch copy ------------------
 
 NONE_PASS = "hamming.py\n```python\ndef distance(a, b):\n    return 5\n```"  # passes no test
+# A search round whose three candidates send the repair round's code again (nothing new to
+# test): what the probe spends of its three quarters of the calls after a missed repair round.
+SEARCH_NOTHING_NEW = [{"content": NONE_PASS}] * 3
 
 
 def test_repeated_replies_start_a_search_whose_passing_candidate_is_kept(tmp_path):
@@ -889,13 +892,13 @@ def test_the_best_attempt_survives_a_later_worse_write_and_max_iterations(tmp_pa
     worse = call("write_file", file_path="hamming.py",
                  content="def distance(a, b):\n    return 5\n")
     look = call("shell", command="ls")
-    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS}, *SEARCH_NOTHING_NEW,
              {"tool_calls": [worse]}, {"tool_calls": [look]}, {"content": "Done."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                  max_iterations=5)
+                                  max_iterations=8)  # the probe: 6 calls
     outcome = loop.run_turn(task)
-    assert outcome.status == "limit" and client.calls == 5
-    first = client.requests[3]  # the conversation starts from the task's file
+    assert outcome.status == "limit" and client.calls == 8
+    first = client.requests[6]  # the conversation starts from the task's file
     assert not any("return 0" in str(m.get("content")) for m in first)
     assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    return 0\n"
     notices = [e.message for e in rec.events if isinstance(e, ev.ErrorEvent)]
@@ -917,10 +920,10 @@ def test_the_best_attempt_survives_a_cancelled_turn(tmp_path):
         flags.append(True)
         return {"content": "Still working."}
 
-    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS}, *SEARCH_NOTHING_NEW,
              {"tool_calls": [worse]}, cancel, {"content": "never sent"}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                  flags=flags, max_iterations=6)  # the probe: 3 calls
+                                  flags=flags, max_iterations=8)  # the probe: 6 calls
     outcome = loop.run_turn(task)
     assert outcome.status == "interrupted"
     assert (tmp_path / "hamming.py").read_text() == "def distance(a, b):\n    return 0\n"
@@ -932,11 +935,11 @@ def test_a_turn_whose_files_pass_as_many_tests_keeps_them(tmp_path):
     task = _two_tests(tmp_path, third=True)
     same = call("write_file", file_path="hamming.py",
                 content="def distance(a, b):\n    return 0  # same\n")
-    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS},
+    steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS}, *SEARCH_NOTHING_NEW,
              {"tool_calls": [same]}, {"content": "Done."}, {"content": "Done."},
              {"content": "Done."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                  max_iterations=6)
+                                  max_iterations=8)  # the probe: 6 calls
     loop.run_turn(task)
     assert "# same" in (tmp_path / "hamming.py").read_text()
     assert not any("put back" in e.message for e in rec.events if isinstance(e, ev.ErrorEvent))
@@ -1055,11 +1058,11 @@ def test_a_repair_round_that_sends_the_code_back_unchanged_is_asked_for_a_change
     assert "the reply changed no file: asked for the changed file" in notices
 
 
-def test_the_probe_spends_at_most_half_the_turns_model_calls(tmp_path):
+def test_the_probe_spends_at_most_three_quarters_of_the_turns_model_calls(tmp_path):
     task = _two_tests(tmp_path)
-    steps = [{"content": HALF}] * 3 + [{"content": GOOD}, {"content": "Done."},
+    steps = [{"content": HALF}] * 6 + [{"content": GOOD}, {"content": "Done."},
                                        {"content": "Verified."}]
     loop, client, _ = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                max_iterations=6)
+                                max_iterations=8)
     assert loop.run_turn(task).status == "completed"
-    assert client.tools_seen[:3] == [[], [], []] and client.tools_seen[3]  # 3 of 6: the probe's
+    assert client.tools_seen[:6] == [[]] * 6 and client.tools_seen[6]  # 6 of 8: the probe's

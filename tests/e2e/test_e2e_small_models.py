@@ -375,7 +375,8 @@ def test_the_best_attempt_is_in_the_workspace_after_a_task_timeout(scripted_serv
                                                  "content": none_pass}}
     server = scripted_server(
         [{"content": f"hamming.py\n```python\n{HALF_PASS}```"}] * 2  # the two probe messages
-        + [{"content": f"hamming.py\n```python\n{none_pass}```"}]  # the repair round: worse
+        + [{"content": f"hamming.py\n```python\n{none_pass}```"}] * 4  # the repair round:
+        # worse, then a search round that draws it again (nothing new): the probe's 6 calls
         + [{"tool_calls": [worse]},  # the agent's own turn writes a worse file
            {"content": "still thinking", "delay": 300}])  # and the model hangs
     tasks = write_tasks(tmp_path / "tasks.jsonl", [{
@@ -383,12 +384,12 @@ def test_the_best_attempt_is_in_the_workspace_after_a_task_timeout(scripted_serv
         "workspace": str(source)}])
     out = tmp_path / "out"
     proc = run_batch(tasks, out, server.api_base, "--task-timeout", "40", "--retries", "0",
-                     "--max-iterations", "6", "--prompt-profile", "compact", "--json",
+                     "--max-iterations", "8", "--prompt-profile", "compact", "--json",
                      home=home, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     [result] = results(out)
     assert result["error"] == "task timed out after 40 s"
-    assert len(server.requests) == 5  # two probes, one repair round, the write, the hang
+    assert len(server.requests) == 8  # two probes, a repair round, a search, the write, the hang
     assert (out / "work" / "hamming" / "hamming.py").read_text() == HALF_PASS
     events = [json.loads(line) for line in
               (out / "tasks" / "hamming" / "events.jsonl").read_text().splitlines()]
