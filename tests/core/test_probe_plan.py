@@ -135,10 +135,14 @@ def test_a_probe_reply_is_enough_once_it_holds_each_file_and_opens_another_block
     enough = _enough(p, ctx)
     assert enough(whole) is None  # the file, and nothing opened after it
     assert enough(whole + "m_test.py\n```python\nfrom m") == len(whole + "m_test.py\n")
-    tests_first = _enough(p, ctx)  # the test file first: read on to the file
     copy = "m_test.py\n```python\nfrom m import f\n\ndef test_f():\n    assert f() == 1\n```\n"
-    assert tests_first(copy) is None and tests_first(copy + whole) is None
-    assert tests_first(copy + whole + "```text\n") == len(copy + whole)
+    for named in ("m_test.py", "path/to/m_test.py", "**m_test.py**", "tests/test_m.py:"):
+        tests_first = _enough(p, ctx)  # a test file's block opens first: no further
+        assert tests_first(f"m.py\n\n{named}\n```python\nfrom m") == len(f"m.py\n\n{named}\n")
+    prose = _enough(p, ctx)  # a sentence over a block names no file
+    assert prose("Here is the test_m.py fix:\n```python\n") is None
+    after = _enough(p, ctx)  # the file, then the tests: the file is the reply
+    assert after(whole + copy[:20]) == len(whole + "m_test.py\n")
     inline = _enough(p, ctx)  # a fence inside a line is no block
     assert inline(whole + "Run it with ```pytest```") is None
     excerpt = _enough(p, ctx)  # a piece of the file is not the file

@@ -182,6 +182,37 @@ def test_a_probe_reply_is_read_no_further_than_its_file(scripted_server, workspa
     assert not any("def test_149" in i["text"] for i in run.completed_items("agent_message"))
 
 
+def test_a_probe_reply_that_copies_the_tests_first_is_cut_and_asked_for_the_file(
+        scripted_server, workspace, home):
+    """The 1.5B model named its file, then copied out the test file it was shown (minutes
+    on a CPU), then sent its code: the stream is read no further once a block opens under
+    the test file's name, and the file is asked for after what it said."""
+    import time
+
+    (workspace / "hamming.py").write_text(STUB)
+    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
+    copy = "".join(f"def test_{i}():\n    assert distance('A', 'A') == 0\n\n" for i in range(150))
+    server = scripted_server([
+        {"content": f"hamming.py\n\nhamming_test.py\n```python\n{copy}```\n\n"
+                    f"```python\n{SOLVED}```\n", "chunk_size": 20, "chunk_delay": 0.1},
+        {"content": f"hamming.py\n```python\n{SOLVED}```"}])
+    started = time.monotonic()
+    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 2
+    assert (workspace / "hamming_test.py").read_text() == HAMMING_TEST
+    asked = server.requests[1]["messages"]
+    assert [m["role"] for m in asked] == ["system", "user", "assistant", "user"]
+    assert asked[2]["content"] == "hamming.py\n\nhamming_test.py\n"  # read no further
+    assert asked[3]["content"].startswith("Do not copy the tests")
+    notices = [e["message"] for e in run.of_type("error")]
+    assert any(m.startswith("the reply began to copy the tests") for m in notices)
+    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert took < 20, took  # the whole copy: 30 s
+
+
 def test_a_probe_reply_that_repeats_one_pattern_with_other_numbers_is_cut(scripted_server,
                                                                            workspace, home):
     """The 1.5B model, asked for a function, enumerated `if x == 41: return 179` and on for

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from pathlib import PurePosixPath
 from typing import Any
 
 from baseagent.core.verification.evidence import is_test_file
@@ -49,11 +50,12 @@ from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
 from baseagent.llm.repetition import TemplateGuard
-from baseagent.llm.types import ModelTurn, ToolCall
+from baseagent.llm.types import ENOUGH_FINISH, ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
-                                      PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_RESULT,
-                                      PROBE_CUT_NOTICE, PROBE_REPEATS_NOTICE,
-                                      PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_PASSED,
+                                      PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_NOT_TESTS,
+                                      PROBE_CANDIDATE_RESULT, PROBE_CUT_NOTICE,
+                                      PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_NOT_TESTS,
+                                      PROBE_NOT_TESTS_NOTICE, PROBE_PASSED, PROBE_REPEATS_NOTICE,
                                       PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
                                       PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
@@ -122,15 +124,19 @@ class Probe(TurnHelp):
                     return final
                 continue
             exchange = [{"role": "user", "content": message.text}]
-            final, attempt, reply = self._once(ctx, exchange, message.notice, plan)
-            follow_up = self._follow_up(ctx, reply, plan) \
-                if final is None and attempt is None and message.follow_up else None
-            if follow_up is not None and ctx.calls_left > keep:
-                # The reply said why the test fails but sent no code, or sent the code as
-                # it was: asked for the changed file now, after what it said.
+            final, attempt, turn = self._once(ctx, exchange, message.notice, plan)
+            reply = turn.text if turn is not None else ""
+            follow_up = self._follow_up(ctx, turn, plan) \
+                if final is None and attempt is None and turn is not None \
+                and (message.follow_up or _cut_at_tests(turn)) else None
+            if follow_up is not None and turn is not None and ctx.calls_left > keep:
+                # The reply began to copy the tests, said why the test fails but sent no
+                # code, or sent the code as it was: asked for the file now, after it.
                 exchange += [{"role": "assistant", "content": reply},
                              {"role": "user", "content": follow_up}]
-                final, attempt, _ = self._once(ctx, exchange, PROBE_FOLLOW_UP_NOTICE, plan)
+                notice = PROBE_NOT_TESTS_NOTICE if _cut_at_tests(turn) \
+                    else PROBE_FOLLOW_UP_NOTICE
+                final, attempt, _ = self._once(ctx, exchange, notice, plan)
             if final is not None:
                 return final
             plan.took(attempt)
@@ -180,15 +186,17 @@ class Probe(TurnHelp):
                 kind=PROBE_SEARCH_KINDS[candidate.kind],
                 temperature=temperature_label(self.temperature), summary=best.report.summary)
             turn, files = self._draw(ctx, exchange, notice, plan, best)
-            follow_up = self._follow_up(ctx, turn.text, plan) \
+            follow_up = self._follow_up(ctx, turn, plan) \
                 if turn is not None and files is None else None
             if follow_up is not None and ctx.calls_left > keep:
-                # It said why the test fails but sent no code, or sent the code as it was.
+                # It began to copy the tests, said why the test fails but sent no code, or
+                # sent the code as it was.
                 exchange += [{"role": "assistant", "content": turn.text},
                              {"role": "user", "content": follow_up}]
-                turn, files = self._draw(
-                    ctx, exchange, PROBE_CANDIDATE_FOLLOW_UP.format(n=plan.rounds, k=index + 1),
-                    plan, best)
+                asked = PROBE_CANDIDATE_NOT_TESTS if _cut_at_tests(turn) \
+                    else PROBE_CANDIDATE_FOLLOW_UP
+                turn, files = self._draw(ctx, exchange,
+                                         asked.format(n=plan.rounds, k=index + 1), plan, best)
             if turn is None or files is None or not plan.is_new(files):
                 continue
             try:
@@ -245,10 +253,13 @@ class Probe(TurnHelp):
         timeout = self.clock.timeout_ms(self.shell_timeout_ms)
         return (timeout if timeout is not None else self.shell_timeout_ms) / 1000
 
-    def _follow_up(self, ctx: TurnContext, reply: str, plan: ProbePlan) -> str | None:
-        """What a repair round's reply that wrote nothing is told: the file is asked for
-        when it sent no code, and a change when it sent the code unchanged."""
-        names = ", ".join(plan.files)
+    def _follow_up(self, ctx: TurnContext, turn: ModelTurn, plan: ProbePlan) -> str | None:
+        """What a reply that wrote nothing is told: the files when it was cut where it began
+        to copy the tests; the file when it sent no code, and a change when it sent the code
+        unchanged (a repair round's or a candidate's)."""
+        names, reply = ", ".join(plan.files), turn.text
+        if _cut_at_tests(turn):
+            return PROBE_NOT_TESTS.format(names=names)
         if reply.strip() and "```" not in reply:
             return PROBE_FOLLOW_UP.format(names=names)
         if unchanged_blocks(reply, ctx.cwd, ctx.task):
@@ -256,10 +267,10 @@ class Probe(TurnHelp):
         return None
 
     def _once(self, ctx: TurnContext, exchange: list[dict[str, Any]], notice: str,
-              plan: ProbePlan) -> tuple[str | None, Attempt | None, str]:
+              plan: ProbePlan) -> tuple[str | None, Attempt | None, ModelTurn | None]:
         """One probe message (the last of `exchange`): (its answer, None) if the tests pass;
         else (None, what the attempt left and what the tests said of it, or None when it
-        wrote nothing); and the reply's text."""
+        wrote nothing); and the reply (None: cut as a miss)."""
         ctx.restart_evidence()
         limit = _limit(plan)
         try:
@@ -267,10 +278,9 @@ class Probe(TurnHelp):
                                  max_chars=limit, enough=_enough(plan, ctx))
         except ReplyTooLong as cut:
             ctx.notice(_cut_notice(cut, plan))
-            return None, None, ""
-        reply = turn.text
+            return None, None, None
         final, attempt = self._run_reply(ctx, turn, plan)
-        return final, attempt, reply
+        return final, attempt, turn
 
     def _run_reply(self, ctx: TurnContext, turn: ModelTurn, plan: ProbePlan
                    ) -> tuple[str | None, Attempt | None]:
@@ -318,6 +328,13 @@ def _limit(plan: ProbePlan) -> int:
         + REPLY_SLACK_CHARS
 
 
+def _cut_at_tests(turn: ModelTurn) -> bool:
+    """Whether the reply was read no further where it began to copy the tests, before any
+    file to change (a reply cut after its files writes them)."""
+    return turn.finish_reason == ENOUGH_FINISH and not any(
+        written_path(call) is not None for call in turn.tool_calls)
+
+
 def _cut_notice(cut: ReplyTooLong, plan: ProbePlan) -> str:
     """What the run says of a probe reply it cut."""
     if isinstance(cut, ReplyRepeats):
@@ -330,13 +347,15 @@ def _enough(plan: ProbePlan, ctx: TurnContext) -> Enough:
     and a further block opens, at that block's line. On the dev set the 1.5B model followed
     its file with a copy of the test file it was shown (3,000 characters, two to three
     minutes at this machine's speed, three times in a task); nothing after the files is
-    written or read.
+    written or read. A block that opens under a test file's name is where the reply stops
+    too (nothing is written from it), and the probe asks for the files after it.
 
     A reply whose tail repeats one span with only its numbers changing is cut where the
     repeat began: the reply when the files came before it, else a miss (ReplyRepeats). On
     the dev set the model enumerated `if number == 41: return 179` for 6,000 characters
     instead of computing the n-th prime, 400 of its task's 900 s."""
     names, cwd, task = set(plan.files), ctx.cwd, ctx.task
+    tests = {PurePosixPath(name).name for name in plan.tests}
     seen = [0]  # fences counted when last looked
     template = TemplateGuard()
 
@@ -353,15 +372,28 @@ def _enough(plan: ProbePlan, ctx: TurnContext) -> Enough:
         if fences == seen[0]:
             return None
         seen[0] = fences
-        if fences < 3 or fences % 2 == 0:  # no block opened after a closed one
+        if fences % 2 == 0:  # a block closed: none opened
             return None
         at = text.rfind("```")
         line = text.rfind("\n", 0, at) + 1
         if text[line:at].strip():  # not a fence: ``` inside a line
             return None
-        return line if holds_files(text[:line]) else None
+        if fences >= 3 and holds_files(text[:line]):
+            return line
+        return line if _names_a_test(text[:line], tests) else None
 
     return check
+
+
+def _names_a_test(before: str, tests: set[str]) -> bool:
+    """Whether the last line of `before` (the line over a block that opens) names a test
+    file: the task's, or one named as tests are. The 1.5B model named its file, then copied
+    out the test file it was shown, then sent its code: 3,000 characters, two to three
+    minutes on this CPU, before the code (dnd-character at 38cd230, 150 s a time)."""
+    lines = before.rstrip().splitlines()
+    name = lines[-1].strip().strip("`*#:").strip() if lines else ""
+    return bool(name) and " " not in name and (PurePosixPath(name).name in tests
+                                              or is_test_file(name))
 
 
 def _current(ctx: TurnContext, files: dict[str, str]) -> dict[str, str]:

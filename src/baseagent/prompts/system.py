@@ -309,9 +309,13 @@ This test fails{test}:
 First say in one sentence what in the code makes this test fail. Then reply with the whole
 new content of {names}, fixed so that this test passes too."""
 PROBE_FOLLOW_UP = "Now reply with the whole new content of {names}, fixed."
+PROBE_NOT_TESTS = ("Do not copy the tests: they stay as they are. Reply with the whole new "
+                   "content of {names}.")
 PROBE_UNCHANGED = ("That is the code as it already is, so the test still fails. Change the "
                    "code so that it passes, and reply with the whole new content of {names}.")
 PROBE_FOLLOW_UP_NOTICE = "the reply changed no file: asked for the changed file"
+PROBE_NOT_TESTS_NOTICE = ("the reply began to copy the tests before any file to change: read no "
+                          "further, and asked for the files")
 PROBE_REPAIR_NOTICE = ("repair round {n}: the best whole-file answer so far ({summary}) and one "
                        "of its failing tests: kept only if the tests pass")
 PROBE_SEARCH_NOTICE = ("search round {n}: candidate {k} of {of} ({kind}) at temperature "
@@ -321,6 +325,8 @@ PROBE_SEARCH_KINDS = {"assertion": "one failing test", "fresh": "a fresh start f
 PROBE_CANDIDATE_RESULT = "search round {n}: candidate {k}: {summary}"
 PROBE_CANDIDATE_FOLLOW_UP = ("search round {n}: candidate {k} changed no file: asked for "
                              "the changed file, after its reply")
+PROBE_CANDIDATE_NOT_TESTS = ("search round {n}: candidate {k} began to copy the tests before "
+                             "any file to change: read no further, and asked for the files")
 PROBE_CANDIDATE_CHOSEN = ("search round {n}: candidate {k} passes the tests in the scratch "
                           "copy: written to the workspace")
 PROBE_SCRATCH_FAILED = "no search with the tests: the scratch copy failed ({error})"
