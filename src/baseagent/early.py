@@ -8,16 +8,24 @@ went on. `entry()` (the console script; agent.py and `python -m baseagent` do th
 installs a handler that ends the process at once, quietly, with 130, before anything is
 imported: nothing has been done yet that would need undoing. `release()` hands SIGINT back
 to Python's usual KeyboardInterrupt once the CLI is imported, right before cli.main (which
-catches it), and the run's SignalGuard takes it from there (signals.py). This module sits
+catches it), and the run's SignalGuard takes it from there (signals.py); once main returns
+(or exits) `hold()` is back, so a Ctrl-C that lands as the run ends still exits 130, with
+what the run printed flushed. This module sits
 above the CLI: it imports cli, never the other way.
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 
 
 def _before_main(signum: int, _frame: object) -> None:
+    for stream in (sys.stdout, sys.stderr):  # what a finished run printed still goes out
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - interrupted mid-write (reentrant), or closed
+            pass
     os._exit(128 + signum)
 
 
@@ -42,4 +50,9 @@ def entry() -> None:
     from baseagent.cli import main
 
     release()  # Ctrl-C is a KeyboardInterrupt from here on, caught in main (no traceback)
-    main()
+    try:
+        main()
+    finally:
+        # Past main's catch a KeyboardInterrupt would end the process by the signal (-2)
+        # with a traceback: a Ctrl-C that lands as the run ends exits 130, as before main.
+        hold()

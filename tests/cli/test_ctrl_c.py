@@ -67,6 +67,24 @@ def test_a_sigint_early_in_a_background_run_is_not_lost(scripted_server, startup
         assert "Traceback" not in err
 
 
+def test_a_sigint_as_the_run_ends_exits_130_with_its_output(tmp_path):
+    """A Ctrl-C that lands after cli.main is done (its catch passed) ends the process with
+    130 and what the run printed, never by the signal (-2) with a traceback (seen as a
+    rare failure of the test above when the run ended as the signal came)."""
+    script = ("import os, signal, time\n"
+              "import baseagent.cli, baseagent.early\n"
+              "baseagent.cli.main = lambda: print('the run printed this')\n"
+              "try:\n"
+              "    baseagent.early.entry()\n"
+              "finally:\n"
+              "    os.kill(os.getpid(), signal.SIGINT)\n"
+              "    time.sleep(10)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert done.stdout == "the run printed this\n" and "Traceback" not in done.stderr
+
+
 def test_ctrl_c_twice_at_an_empty_prompt_leaves(scripted_server, workspace, home):
     server = scripted_server([{"content": "x"}])
     child = spawn([*session_args(server), "--no-verify"], workspace, home)
