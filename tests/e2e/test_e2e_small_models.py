@@ -156,23 +156,43 @@ def test_a_whole_file_before_a_runaway_is_written(scripted_server, workspace, ho
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 
-def test_a_probe_reply_is_read_no_further_than_its_file(scripted_server, workspace, home):
-    """The 1.5B model follows the file with a copy of the test file it was shown, minutes
-    of output on a CPU: once the reply holds the whole file to change and opens another
-    block, the stream is no longer read (here the copy would take 30 s to arrive)."""
+# A copy of a test file as the 1.5B model wrote one out: 30 s to stream in the tests below.
+TEST_COPY = "".join(f"def test_{i}():\n    assert distance('A', 'A') == 0\n\n" for i in range(150))
+
+
+def slow_probe(scripted_server, workspace, home, first: str, *then: str):
+    """A probe whose first reply `first` streams slowly (20 characters each 0.1 s), the
+    replies `then` at once: the server, the run and its wall time."""
     import time
 
     (workspace / "hamming.py").write_text(STUB)
     (workspace / "hamming_test.py").write_text(HAMMING_TEST)
-    copy = "".join(f"def test_{i}():\n    assert distance('A', 'A') == 0\n\n" for i in range(150))
-    server = scripted_server([{
-        "content": f"hamming.py\n```python\n{SOLVED}```\n\nhamming_test.py\n```python\n"
-                   f"{copy}```\n",
-        "chunk_size": 20, "chunk_delay": 0.1}])
+    server = scripted_server([{"content": first, "chunk_size": 20, "chunk_delay": 0.1},
+                              *({"content": reply} for reply in then)])
     started = time.monotonic()
     run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
-    took = time.monotonic() - started
+    return server, run, time.monotonic() - started
+
+
+def solved_by_the_second_reply(server, run, took: float, workspace, notice: str) -> None:
+    """The slow first reply was cut early (`notice` said so), long before its 30 s, and
+    the second solved the task; the tests untouched."""
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 2
+    assert (workspace / "hamming_test.py").read_text() == HAMMING_TEST
+    assert any(e["message"].startswith(notice) for e in run.of_type("error"))
+    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
+    assert took < 20, took
+
+
+def test_a_probe_reply_is_read_no_further_than_its_file(scripted_server, workspace, home):
+    """The 1.5B model follows the file with a copy of the test file it was shown, minutes
+    of output on a CPU: once the reply holds the whole file to change and opens another
+    block, the stream is no longer read (here the copy would take 30 s to arrive)."""
+    server, run, took = slow_probe(
+        scripted_server, workspace, home,
+        f"hamming.py\n```python\n{SOLVED}```\n\nhamming_test.py\n```python\n{TEST_COPY}```\n")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 1
     assert (workspace / "hamming_test.py").read_text() == HAMMING_TEST
@@ -187,30 +207,15 @@ def test_a_probe_reply_that_copies_the_tests_first_is_cut_and_asked_for_the_file
     """The 1.5B model named its file, then copied out the test file it was shown (minutes
     on a CPU), then sent its code: the stream is read no further once a block opens under
     the test file's name, and the file is asked for after what it said."""
-    import time
-
-    (workspace / "hamming.py").write_text(STUB)
-    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
-    copy = "".join(f"def test_{i}():\n    assert distance('A', 'A') == 0\n\n" for i in range(150))
-    server = scripted_server([
-        {"content": f"hamming.py\n\nhamming_test.py\n```python\n{copy}```\n\n"
-                    f"```python\n{SOLVED}```\n", "chunk_size": 20, "chunk_delay": 0.1},
-        {"content": f"hamming.py\n```python\n{SOLVED}```"}])
-    started = time.monotonic()
-    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
-                    home=home, api_base=server.api_base)
-    took = time.monotonic() - started
-    assert run.returncode == 0, run.stderr
-    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 2
-    assert (workspace / "hamming_test.py").read_text() == HAMMING_TEST
+    server, run, took = slow_probe(
+        scripted_server, workspace, home,
+        f"hamming.py\n\nhamming_test.py\n```python\n{TEST_COPY}```\n\n```python\n{SOLVED}```\n",
+        f"hamming.py\n```python\n{SOLVED}```")
+    solved_by_the_second_reply(server, run, took, workspace, "the reply began to copy the tests")
     asked = server.requests[1]["messages"]
     assert [m["role"] for m in asked] == ["system", "user", "assistant", "user"]
     assert asked[2]["content"] == "hamming.py\n\nhamming_test.py\n"  # read no further
     assert asked[3]["content"].startswith("Do not copy the tests")
-    notices = [e["message"] for e in run.of_type("error")]
-    assert any(m.startswith("the reply began to copy the tests") for m in notices)
-    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
-    assert took < 20, took  # the whole copy: 30 s
 
 
 def test_a_probe_reply_that_repeats_one_pattern_with_other_numbers_is_cut(scripted_server,
@@ -218,25 +223,13 @@ def test_a_probe_reply_that_repeats_one_pattern_with_other_numbers_is_cut(script
     """The 1.5B model, asked for a function, enumerated `if x == 41: return 179` and on for
     6,000 characters, no two lines alike: the stream is cut once one pattern (its numbers
     aside) repeats, counted as a miss, and the probe goes on to its next message."""
-    import time
-
-    (workspace / "hamming.py").write_text(STUB)
-    (workspace / "hamming_test.py").write_text(HAMMING_TEST)
-    table = "".join(f"    if strand_a == {i}:\n        return {i * 7 + 3}\n" for i in range(300))
-    server = scripted_server([
-        {"content": f"hamming.py\n```python\ndef distance(strand_a, strand_b):\n{table}```\n",
-         "chunk_size": 40, "chunk_delay": 0.1},
-        {"content": f"hamming.py\n```python\n{SOLVED}```"}])
-    started = time.monotonic()
-    run = run_agent(["-i", TESTED_TASK, "--prompt-profile", "compact"], cwd=workspace,
-                    home=home, api_base=server.api_base)
-    took = time.monotonic() - started
-    assert run.returncode == 0, run.stderr
-    assert (workspace / "hamming.py").read_text() == SOLVED and len(server.requests) == 2
-    notices = [e["message"] for e in run.of_type("error")]
-    assert any("repeated one pattern with only its numbers changing" in m for m in notices)
-    assert run.final_message.startswith("Wrote hamming.py; the tests pass")
-    assert took < 20, took  # the whole table: 30 s
+    table = "".join(f"    if strand_a == {i}:\n        return {i * 7 + 3}\n" for i in range(150))
+    server, run, took = slow_probe(
+        scripted_server, workspace, home,
+        f"hamming.py\n```python\ndef distance(strand_a, strand_b):\n{table}```\n",
+        f"hamming.py\n```python\n{SOLVED}```")
+    solved_by_the_second_reply(server, run, took, workspace,
+                               "the reply repeated one pattern with only its numbers changing")
 
 
 def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_server,
