@@ -283,6 +283,7 @@ def test_the_whole_file_probe_comes_first_and_is_undone_when_it_fails(scripted_s
     assert sum(m.startswith("repair round ") for m in notices) == 1
     assert sum(m.startswith("search round ") and " of 3 " in m for m in notices) == 6
     assert sum("changed no file: asked for the changed file" in m for m in notices) == 7
+    assert sum(": nothing new to test" in m for m in notices) == 6  # each search candidate
     # the first probe's write; the stub put back for the second, and its write; the rounds
     # start from the best attempt, which they repeat (nothing to write, nothing to test; no
     # candidate is tested twice); the stub put back for the agent's turn; the agent's write

@@ -11,8 +11,8 @@ task had them, the probe's evidence is dropped and the turn goes on as the agent
 the unchanged task: a model that answers a short prompt well keeps that answer, and one
 that does better with tools loses nothing but the probe's time. At temperature 0 the same
 prompt gets the same reply, so no message is sent twice. The probe spends at most three
-quarters of the turn's model calls (AGENT_SHARE), and writes only the files to change (never a test file the reply
-repeats): what it writes is what it puts back.
+quarters of the turn's model calls (AGENT_SHARE), and writes only the files to change (never
+a test file the reply repeats): what it writes is what it puts back.
 
 Search with the tests: once a repair round repeats (passes no more tests than the best),
 the later rounds draw several candidates each, sampled at `temperature` from prompts that
@@ -53,8 +53,8 @@ from baseagent.llm.repetition import TemplateGuard
 from baseagent.llm.types import ENOUGH_FINISH, ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
                                       PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_NOT_TESTS,
-                                      PROBE_CANDIDATE_RESULT, PROBE_CUT_NOTICE,
-                                      PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_NOT_TESTS,
+                                      PROBE_CANDIDATE_NOTHING_NEW, PROBE_CANDIDATE_RESULT,
+                                      PROBE_CUT_NOTICE, PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_NOT_TESTS,
                                       PROBE_NOT_TESTS_NOTICE, PROBE_PASSED, PROBE_REPEATS_NOTICE,
                                       PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
                                       PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)
@@ -197,7 +197,10 @@ class Probe(TurnHelp):
                     else PROBE_CANDIDATE_FOLLOW_UP
                 turn, files = self._draw(ctx, exchange,
                                          asked.format(n=plan.rounds, k=index + 1), plan, best)
-            if turn is None or files is None or not plan.is_new(files):
+            if turn is None:
+                continue
+            if files is None or not plan.is_new(files):
+                ctx.notice(PROBE_CANDIDATE_NOTHING_NEW.format(n=plan.rounds, k=index + 1))
                 continue
             try:
                 passed, report = self.scratch.test(ctx, files, plan.test_command,

@@ -10,8 +10,9 @@ and hands the attempt back here. The messages, in order:
    message the tests expect often finds it there);
 3. repair rounds: the second message (the task, its files and tests: every message of the
    probe opens with the same text, which a server's prompt cache serves), then the best
-   attempt so far (the one that passed the most tests) and one of its failing tests, asking first for one sentence on what in the code makes
-   that test fail, then for the whole file again. A small model shown fifty lines of mixed
+   attempt so far (the one that passed the most tests) and one of its failing tests,
+   asking first for one sentence on what in the code makes that test fail, then for the
+   whole file again. A small model shown fifty lines of mixed
    failures fixes none; shown one failing test with the values it expected and got, it can
    fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
    back unchanged; asked first why the test fails, it names a cause and changes the code

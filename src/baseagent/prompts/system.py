@@ -323,6 +323,8 @@ PROBE_SEARCH_NOTICE = ("search round {n}: candidate {k} of {of} ({kind}) at temp
                        "far: {summary}")
 PROBE_SEARCH_KINDS = {"assertion": "one failing test", "fresh": "a fresh start from the task"}
 PROBE_CANDIDATE_RESULT = "search round {n}: candidate {k}: {summary}"
+PROBE_CANDIDATE_NOTHING_NEW = ("search round {n}: candidate {k}: nothing new to test (no file "
+                               "changed, or the files of an attempt tested before)")
 PROBE_CANDIDATE_FOLLOW_UP = ("search round {n}: candidate {k} changed no file: asked for "
                              "the changed file, after its reply")
 PROBE_CANDIDATE_NOT_TESTS = ("search round {n}: candidate {k} began to copy the tests before "
