@@ -54,10 +54,11 @@ from baseagent.llm.types import ENOUGH_FINISH, ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
                                       PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_NOT_TESTS,
                                       PROBE_CANDIDATE_NOTHING_NEW, PROBE_CANDIDATE_RESULT,
-                                      PROBE_CUT_NOTICE, PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE, PROBE_NOT_TESTS,
-                                      PROBE_NOT_TESTS_NOTICE, PROBE_PASSED, PROBE_REPEATS_NOTICE,
-                                      PROBE_SCRATCH_FAILED, PROBE_SEARCH_KINDS,
-                                      PROBE_SEARCH_NOTICE, PROBE_SYSTEM, PROBE_UNCHANGED)
+                                      PROBE_CUT_NOTICE, PROBE_FOLLOW_UP, PROBE_FOLLOW_UP_NOTICE,
+                                      PROBE_NOT_TESTS, PROBE_NOT_TESTS_NOTICE, PROBE_PASSED,
+                                      PROBE_REPEATS_NOTICE, PROBE_SCRATCH_FAILED,
+                                      PROBE_SEARCH_KINDS, PROBE_SEARCH_NOTICE, PROBE_SYSTEM,
+                                      PROBE_UNCHANGED)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
 # The share of the turn's model calls the probe leaves to the agent's own conversation (a

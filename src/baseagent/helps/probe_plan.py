@@ -17,8 +17,8 @@ and hands the attempt back here. The messages, in order:
    fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
    back unchanged; asked first why the test fails, it names a cause and changes the code
    (and when it stops after that sentence, it is asked for the file, after it; when it
-   sends the code as it was, for a change: one more message of the same round). An attempt that passes more tests becomes
-   the one the next round starts from; one that does not is dropped, and the next round
+   sends the code as it was, for a change: one more message of the same round). An
+   attempt that passes more tests becomes the one the next round starts from; one that does not is dropped, and the next round
    shows another failing test of the best (a different prompt: at temperature 0 the same
    prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
    MAX_MISSES in a row that passed no more tests than the best.
