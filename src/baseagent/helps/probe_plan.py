@@ -10,18 +10,18 @@ and hands the attempt back here. The messages, in order:
    message the tests expect often finds it there);
 3. repair rounds: the second message (the task, its files and tests: every message of the
    probe opens with the same text, which a server's prompt cache serves), then the best
-   attempt so far (the one that passed the most tests) and one of its failing tests,
-   asking first for one sentence on what in the code makes that test fail, then for the
-   whole file again. A small model shown fifty lines of mixed
-   failures fixes none; shown one failing test with the values it expected and got, it can
-   fix that one. Asked only for the fixed file, the 1.5B model measured here sent its code
-   back unchanged; asked first why the test fails, it names a cause and changes the code
-   (and when it stops after that sentence, it is asked for the file, after it; when it
-   sends the code as it was, for a change: one more message of the same round). An
-   attempt that passes more tests becomes the one the next round starts from; one that does not is dropped, and the next round
-   shows another failing test of the best (a different prompt: at temperature 0 the same
-   prompt gets the same reply). Rounds stop after MAX_REPAIR_ROUNDS, or
-   MAX_MISSES in a row that passed no more tests than the best.
+   attempt so far (the one that passed the most tests) and one of its failing tests, asking
+   first for one sentence on what in the code makes that test fail, then for the whole file
+   again. A small model shown fifty lines of mixed failures fixes none; shown one failing
+   test with the values it expected and got, it can fix that one. Asked only for the fixed
+   file, the 1.5B model measured here sent its code back unchanged; asked first why the test
+   fails, it names a cause and changes the code (and when it stops after that sentence, it
+   is asked for the file, after it; when it sends the code as it was, for a change: one more
+   message of the same round). An attempt that passes more tests becomes the one the next
+   round starts from; one that does not is dropped, and the next round shows another failing
+   test of the best (a different prompt: at temperature 0 the same prompt gets the same
+   reply). Rounds stop after MAX_REPAIR_ROUNDS, or MAX_MISSES in a row that passed no more
+   tests than the best.
 4. search rounds: once a repair round misses (its reply passed no more tests than the best:
    most often the same code, or the same idea in new words), each later round draws
    `candidates` replies sampled above temperature 0, from prompts in turn: one failing test
