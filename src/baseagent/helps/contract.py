@@ -126,7 +126,7 @@ class ReplyTooLong(ModelError):
 
 class ReplyRepeats(ReplyTooLong):
     """A reply cut because its tail repeats one span with only its numbers changing: it
-    would run on to its cap (llm/repetition.py's TemplateGuard). `span`: the characters of
+    would run on to its cap (llm/repetition.py, blind to digits). `span`: the characters of
     the repeat when it was cut."""
 
     def __init__(self, span: int) -> None:

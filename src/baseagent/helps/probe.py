@@ -49,7 +49,7 @@ from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.core.turn import history_message, tool_message
-from baseagent.llm.repetition import TemplateGuard
+from baseagent.llm.repetition import RepetitionGuard
 from baseagent.llm.types import ENOUGH_FINISH, ModelTurn, ToolCall
 from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
                                       PROBE_CANDIDATE_FOLLOW_UP, PROBE_CANDIDATE_NOT_TESTS,
@@ -126,14 +126,13 @@ class Probe(TurnHelp):
                 continue
             exchange = [{"role": "user", "content": message.text}]
             final, attempt, turn = self._once(ctx, exchange, message.notice, plan)
-            reply = turn.text if turn is not None else ""
             follow_up = self._follow_up(ctx, turn, plan) \
                 if final is None and attempt is None and turn is not None \
                 and (message.follow_up or _cut_at_tests(turn)) else None
-            if follow_up is not None and turn is not None and ctx.calls_left > keep:
+            if turn is not None and follow_up is not None and ctx.calls_left > keep:
                 # The reply began to copy the tests, said why the test fails but sent no
                 # code, or sent the code as it was: asked for the file now, after it.
-                exchange += [{"role": "assistant", "content": reply},
+                exchange += [{"role": "assistant", "content": turn.text},
                              {"role": "user", "content": follow_up}]
                 notice = PROBE_NOT_TESTS_NOTICE if _cut_at_tests(turn) \
                     else PROBE_FOLLOW_UP_NOTICE
@@ -361,17 +360,17 @@ def _enough(plan: ProbePlan, ctx: TurnContext) -> Enough:
     names, cwd, task = set(plan.files), ctx.cwd, ctx.task
     tests = {PurePosixPath(name).name for name in plan.tests}
     seen = [0]  # fences counted when last looked
-    template = TemplateGuard()
+    repeats = RepetitionGuard(blind_to_digits=True)  # a pattern with other numbers
 
     def holds_files(text: str) -> bool:
         return names <= {b.path for b in file_blocks(text, cwd, task)}
 
     def check(text: str) -> int | None:
-        if template.runaway(text):
-            start = len(text) - template.span  # where the repeat began
+        if repeats.runaway(len(text), lambda: text):
+            start = len(text) - repeats.span  # where the repeat began
             if holds_files(text[:start]):  # the files came before it: they are the reply
                 return start
-            raise ReplyRepeats(template.span)
+            raise ReplyRepeats(repeats.span)
         fences = text.count("```")
         if fences == seen[0]:
             return None

@@ -10,8 +10,8 @@ characters and looks only at the last WINDOW of them. The candidate period comes
 the tail's last PROBE characters occurred before (str.rfind, in C), then one comparison
 confirms that the whole repeated span has that period.
 
-TemplateGuard is the same check with every run of digits read as one `#`: a tail that
-repeats one span with only its numbers changing. The 1.5B model, asked for the n-th prime,
+`RepetitionGuard(blind_to_digits=True)` makes the same check with every run of digits read
+as one `#`: a tail that repeats one span with only its numbers changing. The 1.5B model, asked for the n-th prime,
 wrote `if number == 41:\n        return 179` and on for 6,000 characters (400 s on this
 machine's CPU), never a verbatim repeat. Real code of that shape exists (a data table), so
 only the whole-file probe, whose replies are one exercise's solution, uses it (helps/probe.py).
@@ -35,17 +35,19 @@ MIN_SPAN = 2_400
 # Short periods ("\n\n\n", "0 0 0", "-----") need many more copies to count.
 SHORT_PERIOD = PROBE
 SHORT_MIN_SPAN = 1_200
-# A run of digits, as TemplateGuard reads it.
+# A run of digits, as a guard blind to digits reads it.
 _DIGITS = re.compile(r"\d+")
 
 
 class RepetitionGuard:
     """Feed it the text so far; `runaway` tells whether its tail is stuck in a loop. The
     text is read (`read()`) only when a check is due, so a stream pays for no join per
-    chunk."""
+    chunk. `blind_to_digits`: each run of digits in the tail is read as one `#`, so a tail
+    that repeats one span with only its numbers changing counts too."""
 
-    def __init__(self) -> None:
+    def __init__(self, blind_to_digits: bool = False) -> None:
         self._checked_at = 0
+        self.blind_to_digits = blind_to_digits
         self.period = 0
         self.span = 0
 
@@ -55,28 +57,8 @@ class RepetitionGuard:
             return False
         text = read()
         self._checked_at = len(text)
-        found = _repeated_tail(text[-WINDOW:])
-        if found is None:
-            return False
-        self.period, self.span = found
-        return True
-
-
-class TemplateGuard:
-    """Feed it the text so far; `runaway` tells whether its tail repeats one span with only
-    its numbers changing (each run of digits read as one `#`), as RepetitionGuard reads
-    verbatim repeats."""
-
-    def __init__(self) -> None:
-        self._checked_at = 0
-        self.period = 0
-        self.span = 0
-
-    def runaway(self, text: str) -> bool:
-        if len(text) - self._checked_at < CHECK_EVERY:
-            return False
-        self._checked_at = len(text)
-        found = _repeated_tail(_DIGITS.sub("#", text[-WINDOW:]))
+        tail = text[-WINDOW:]
+        found = _repeated_tail(_DIGITS.sub("#", tail) if self.blind_to_digits else tail)
         if found is None:
             return False
         self.period, self.span = found
