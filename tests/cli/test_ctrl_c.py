@@ -52,7 +52,9 @@ def test_ctrl_c_early_leaves_quietly(delay, startup, workspace, home):
 
 def test_a_sigint_early_in_a_background_run_is_not_lost(scripted_server, startup, workspace,
                                                         home):
-    server = scripted_server([{"content": "Done."}] * 4)
+    # the model takes its time: the run is still going when the signal comes (on a quick
+    # machine a run answered at once ended before the last delay, and exited 0)
+    server = scripted_server([{"content": "Done.", "delay": 5}] * 4)
     # a background job of a non-interactive shell starts with SIGINT ignored
     for delay in (0.05, 0.15, 0.3):
         proc = subprocess.Popen(
