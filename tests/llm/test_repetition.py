@@ -37,6 +37,20 @@ def test_a_tail_that_repeats_with_only_its_numbers_changing_is_cut_early():
                    for end in range(256, len(enumeration), 256))
 
 
+def test_the_span_of_a_repeat_with_numbers_counts_the_text_as_written():
+    # numbers of several digits: the span read with each number as one `#` is shorter
+    # than the text it covers; a caller cuts the text itself where the repeat began
+    header = "def prime(number):\n"
+    enumeration = header + "".join(
+        f"    if number == {i}:\n        return {i * 6007 + 1}\n" for i in range(1000, 1400))
+    guard = RepetitionGuard(blind_to_digits=True)
+    cut = streamed(enumeration, guard)
+    assert cut is not None
+    start = cut - guard.span
+    assert header.startswith(enumeration[:start]) and start >= len(header) - 1
+    assert enumeration[start:cut].lstrip("\n").startswith("    if number == 1000:\n")
+
+
 def test_real_code_and_tables_of_names_are_read_to_their_end():
     table = "PROTEINS = {\n" + "".join(f'    "{c}": "{p}",\n' for c, p in CODONS.items()) * 3 \
         + "}\n"

@@ -58,11 +58,33 @@ class RepetitionGuard:
         text = read()
         self._checked_at = len(text)
         tail = text[-WINDOW:]
-        found = _repeated_tail(_DIGITS.sub("#", tail) if self.blind_to_digits else tail)
+        if not self.blind_to_digits:
+            found = _repeated_tail(tail)
+            if found is None:
+                return False
+            self.period, self.span = found
+            return True
+        read_as = _DIGITS.sub("#", tail)
+        found = _repeated_tail(read_as)
         if found is None:
             return False
-        self.period, self.span = found
+        # The span counts characters of the text as read (each number one `#`); a caller
+        # cuts the text itself, so the span given is the raw text's from the same start.
+        self.period = found[0]
+        self.span = len(tail) - _raw_index(tail, len(read_as) - found[1])
         return True
+
+
+def _raw_index(text: str, index: int) -> int:
+    """Where in `text` the character at `index` of its digit-blind reading comes from
+    (a `#` maps to the first digit of its run)."""
+    raw = read = 0
+    for match in _DIGITS.finditer(text):
+        plain = match.start() - raw  # characters before this number, the same in both
+        if index <= read + plain:  # among them, or this number's `#`
+            return raw + (index - read)
+        raw, read = match.end(), read + plain + 1
+    return raw + (index - read)
 
 
 def _repeated_tail(tail: str) -> tuple[int, int] | None:
