@@ -72,7 +72,9 @@ def test_a_repair_round_that_misses_turns_the_next_rounds_into_searches():
     # a server's prompt cache serves that prefix and reads only what differs
     assert p.openings[-1].startswith(p.openings[0]) and one.startswith(p.openings[-1])
     p.took(None)
-    assert p.next_message().candidates  # another search round
+    again = p.next_message()  # another search round, its prompts in reverse: it opens
+    assert [c.kind for c in again.candidates] == ["fresh", "fresh", "assertion"]  # as the
+    assert again.text == fresh  # last closed, so a one-slot server's cache serves it
     p.took(None)
     assert p.next_message() is None  # two search rounds in a row drew nothing new
     unchanged = plan()  # candidates=0: the repair rounds alone
@@ -81,6 +83,21 @@ def test_a_repair_round_that_misses_turns_the_next_rounds_into_searches():
     unchanged.next_message()
     unchanged.took(None)
     assert not unchanged.next_message().candidates
+
+
+def test_each_search_round_opens_with_the_kind_of_prompt_the_one_before_closed_with():
+    p = plan(candidates=3)
+    p.next_message(), p.next_message()
+    p.took(attempt(1, "test_b"))
+    p.next_message()
+    p.took(attempt(1, "test_b"))  # the repair round (a failing-test prompt) misses
+    kinds = []
+    for n in range(4):
+        kinds.append([c.kind for c in p.next_message().candidates])
+        p.took(attempt(1, "test_b") if n % 2 else attempt(1, "test_b", f"test_{n}"))
+    assert kinds[0][0] == "assertion"  # as the repair round before it
+    assert all(before[-1] == after[0] for before, after in zip(kinds, kinds[1:]))
+    assert all(sorted(k) == ["assertion", "fresh", "fresh"] for k in kinds)
 
 
 def test_no_attempt_is_tested_twice_and_ties_go_to_the_smaller_change():
