@@ -6,6 +6,7 @@
     python bench/repos.py run --api-base URL [--rows agent,aider] [-- --prompt-profile full]
     python bench/repos.py record --work DIR      # keep the rows a stopped run finished
     python bench/repos.py report                 # rewrite REPOS_RESULTS.md
+    python bench/repos.py localise [--only ID]   # where localisation puts each bug (no model)
 
 The dev set is bench/repos/tasks.json: small permissively licensed pure-Python packages
 whose sdists on PyPI carry their test suites, each pinned (version, SHA-256), fetched with
@@ -520,6 +521,62 @@ def run_codex(task: RepoTask, model: str, api_base: str, work: Path,
 PEER_ENTRIES = ("run_aider", "run_codex", "run_mini")
 
 
+def bug_lines(task: RepoTask) -> dict[str, set[int]]:
+    """The lines the bug wrote, by file, as numbered in the workspace (the patch's `+`
+    lines, counted from each hunk's start in the new file; for a line it removed, the line
+    before where it was)."""
+    lines: dict[str, set[int]] = {}
+    path, number = None, 0
+    for line in task.bug.splitlines():
+        if line.startswith("+++ b/"):
+            path = line[6:].strip()
+        elif line.startswith("@@") and path is not None:
+            number = int(line.split("+")[1].split(",")[0].split()[0])
+        elif line.startswith("+") and path is not None:
+            lines.setdefault(path, set()).add(number)
+            number += 1
+        elif line.startswith("-") and not line.startswith("---") and path is not None:
+            # a line the bug removed: the one before where it was
+            lines.setdefault(path, set()).add(number - 1)
+        elif line.startswith(" ") and path is not None:
+            number += 1
+    return lines
+
+
+@dataclass
+class Localised:
+    id: str
+    rank: int | None  # where the definition holding the bug is in localise's ranking
+    symbol: str  # that definition ("" when none holds it)
+    shown: bool  # whether the repository probe's first message shows it
+    top: str  # the definition ranked first
+
+
+def localised(task: RepoTask, work: Path, cache: Path = CACHE) -> Localised:
+    """Where helps/localise.py puts the bug of `task`, without a model: the rank of the
+    innermost definition holding a line the bug wrote, and whether the repository probe
+    would show it (helps/repo_probe.py's bounds). Deterministic and quick, so a change to
+    localisation is measured on every task before a run of hours."""
+    sys.path.insert(0, str(REPO / "src"))
+    from baseagent.helps import repo_probe
+    from baseagent.helps.localise import localise
+    from baseagent.helps.localised_code import shown_symbols
+
+    ws = make_workspace(task, work / task.id, cache)
+    found = localise(task.issue, ws)
+    wrote = bug_lines(task)
+    hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
+            if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
+    shown = {(s.candidate.path, s.candidate.symbol)
+             for s in shown_symbols(found, ws, repo_probe.MAX_SYMBOLS, repo_probe.MAX_CODE_CHARS,
+                                    numbers=False) if s.candidate.kind != "class"}
+    top = found.candidates[0].symbol if found.candidates else ""
+    if not hits:
+        return Localised(task.id, None, "", False, top)
+    _, rank, best = min(hits, key=lambda h: (h[0], h[1]))
+    return Localised(task.id, rank, best.symbol, (best.path, best.symbol) in shown, top)
+
+
 def peer_harness(source: str | None = None, exercises_source: str | None = None) -> str:
     """The peer rows' code: this file's peer functions and what they reach, and the
     exercises' helpers they share (bench/exercises.py's own fingerprint). Two commits with
@@ -627,6 +684,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="keep the tasks an earlier run in the same --work finished (the "
                             "agent row: its batch, at the same commit and flags)")
     run_p.add_argument("agent_flags", nargs="*", help="extra baseagent flags, after `--`")
+    loc = sub.add_parser("localise", help="where localisation puts each bug (no model)")
+    loc.add_argument("--only", default="")
     sub.add_parser("report", help="rewrite REPOS_RESULTS.md")
     rec = sub.add_parser("record", help="record the rows a stopped run had finished")
     rec.add_argument("--work", type=Path, required=True, action="append")
@@ -657,6 +716,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_venv:
             ensure_venv(tasks, log=log)
         print(json.dumps({t.id: str(pristine(t)) for t in tasks}, indent=1))
+        return 0
+    if args.command == "localise":
+        work = Path(tempfile.mkdtemp(prefix="baseagent-repos-localise-"))
+        print("| task | rank of the bug's definition | shown first | ranked first |")
+        print("|---|---:|---|---|")
+        try:
+            for task in tasks:
+                found = localised(task, work)
+                print(f"| {found.id} | {found.rank or '-'} {found.symbol} "
+                      f"| {'yes' if found.shown else 'no'} | {found.top} |", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         return 0
     python = ensure_venv(tasks, log=log)
     if args.command == "validate":

@@ -154,6 +154,19 @@ def test_the_report_shows_both_profiles_beside_the_peers_with_each_lost_reason()
     assert text.count("| 2026-11-28 09:00 | abc |") == 2  # every run listed
 
 
+def test_where_localisation_puts_the_bug_is_measured_without_a_model(task, tmp_path):
+    # iso8601's bug removes a line: the definition holding the place where it was counts
+    assert repos.bug_lines(task) == {"iso8601/iso8601.py": {97}}
+    found = repos.localised(task, tmp_path)
+    assert found.symbol == "parse_timezone" and found.rank is not None and found.shown
+    two_files = dataclasses.replace(task, root=tmp_path / "two")
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "bug.patch").write_text(
+        "--- a/x.py\n+++ b/x.py\n@@ -10,3 +10,3 @@\n a\n-b\n+c\n d\n"
+        "--- a/y.py\n+++ b/y.py\n@@ -5,2 +5,3 @@\n e\n+f\n+g\n")
+    assert repos.bug_lines(two_files) == {"x.py": {10, 11}, "y.py": {6, 7}}
+
+
 def test_a_peer_harness_changes_with_the_peer_code_only():
     source = (REPO / "bench" / "repos.py").read_text()
     same = repos.peer_harness(source)
