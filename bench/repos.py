@@ -52,6 +52,7 @@ VENV = BENCH / ".cache" / "repos-venv"
 RUNS = BENCH / "repos_runs.jsonl"
 RESULTS = BENCH / "REPOS_RESULTS.md"
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(REPO / "src"))  # this checkout's baseagent (`localise`)
 
 import exercises as ex  # noqa: E402  (row helpers shared with the exercises)
 from exercises import Run, TaskResult, pytest_summary  # noqa: E402
@@ -557,7 +558,6 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE) -> Localised:
     innermost definition holding a line the bug wrote, and whether the repository probe
     would show it (helps/repo_probe.py's bounds). Deterministic and quick, so a change to
     localisation is measured on every task before a run of hours."""
-    sys.path.insert(0, str(REPO / "src"))
     from baseagent.helps import repo_probe
     from baseagent.helps.localise import localise
     from baseagent.helps.localised_code import shown_symbols

@@ -28,13 +28,13 @@ and hands the attempt back here. The messages, in order:
    of the best (as a repair round), then twice a fresh start (the task, its files and
    tests, without the failed attempt; one prompt, so the second is served from the
    server's prompt cache; every other round takes them in reverse, so that a round opens
-   with the prompt the one before closed with). On the dev set (d2b144f and 492682f) 8 of 38 fresh starts beat
-   the best attempt, 3 of 49 candidates shown one failing test, 2 of 44 shown the best with
-   its whole failure list (most sent the code back unchanged), so that third prompt is no
-   longer drawn. The probe tests each
-   in a scratch copy of the workspace and keeps the best (helps/probe.py). The first repair
-   round stays one reply at the run's temperature: at temperature 0 it is the model's most
-   likely fix, and when it works the turn spends one call, not a round of samples.
+   with the prompt the one before closed with). On the dev set (d2b144f and 492682f) 8 of
+   38 fresh starts beat the best attempt, 3 of 49 candidates shown one failing test, 2 of
+   44 shown the best with its whole failure list (most sent the code back unchanged), so
+   that third prompt is no longer drawn. The probe tests each in a scratch copy of the
+   workspace and keeps the best (helps/probe.py). The first repair round stays one reply at
+   the run's temperature: at temperature 0 it is the model's most likely fix, and when it
+   works the turn spends one call, not a round of samples.
    Search rounds are not held to MAX_MISSES: sampled candidates differ where repair rounds
    repeat, and on the dev set the search found its passing or better files in its third
    to sixth round, after rounds that missed. They go on while the probe's share of the

@@ -11,10 +11,11 @@ the tail's last PROBE characters occurred before (str.rfind, in C), then one com
 confirms that the whole repeated span has that period.
 
 `RepetitionGuard(blind_to_digits=True)` makes the same check with every run of digits read
-as one `#`: a tail that repeats one span with only its numbers changing. The 1.5B model, asked for the n-th prime,
-wrote `if number == 41:\n        return 179` and on for 6,000 characters (400 s on this
-machine's CPU), never a verbatim repeat. Real code of that shape exists (a data table), so
-only the whole-file probe, whose replies are one exercise's solution, uses it (helps/probe.py).
+as one `#`: a tail that repeats one span with only its numbers changing. The 1.5B model,
+asked for the n-th prime, wrote `if number == 41:\n        return 179` and on for 6,000
+characters (400 s on this machine's CPU), never a verbatim repeat. Real code of that shape
+exists (a data table), so only the whole-file probe, whose replies are one exercise's
+solution, uses it (helps/probe.py).
 """
 from __future__ import annotations
 
@@ -58,20 +59,15 @@ class RepetitionGuard:
         text = read()
         self._checked_at = len(text)
         tail = text[-WINDOW:]
-        if not self.blind_to_digits:
-            found = _repeated_tail(tail)
-            if found is None:
-                return False
-            self.period, self.span = found
-            return True
-        read_as = _DIGITS.sub("#", tail)
+        read_as = _DIGITS.sub("#", tail) if self.blind_to_digits else tail
         found = _repeated_tail(read_as)
         if found is None:
             return False
+        self.period, span = found
         # The span counts characters of the text as read (each number one `#`); a caller
         # cuts the text itself, so the span given is the raw text's from the same start.
-        self.period = found[0]
-        self.span = len(tail) - _raw_index(tail, len(read_as) - found[1])
+        self.span = len(tail) - _raw_index(tail, len(read_as) - span) \
+            if self.blind_to_digits else span
         return True
 
 
