@@ -63,6 +63,11 @@ print(round_half(2.5))   # 2, expected 3
 """
 
 
+def notices(run) -> str:
+    """The run's notices (error events), one a line."""
+    return "\n".join(e.get("message", "") for e in run.events if e["type"] == "error")
+
+
 def make_repository(root: Path) -> Path:
     for name, text in REPOSITORY.items():
         path = root / name
@@ -182,6 +187,7 @@ def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_serv
 
 def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scripted_server,
                                                                             workspace, home):
+    """...and at the end of the turn its best attempt is put back."""
     make_repository(workspace)
     before = (workspace / "shapes/geometry/rounding.py").read_text()
     # The first reply, the same again (the search starts), a search round that draws one new
@@ -193,7 +199,11 @@ def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scr
                               {"content": "Nothing."}, {"content": "Nothing."}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
-    assert (workspace / "shapes/geometry/rounding.py").read_text() == before
+    # The conversation changed nothing; the probe's best attempt (0.6: the example met, 3
+    # of 4 tests pass, where 1 did at the start) is what the turn leaves.
+    assert (workspace / "shapes/geometry/rounding.py").read_text() \
+        == before.replace("0.4", "0.6")
+    assert "than the probe's best attempt (1 failed, 3 passed)" in notices(run)
     assert all("tools" not in r for r in server.requests[:8])
     assert [r.get("temperature") for r in server.requests[2:8]] == [0.7] * 6
     turn = server.requests[8]
@@ -201,6 +211,42 @@ def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scr
     assert "L8:     return math.floor(value + 0.4)" in turn["messages"][-1]["content"]
     assert not any("0.6" in str(m.get("content")) for m in turn["messages"])
     assert run.events[-1].get("verification", {}).get("by") != "evidence"
+
+
+def test_a_turn_that_leaves_the_suite_worse_than_it_began_puts_the_files_back(scripted_server,
+                                                                              workspace, home):
+    make_repository(workspace)
+    rounding = workspace / "shapes/geometry/rounding.py"
+    before = rounding.read_text()
+    # The probe: a reply with no blocks, the same again, a search round of repeats (it ends).
+    # The conversation then writes a module that no longer imports and stops.
+    broken = {"tool_calls": [{"name": "write_file", "arguments": {
+        "file_path": "shapes/geometry/rounding.py", "content": "def round_half(value:\n"}}]}
+    server = scripted_server([*[{"content": "Nothing."}] * 5, broken,
+                              *[{"content": "Done."}] * 4])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert "tools" in server.requests[5] and "tools" not in server.requests[4]
+    assert rounding.read_text() == before
+    assert "than the start (3 failed, 1 passed): its files were put back " \
+           "(shapes/geometry/rounding.py)" in notices(run)
+    writes = [c for i in run.completed_items("file_change") for c in i["changes"]]
+    assert [c["path"].endswith("rounding.py") for c in writes[-1:]] == [True]
+
+
+def test_a_turn_that_ends_no_worse_than_it_began_keeps_its_edits(scripted_server, workspace,
+                                                                 home):
+    make_repository(workspace)
+    rounding = workspace / "shapes/geometry/rounding.py"
+    fixed = rounding.read_text().replace("0.4", "0.5")
+    edit = {"tool_calls": [{"name": "write_file", "arguments": {
+        "file_path": "shapes/geometry/rounding.py", "content": fixed}}]}
+    server = scripted_server([*[{"content": "Nothing."}] * 5, edit,
+                              *[{"content": "Done."}] * 4])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert rounding.read_text() == fixed
+    assert "put back" not in notices(run)
 
 
 def test_when_a_repair_round_repeats_candidates_are_sampled_and_one_that_passes_is_kept(

@@ -34,6 +34,12 @@ so that the probe spends at most half the turn's model calls; without candidates
 also stop after MAX_MISSES in a row that get no closer and at the first repeat. When none is
 kept, the files are as the task had them, the probe's evidence is dropped and the
 conversation goes on from the task with the localised code shown.
+
+The end of the turn is held to the start (helps/turn_start.py): when the suite, run on a
+copy of the workspace as the turn left it, passes fewer tests than it did at the start (or
+than the probe's best attempt, when that passed more), the files the conversation changed
+are put back as they were, then the best attempt's, and a notice says so. Files it added
+are left.
 """
 from __future__ import annotations
 
@@ -53,15 +59,18 @@ from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
                                           reproduction_from)
+from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import TestReport, read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
+from baseagent.helps.turn_start import TurnStart
 from baseagent.llm.types import ToolCall
-from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_PROBE_BEFORE, REPO_PROBE_CODE,
+from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_SCRATCH_FAILED,
+                                      REPO_PROBE_BEFORE, REPO_PROBE_CODE,
                                       REPO_PROBE_NO_BLOCKS, REPO_PROBE_NOTICES,
                                       REPO_PROBE_OPENING, REPO_PROBE_PASSED,
                                       REPO_PROBE_REFUSED, REPO_PROBE_REPRO_FAILED,
                                       REPO_PROBE_REPRO_MET, REPO_PROBE_RESULT,
-                                      REPO_PROBE_SOURCES,
+                                      REPO_PROBE_SOURCES, REPO_PROBE_START_KEPT,
                                       REPO_PROBE_SUITE_FAILED, REPO_PROBE_SYSTEM)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
@@ -86,11 +95,13 @@ _SHELL_PREAMBLE = re.compile(r"\A(?:Exit code: .*\n)?(?:Wall time: .*\n)?(?:Outp
 @dataclass(frozen=True)
 class Outcome:
     """What one reply led to: how close it got (the example's expectations met, then the
-    suite's tests passed), whether it is kept, and what the next round shows."""
+    suite's tests passed), whether it is kept, and what the next round shows; `report`:
+    the suite's, when it ran."""
 
     score: tuple[int, int]
     kept: bool
     feedback: str
+    report: TestReport | None = None
 
 
 def test_command_in(task: str) -> str | None:
@@ -153,9 +164,13 @@ class RepoProbe(TurnHelp):
         self.candidates = candidates  # a search round's (0: no search)
         self.temperature = temperature  # the search candidates' (None: the run's)
         self.command: str | None = None  # the turn's test command, when the probe is on
+        # The workspace the conversation began from, when no attempt was kept.
+        self.start: TurnStart | None = None
+        self.scratch = Scratch()  # where the end of the turn is tested
 
     def start_turn(self, ctx: TurnContext, message: Message) -> Message:
         self.command = None
+        self._close()
         if isinstance(message, str) and self.localised.found is not None:
             self.command = ctx.evidence.test_command or test_command_in(ctx.task)
         return message
@@ -178,7 +193,9 @@ class RepoProbe(TurnHelp):
         before = run.repro(repro) if repro is not None else None
         if before is not None and (before.passed or not before.finished):
             repro, before = None, None  # it does not show the bug: it decides nothing
-        self.clock.saw(run.suite()[1])  # the task's own first test run times the rest
+        at_start, output = run.suite()
+        self.clock.saw(output)  # the task's own first test run times the rest
+        attempted: tuple[dict[str, str], TestReport] | None = None  # the suite's best
         originals = {s.candidate.path: text for s in shown
                      if (text := _read(ctx.cwd / s.candidate.path)) is not None}
         opening = REPO_PROBE_OPENING.format(
@@ -234,6 +251,9 @@ class RepoProbe(TurnHelp):
                 outcome = self._attempt(ctx, run, check, repro, originals)
                 if outcome.kept:
                     return self._answer(ctx, run, check, command)
+                if outcome.report is not None and outcome.report.score > max(
+                        at_start.score, attempted[1].score if attempted is not None else -1):
+                    attempted = (dict(check.new_texts), outcome.report)
                 self._put_back(ctx, originals)
                 if check.new_texts:
                     edits.append(check.new_texts)
@@ -257,7 +277,48 @@ class RepoProbe(TurnHelp):
                         {"role": "user", "content": shown_next[1]}]
         self._put_back(ctx, originals)
         ctx.restart_evidence()
+        try:
+            self.start = TurnStart.take(ctx.cwd, command, at_start)
+            self.start.best = attempted
+        except ScratchError as exc:
+            ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
         return None
+
+    def end_turn(self, ctx: TurnContext, status: str) -> None:
+        """The files the conversation changed put back when the suite passes fewer tests
+        than at the start (or than the probe's best attempt), then the best attempt's."""
+        start, self.start = self.start, None
+        if start is None:
+            return
+        try:
+            changed = [c for c in start.changes(ctx.cwd) if c.kind != "add"]
+            if not changed and start.best is None:
+                return
+            timeout = self.clock.timeout_ms(self.shell_timeout_ms) or self.shell_timeout_ms
+            passed, now = self.scratch.test(ctx, {}, start.command, timeout / 1000,
+                                            self.clock.reference, fresh=True)
+            if passed or now.score >= start.target.score:
+                return
+            put_back = {c.path: text for c in changed
+                        if (text := start.text(c.path)) is not None}
+            if start.best is not None:
+                put_back.update(start.best[0])
+            self._put_back(ctx, put_back)
+            ctx.notice(REPO_PROBE_START_KEPT.format(
+                now=now.summary or "no test known to pass", then=start.target.summary,
+                which="the probe's best attempt" if start.best is not None else "the start",
+                names=", ".join(sorted(put_back))))
+        except ScratchError as exc:
+            ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
+        finally:
+            start.close()
+            self.scratch.close()
+
+    def _close(self) -> None:
+        if self.start is not None:
+            self.start.close()
+            self.start = None
+        self.scratch.close()
 
     def _attempt(self, ctx: TurnContext, run: _Runs, check: EditCheck,
                  repro: Reproduction | None, originals: dict[str, str]) -> Outcome:
@@ -283,12 +344,12 @@ class RepoProbe(TurnHelp):
                     output=_tail(result.output)))
         report, output = run.suite()
         if ctx.evidence.missing() is None and ctx.evidence.edits and _exited_0(output):
-            return Outcome((met, report.score), True, "")
+            return Outcome((met, report.score), True, "", report)
         failure = report.failures[0].text if report.failures else _tail(output)
         return Outcome((met, report.score), False, REPO_PROBE_RESULT.format(
             files=files, refused=refused,
             what=REPO_PROBE_SUITE_FAILED.format(command=run.command, summary=report.summary),
-            output=_tail(failure)))
+            output=_tail(failure)), report)
 
     def _answer(self, ctx: TurnContext, run: _Runs, check: EditCheck, command: str) -> str:
         repro = run.last_repro

@@ -59,7 +59,7 @@ class Scratch:
         if self._copy is not None and not fresh:
             return self._copy
         self.close()
-        _check_size(ctx.cwd)
+        check_size(ctx.cwd)
         root = Path(tempfile.mkdtemp(prefix="baseagent-search-"))
         copy = root / (ctx.cwd.name or "workspace")
         try:
@@ -71,7 +71,8 @@ class Scratch:
         return copy
 
 
-def _check_size(root: Path) -> None:
+def check_size(root: Path) -> None:
+    """ScratchError when the workspace is larger than MAX_SCRATCH_BYTES (caches left out)."""
     total = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _NOT_COMPARED]

@@ -410,6 +410,9 @@ REPO_PROBE_SOURCES = ("from the best edits so far and what they gave",
                       "a fresh start from the issue and its code")
 REPO_PROBE_PASSED = ("Edited {files}; {repro}the tests pass (`{command}` exited 0).")
 REPO_PROBE_REPRO_MET = "the issue's example now gives what it expects ({met} of {total}); "
+# The end of a repository turn held to its start (helps/turn_start.py).
+REPO_PROBE_START_KEPT = ("the turn's edits pass fewer tests ({now}) than {which} ({then}): "
+                         "its files were put back ({names})")
 # A code block for a file that left out top-level names the file defines: never written
 # (helps/code_blocks.fragments), and the model told why (helps/prose_code.py).
 FRAGMENT_TELL = (
