@@ -235,23 +235,32 @@ def fixed_batch(out: Path, what: str, batch: Path | None = None,
     (one such run at a time on a machine) and empty, or with `resume` holding the batch an
     earlier invocation left in `out`/batch (`baseagent batch` then goes on with the tasks it
     had not finished); moved to `out`/batch when the block ends, however it ends (a batch
-    left there would be resumed by the next run, its results taken as new)."""
+    left there would be resumed by the next run, its results taken as new). An invocation
+    that was killed never moved its batch: the fixed path's `owner` file names the `out` it
+    belongs to, and only `resume` into that same `out` takes it."""
     batch = AGENT_BATCH if batch is None else batch
     batch.parent.mkdir(parents=True, exist_ok=True)
+    owner = batch.parent / "owner"
     with (batch.parent / "lock").open("w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise SystemExit(f"another {what} run is using {batch}") from None
-        shutil.rmtree(batch, ignore_errors=True)
+        left_by_out = batch.is_dir() and owner.is_file() \
+            and owner.read_text(encoding="utf-8") == str(out.resolve())
         if resume and (out / "batch").is_dir():
+            shutil.rmtree(batch, ignore_errors=True)
             shutil.move(str(out / "batch"), str(batch))
+        elif not (resume and left_by_out):
+            shutil.rmtree(batch, ignore_errors=True)
+        owner.write_text(str(out.resolve()), encoding="utf-8")
         try:
             yield batch
         finally:
             if batch.exists():
                 shutil.rmtree(out / "batch", ignore_errors=True)
                 shutil.move(str(batch), str(out / "batch"))
+            owner.unlink(missing_ok=True)
 
 
 def run_agent(exercises: list[Exercise], model: str, api_base: str, work: Path,

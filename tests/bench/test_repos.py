@@ -235,3 +235,34 @@ def test_with_resume_the_fixed_batch_is_the_one_the_stopped_invocation_left(tmp_
         assert (held / "results.jsonl").read_text() == '{"id": "earlier", "status": "passed"}\n'
     assert "earlier" in (out / "batch" / "results.jsonl").read_text() and not batch.exists()
 
+
+
+def test_with_resume_the_batch_of_a_killed_invocation_is_taken_from_the_fixed_path(
+        tmp_path, monkeypatch):
+    """An invocation killed part way (the session's end) never moved its batch into its
+    --work: --resume into that --work takes it from the fixed path; a run into another
+    --work, or without --resume, clears it."""
+    batch = tmp_path / "fixed" / "batch"
+    monkeypatch.setattr(repos, "AGENT_BATCH", batch)
+    out = tmp_path / "work" / "agent"
+    out.mkdir(parents=True)
+
+    killed = []  # held, so that no finalizer ends them: a killed run runs no finally
+
+    def killed_run() -> None:
+        held = repos.ex.fixed_batch(out, "repos", repos.AGENT_BATCH)
+        killed.append(held)
+        assert held.__enter__() == batch  # and never __exit__
+        batch.mkdir()
+        (batch / "results.jsonl").write_text('{"id": "done", "status": "passed"}\n')
+        (batch.parent / "lock").unlink()  # the kill released its lock
+
+    killed_run()
+    other = tmp_path / "other" / "agent"
+    other.mkdir(parents=True)
+    with repos.ex.fixed_batch(other, "repos", repos.AGENT_BATCH, resume=True) as held:
+        assert not held.exists()  # another run's batch is never taken
+    killed_run()
+    with repos.ex.fixed_batch(out, "repos", repos.AGENT_BATCH, resume=True) as held:
+        assert "done" in (held / "results.jsonl").read_text()
+    assert "done" in (out / "batch" / "results.jsonl").read_text() and not batch.exists()
