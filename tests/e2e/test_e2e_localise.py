@@ -63,6 +63,18 @@ print(round_half(2.5))   # 2, expected 3
 """
 
 
+# The line search after a first reply that misses (helps/line_search.py): asked which line
+# is wrong (as the run samples, then sampled again), these replies name none; a first reply
+# that changed a line also gets three rewrites of it, which these fail to give.
+NAMES_NO_LINE = [{"content": "Nothing."}] * 2
+NO_REWRITES = [{"content": "Nothing."}] * 3
+
+
+def outside_line_search(requests: list[dict]) -> list[dict]:
+    """The requests that are not the line search's (its system prompt asks no blocks)."""
+    return [r for r in requests if "tools" in r or "SEARCH" in r["messages"][0]["content"]]
+
+
 def notices(run) -> str:
     """The run's notices (error events), one a line."""
     return "\n".join(e.get("message", "") for e in run.events if e["type"] == "error")
@@ -166,20 +178,21 @@ def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_serv
     make_repository(workspace)
     create = "\nshapes/helper.py\n<<<<<<< SEARCH\n=======\nHALF = 0.5\n>>>>>>> REPLACE\n"
     server = scripted_server([{"content": FIX.format(old="0.45", new="0.5") + create},
+                              *NAMES_NO_LINE,
                               {"content": FIX.format(old="0.4", new="0.6")},  # breaks 2.4
                               {"content": FIX.format(old="0.4", new="0.5")}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 3
-    refused = server.requests[1]["messages"][-1]["content"]
+    assert len(server.requests) == 5
+    refused = server.requests[3]["messages"][-1]["content"]
     assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
     # a new file is never written by the probe (what it writes, it puts back)
     assert "writing shapes/helper.py is not allowed here" in refused
     assert not (workspace / "shapes/helper.py").exists()
-    failing = server.requests[2]["messages"][-1]["content"]
+    failing = server.requests[4]["messages"][-1]["content"]
     assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
-    assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user",
+    assert [m["role"] for m in server.requests[4]["messages"]] == ["system", "user",
                                                                   "assistant", "user"]
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
@@ -193,20 +206,22 @@ def test_a_probe_that_fixes_nothing_puts_the_files_back_and_the_turn_goes_on(scr
     # The first reply, the same again (the search starts), a search round that draws one new
     # reply (no blocks) and two repeats, then a round that draws nothing new: the probe ends.
     server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")},
+                              *NAMES_NO_LINE, *NO_REWRITES,
                               {"content": FIX.format(old="0.4", new="0.6")},
                               *[{"content": "Nothing."}] * 6,
                               {"content": "I could not find it."}, {"content": "Nothing."},
                               {"content": "Nothing."}, {"content": "Nothing."}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
+    requests = outside_line_search(server.requests)  # its own tests are below
     # The conversation changed nothing; the probe's best attempt (0.6: the example met, 3
     # of 4 tests pass, where 1 did at the start) is what the turn leaves.
     assert (workspace / "shapes/geometry/rounding.py").read_text() \
         == before.replace("0.4", "0.6")
     assert "than the probe's best attempt (1 failed, 3 passed)" in notices(run)
-    assert all("tools" not in r for r in server.requests[:8])
-    assert [r.get("temperature") for r in server.requests[2:8]] == [0.7] * 6
-    turn = server.requests[8]
+    assert all("tools" not in r for r in requests[:8])
+    assert [r.get("temperature") for r in requests[2:8]] == [0.7] * 6
+    turn = requests[8]
     assert "tools" in turn  # the conversation, with the localised code shown
     assert "L8:     return math.floor(value + 0.4)" in turn["messages"][-1]["content"]
     assert not any("0.6" in str(m.get("content")) for m in turn["messages"])
@@ -218,15 +233,16 @@ def test_a_turn_that_leaves_the_suite_worse_than_it_began_puts_the_files_back(sc
     make_repository(workspace)
     rounding = workspace / "shapes/geometry/rounding.py"
     before = rounding.read_text()
-    # The probe: a reply with no blocks, the same again, a search round of repeats (it ends).
+    # The probe: a reply with no blocks, a line search that names no line, the same reply
+    # again, a search round of repeats (it ends).
     # The conversation then writes a module that no longer imports and stops.
     broken = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": "def round_half(value:\n"}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 5, broken,
+    server = scripted_server([*[{"content": "Nothing."}] * 7, broken,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
-    assert "tools" in server.requests[5] and "tools" not in server.requests[4]
+    assert "tools" in server.requests[7] and "tools" not in server.requests[6]
     assert rounding.read_text() == before
     assert "than the start (3 failed, 1 passed): its files were put back " \
            "(shapes/geometry/rounding.py)" in notices(run)
@@ -241,7 +257,7 @@ def test_a_turn_that_ends_no_worse_than_it_began_keeps_its_edits(scripted_server
     fixed = rounding.read_text().replace("0.4", "0.5")
     edit = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": fixed}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 5, edit,
+    server = scripted_server([*[{"content": "Nothing."}] * 7, edit,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
@@ -257,19 +273,21 @@ def test_when_a_repair_round_repeats_candidates_are_sampled_and_one_that_passes_
     cache), and the first that passes wins."""
     make_repository(workspace)
     server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")},
+                              *NAMES_NO_LINE, *NO_REWRITES,
                               {"content": FIX.format(old="0.4", new="0.6")},  # the same
                               {"content": "I could not find it."},
                               {"content": FIX.format(old="0.4", new="0.5")}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 4
-    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7]
-    shown, fresh = server.requests[2]["messages"], server.requests[3]["messages"]
+    requests = outside_line_search(server.requests)  # its own tests are below
+    assert len(requests) == 4
+    assert [r.get("temperature") for r in requests] == [None, None, 0.7, 0.7]
+    shown, fresh = requests[2]["messages"], requests[3]["messages"]
     assert [m["role"] for m in shown] == ["system", "user", "assistant", "user"]
     assert "new})" not in shown[2]["content"] and "0.6" in shown[2]["content"]
     assert "gives: 1 failed, 3 passed" in shown[3]["content"]
-    assert fresh == server.requests[0]["messages"]  # the opening alone
+    assert fresh == requests[0]["messages"]  # the opening alone
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
     notices = [e["message"] for e in run.of_type("error")]  # notices travel as `error` items
@@ -332,3 +350,62 @@ def test_in_the_conversation_a_function_sent_whole_is_merged_into_its_file(scrip
     changes = run.completed_items("file_change")
     assert [c["path"] for item in changes for c in item["changes"]] == [
         str(workspace / "shapes/geometry/rounding.py")]
+
+
+LINE_FIX_OPENING = "Which line of this code most likely causes the issue?"
+
+
+def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_its_rewrite(
+        scripted_server, workspace, home):
+    """Which line is wrong (once as the run samples, once sampled when that names fewer
+    than two), then a rewrite of each named line in turn: one that would not parse is never
+    written; one given without its indentation is put in at the line's own."""
+    make_repository(workspace)
+    rounding = workspace / "shapes/geometry/rounding.py"
+    server = scripted_server([
+        {"content": "Nothing to change."},  # the probe's first reply: no blocks
+        {"content": "The check of negatives:\n```python\n    if value < 0:\n```"},
+        {"content": "```python\nreturn math.floor(value + 0.4)\n```\nIt rounds down."},
+        {"content": "```python\nif value < 0 and:\n```"},  # L6: does not parse
+        {"content": "```python\nreturn math.floor(value + 0.5)\n```"}])  # L8, fixed
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 5 and all("tools" not in r for r in server.requests)
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None]
+    which = server.requests[1]["messages"]
+    assert which[0]["content"].startswith("Act as an expert software developer. You are "
+                                          "given an issue") and "SEARCH" not in which[0]["content"]
+    assert which[1]["content"].startswith(TESTED_ISSUE)
+    assert which[1]["content"].endswith("copied exactly as it is above, in one code block.")
+    # every question shares the prefix up to its own end (a server's prompt cache)
+    prefix = which[1]["content"][:which[1]["content"].index(LINE_FIX_OPENING)]
+    for request in server.requests[2:]:
+        assert request["messages"][0] == which[0]
+        assert request["messages"][1]["content"].startswith(prefix)
+    assert "```python\nif value < 0:\n```\nRewrite it" in \
+        server.requests[3]["messages"][1]["content"]
+    assert rounding.read_text().splitlines()[7] == "    return math.floor(value + 0.5)"
+    commands = [i["command"] for i in run.completed_items("command_execution")]
+    assert len(commands) == 4  # the example and suite before, then after L8's rewrite only
+    assert run.events[-1]["verification"]["by"] == "evidence"
+    assert "line search: a rewrite of shapes/geometry/rounding.py:8 (1 of 3)" in notices(run)
+
+
+def test_the_line_search_tries_the_lines_the_first_reply_changed(scripted_server, workspace,
+                                                                 home):
+    """The first reply's edit (0.6: the example met, a test broken) names its line; asked
+    which line, the model names none; that line's rewrites are drawn, the later ones
+    sampled, and one the tests pass is kept."""
+    make_repository(workspace)
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")}, *NAMES_NO_LINE,
+                              {"content": "```python\n    return math.floor(value + 0.6)\n```"},
+                              {"content": "```python\n    return math.floor(value + 0.5)\n```"}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    # the rewrite that repeats the first reply's edit is not tested again
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, 0.7]
+    commands = [i["command"] for i in run.completed_items("command_execution")]
+    assert len(commands) == 2 + 2 + 2
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()

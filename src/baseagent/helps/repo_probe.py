@@ -49,12 +49,17 @@ import shlex
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import Message, ReplyTooLong, TurnContext, TurnHelp
+from baseagent.helps.code_blocks import fences
 from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
+from baseagent.helps.line_search import (MAX_LINES, REWRITES_PER_LINE, Line, changed_lines,
+                                         lines_named, parses, rewrite_in, shown_lines,
+                                         with_rewrite)
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
@@ -65,7 +70,8 @@ from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.helps.turn_start import TurnStart
 from baseagent.llm.types import ToolCall
 from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_SCRATCH_FAILED,
-                                      REPO_PROBE_BEFORE, REPO_PROBE_CODE,
+                                      REPO_LINE_FIX, REPO_LINE_NOTICES, REPO_LINE_OPENING,
+                                      REPO_LINE_SYSTEM, REPO_LINE_WHICH, REPO_PROBE_BEFORE, REPO_PROBE_CODE,
                                       REPO_PROBE_NO_BLOCKS, REPO_PROBE_NOTICES,
                                       REPO_PROBE_OPENING, REPO_PROBE_PASSED,
                                       REPO_PROBE_REFUSED, REPO_PROBE_REPRO_FAILED,
@@ -83,6 +89,8 @@ MAX_CODE_CHARS = 6_000
 # What a reply may hold: this many times the code shown, and this much more.
 REPLY_TIMES_CODE = 3
 REPLY_SLACK_CHARS = 4_000
+# What a line search reply may hold (a line or two of code, a sentence around it).
+LINE_REPLY_CHARS = 2_000
 # The output of a check or a failing test shown in a repair round, at most.
 MAX_OUTPUT_CHARS = 3_000
 # How a line that is a command (not a sentence naming one) begins.
@@ -196,6 +204,12 @@ class RepoProbe(TurnHelp):
         at_start, output = run.suite()
         self.clock.saw(output)  # the task's own first test run times the rest
         attempted: tuple[dict[str, str], TestReport] | None = None  # the suite's best
+
+        def tried(new_texts: dict[str, str], outcome: Outcome) -> None:
+            nonlocal attempted
+            if outcome.report is not None and outcome.report.score > max(
+                    at_start.score, attempted[1].score if attempted is not None else -1):
+                attempted = (dict(new_texts), outcome.report)
         originals = {s.candidate.path: text for s in shown
                      if (text := _read(ctx.cwd / s.candidate.path)) is not None}
         opening = REPO_PROBE_OPENING.format(
@@ -211,6 +225,10 @@ class RepoProbe(TurnHelp):
         def may_write(path: str) -> bool:
             return not is_test_file(path) and (ctx.cwd / path).is_file()
 
+        before_text = REPO_PROBE_BEFORE.format(output=_tail(before.output)) \
+            if before is not None else ""
+        lines = shown_lines(shown, originals)
+        first: dict[str, str] = {}  # the first reply's edits
         best: tuple[int, int] = (-1, -1)
         misses = rounds = 0
         searching = False
@@ -251,14 +269,22 @@ class RepoProbe(TurnHelp):
                 outcome = self._attempt(ctx, run, check, repro, originals)
                 if outcome.kept:
                     return self._answer(ctx, run, check, command)
-                if outcome.report is not None and outcome.report.score > max(
-                        at_start.score, attempted[1].score if attempted is not None else -1):
-                    attempted = (dict(check.new_texts), outcome.report)
+                tried(check.new_texts, outcome)
+                if rounds == 0:
+                    first = check.new_texts
                 self._put_back(ctx, originals)
                 if check.new_texts:
                     edits.append(check.new_texts)
                 if round_best is None or outcome.score > round_best[0].score:
                     round_best = (outcome, reply)
+            if rounds == 0 and lines:
+                # the first reply missed: which line, and what it should be, asked apart
+                line_opening = REPO_LINE_OPENING.format(
+                    task=ctx.task, code="".join(_code(s) for s in shown), before=before_text)
+                final = self._line_search(ctx, run, line_opening, lines, first, repro,
+                                          originals, keep, edits, may_write, tried, command)
+                if final is not None:
+                    return final
             if round_best is None and (searching or not self.candidates):
                 break  # nothing new came of the round
             closer = round_best is not None and round_best[0].score > best
@@ -319,6 +345,70 @@ class RepoProbe(TurnHelp):
             self.start.close()
             self.start = None
         self.scratch.close()
+
+    def _line_search(self, ctx: TurnContext, run: _Runs, opening: str, lines: list[Line],
+                     first: dict[str, str], repro: Reproduction | None,
+                     originals: dict[str, str], keep: int, edits: list[dict[str, str]],
+                     may_write: Callable[[str], bool],
+                     tried: Callable[[dict[str, str], Outcome], None],
+                     command: str) -> str | None:
+        """Which line is wrong (asked once as the run samples, and once more at the search's
+        temperature when that names fewer than two), with the lines the first reply changed;
+        then, for each line in turn, a rewrite (the first as the run samples, the others at
+        the search's temperature), each tested as any attempt. The answer when one is kept."""
+        def ask(question: str, notice: str, temperature: float | None) -> str:
+            try:
+                return ctx.ask_alone([{"role": "system", "content": REPO_LINE_SYSTEM},
+                                      {"role": "user", "content": opening + question}],
+                                     notice, max_chars=LINE_REPLY_CHARS,
+                                     temperature=temperature, enough=_first_block).text
+            except ReplyTooLong:
+                ctx.notice(PROBE_CUT_NOTICE.format(chars=LINE_REPLY_CHARS))
+                return ""
+
+        picked: list[Line] = []
+
+        def pick(found: list[Line]) -> None:
+            for line in found:
+                if len(picked) < MAX_LINES and line not in picked and may_write(line.path):
+                    picked.append(line)
+
+        by_place = {(line.path, line.number): line for line in lines}
+        changed = [by_place[(path, n)] for path, text in first.items() if path in originals
+                   for n in changed_lines(originals[path], text) if (path, n) in by_place]
+        for k, temperature in enumerate((None, self.temperature)):
+            if k and len(picked) >= 2 or ctx.calls_left <= keep:
+                break
+            pick(lines_named(ask(REPO_LINE_WHICH, REPO_LINE_NOTICES[0].format(
+                temperature=temperature_label(temperature)), temperature), lines))
+            pick(changed)
+        for k in range(REWRITES_PER_LINE):
+            temperature = None if k == 0 else self.temperature
+            for line in list(picked):
+                if ctx.calls_left <= keep:
+                    return None
+                reply = ask(REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
+                                                 language=_language(line.path)),
+                            REPO_LINE_NOTICES[1].format(
+                                place=f"{line.path}:{line.number}", k=k + 1,
+                                of=REWRITES_PER_LINE,
+                                temperature=temperature_label(temperature)), temperature)
+                rewrite = rewrite_in(reply)
+                text = with_rewrite(originals[line.path], line.number, rewrite) \
+                    if rewrite is not None else None
+                if text is None or not parses(line.path, text):
+                    continue
+                check = EditCheck(new_texts={line.path: text})
+                if check.new_texts in edits:
+                    continue  # tested before
+                edits.append(check.new_texts)
+                ctx.restart_evidence()
+                outcome = self._attempt(ctx, run, check, repro, originals)
+                tried(check.new_texts, outcome)
+                if outcome.kept:
+                    return self._answer(ctx, run, check, command)
+                self._put_back(ctx, originals)
+        return None
 
     def _attempt(self, ctx: TurnContext, run: _Runs, check: EditCheck,
                  repro: Reproduction | None, originals: dict[str, str]) -> Outcome:
@@ -404,6 +494,16 @@ def _code(shown: Shown) -> str:
     language = "python" if c.path.endswith(".py") else Path(c.path).suffix.lstrip(".")
     return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
                                   end=c.end, language=language, text=shown.text)
+
+
+def _first_block(text: str) -> int | None:
+    """Where a line search reply may stop: after its first code block."""
+    match = next(iter(fences(text)), None)
+    return match.end() if match is not None else None
+
+
+def _language(path: str) -> str:
+    return "python" if path.endswith(".py") else Path(path).suffix.lstrip(".")
 
 
 def _exited_0(output: str) -> bool:

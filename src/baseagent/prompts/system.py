@@ -410,6 +410,32 @@ REPO_PROBE_SOURCES = ("from the best edits so far and what they gave",
                       "a fresh start from the issue and its code")
 REPO_PROBE_PASSED = ("Edited {files}; {repro}the tests pass (`{command}` exited 0).")
 REPO_PROBE_REPRO_MET = "the issue's example now gives what it expects ({met} of {total}); "
+# The repository probe's line search (helps/line_search.py): two short questions on one
+# prefix (the issue, its code, what the example gives), each answered with a line or two.
+REPO_LINE_SYSTEM = """\
+Act as an expert software developer. You are given an issue in a repository and the code
+it most likely concerns. Answer the question at the end briefly, with code in one code
+block."""
+REPO_LINE_OPENING = """\
+{task}
+
+The code this issue most likely concerns (as the files have it now):
+{code}
+{before}
+"""
+REPO_LINE_WHICH = ("Which line of this code most likely causes the issue? Reply with that line "
+                   "only, copied exactly as it is above, in one code block.")
+REPO_LINE_FIX = """\
+This line of {path} most likely causes the issue:
+```{language}
+{line}
+```
+Rewrite it so that the issue is fixed. Reply with the new code only, in one code block: the
+line as it should be (or the few lines that should take its place)."""
+REPO_LINE_NOTICES = ("line search: which line of the code shown causes the issue, at "
+                     "temperature {temperature} (no tools)",
+                     "line search: a rewrite of {place} ({k} of {of}) at temperature "
+                     "{temperature}: kept only if the issue's example and the tests pass")
 # The end of a repository turn held to its start (helps/turn_start.py).
 REPO_PROBE_START_KEPT = ("the turn's edits pass fewer tests ({now}) than {which} ({then}): "
                          "its files were put back ({names})")
