@@ -409,3 +409,22 @@ def test_the_line_search_tries_the_lines_the_first_reply_changed(scripted_server
     commands = [i["command"] for i in run.completed_items("command_execution")]
     assert len(commands) == 2 + 2 + 2
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+
+
+def test_a_first_reply_that_repeats_one_pattern_with_other_numbers_is_cut_and_the_search_goes_on(
+        scripted_server, workspace, home):
+    """Sending back a method, the 1.5B model went on to enumerate `elif diff == ... - 33:`
+    with each number in turn: the reply is cut once one pattern (its numbers aside) repeats,
+    counted as a miss, and the line search follows."""
+    make_repository(workspace)
+    table = "".join(f"    elif value == {i}.5:\n        return {i + 1}\n" for i in range(150))
+    server = scripted_server([
+        {"content": f"shapes/geometry/rounding.py\n```python\ndef round_half(value):\n{table}"},
+        {"content": "```python\n    return math.floor(value + 0.4)\n```"}, {"content": "No."},
+        {"content": "```python\n    return math.floor(value + 0.5)\n```"}])
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert "the reply repeated one pattern with only its numbers changing" in notices(run)
+    assert len(server.requests) == 4
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()

@@ -25,8 +25,9 @@ from baseagent.helps.test_report import TestReport
 
 @dataclass
 class TurnStart:
-    """`command`: the suite; `report`: what it said at the start; `best`: the probe's attempt whose suite passed
-    more tests than that (its files' texts and its report), if any."""
+    """`command`: the suite; `report`: what it said at the start; `best`: the probe's
+    attempt whose suite passed more tests than that (its files' texts and its report), if
+    any."""
 
     root: Path
     copy: Path
