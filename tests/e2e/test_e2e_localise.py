@@ -352,7 +352,7 @@ def test_in_the_conversation_a_function_sent_whole_is_merged_into_its_file(scrip
         str(workspace / "shapes/geometry/rounding.py")]
 
 
-LINE_FIX_OPENING = "Which line of this code most likely causes the issue?"
+LINE_FIX_OPENING = "Which line of the code shown above"
 
 
 def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_its_rewrite(
@@ -377,7 +377,11 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
     assert which[0]["content"].startswith("Act as an expert software developer. You are "
                                           "given an issue") and "SEARCH" not in which[0]["content"]
     assert which[1]["content"].startswith(TESTED_ISSUE)
-    assert which[1]["content"].endswith("copied exactly as it is above, in one code block.")
+    assert which[1]["content"].endswith(
+        "Which line of the code shown above (of shapes/geometry/rounding.py, shapes/legacy.py, "
+        "not of the issue's "
+        "example) most likely causes the issue? Reply with that one line of the code, copied "
+        "exactly as it is there, in one code block.")
     # every question shares the prefix up to its own end (a server's prompt cache)
     prefix = which[1]["content"][:which[1]["content"].index(LINE_FIX_OPENING)]
     for request in server.requests[2:]:

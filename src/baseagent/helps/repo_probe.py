@@ -385,10 +385,11 @@ class RepoProbe(TurnHelp):
         by_place = {(line.path, line.number): line for line in lines}
         changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                    for n in changed_lines(originals[path], text) if (path, n) in by_place]
+        which = REPO_LINE_WHICH.format(files=", ".join(dict.fromkeys(line.path for line in lines)))
         for k, temperature in enumerate((None, self.temperature)):
             if k and len(picked) >= 2 or ctx.calls_left <= keep:
                 break
-            pick(lines_named(ask(REPO_LINE_WHICH, REPO_LINE_NOTICES[0].format(
+            pick(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
                 temperature=temperature_label(temperature)), temperature), lines))
             pick(changed)
         for k in range(REWRITES_PER_LINE):

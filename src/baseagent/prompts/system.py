@@ -423,8 +423,9 @@ The code this issue most likely concerns (as the files have it now):
 {code}
 {before}
 """
-REPO_LINE_WHICH = ("Which line of this code most likely causes the issue? Reply with that line "
-                   "only, copied exactly as it is above, in one code block.")
+REPO_LINE_WHICH = ("Which line of the code shown above (of {files}, not of the issue's "
+                   "example) most likely causes the issue? Reply with that one line of the "
+                   "code, copied exactly as it is there, in one code block.")
 REPO_LINE_FIX = """\
 This line of {path} most likely causes the issue:
 ```{language}
