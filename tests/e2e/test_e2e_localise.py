@@ -64,9 +64,9 @@ print(round_half(2.5))   # 2, expected 3
 
 
 # The line search after a first reply that misses (helps/line_search.py): asked which line
-# is wrong (as the run samples, then sampled again), these replies name none; a first reply
+# is wrong (as the run samples, then twice sampled), these replies name none; a first reply
 # that changed a line also gets three rewrites of it, which these fail to give.
-NAMES_NO_LINE = [{"content": "Nothing."}] * 2
+NAMES_NO_LINE = [{"content": "Nothing."}] * 3
 NO_REWRITES = [{"content": "Nothing."}] * 3
 
 
@@ -184,15 +184,15 @@ def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_serv
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 5
-    refused = server.requests[3]["messages"][-1]["content"]
+    assert len(server.requests) == 6
+    refused = server.requests[4]["messages"][-1]["content"]
     assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
     # a new file is never written by the probe (what it writes, it puts back)
     assert "writing shapes/helper.py is not allowed here" in refused
     assert not (workspace / "shapes/helper.py").exists()
-    failing = server.requests[4]["messages"][-1]["content"]
+    failing = server.requests[5]["messages"][-1]["content"]
     assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
-    assert [m["role"] for m in server.requests[4]["messages"]] == ["system", "user",
+    assert [m["role"] for m in server.requests[5]["messages"]] == ["system", "user",
                                                                   "assistant", "user"]
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
@@ -238,11 +238,11 @@ def test_a_turn_that_leaves_the_suite_worse_than_it_began_puts_the_files_back(sc
     # The conversation then writes a module that no longer imports and stops.
     broken = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": "def round_half(value:\n"}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 7, broken,
+    server = scripted_server([*[{"content": "Nothing."}] * 8, broken,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
-    assert "tools" in server.requests[7] and "tools" not in server.requests[6]
+    assert "tools" in server.requests[8] and "tools" not in server.requests[7]
     assert rounding.read_text() == before
     assert "than the start (3 failed, 1 passed): its files were put back " \
            "(shapes/geometry/rounding.py)" in notices(run)
@@ -257,7 +257,7 @@ def test_a_turn_that_ends_no_worse_than_it_began_keeps_its_edits(scripted_server
     fixed = rounding.read_text().replace("0.4", "0.5")
     edit = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": fixed}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 7, edit,
+    server = scripted_server([*[{"content": "Nothing."}] * 8, edit,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
@@ -366,13 +366,15 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
         {"content": "Nothing to change."},  # the probe's first reply: no blocks
         {"content": "The check of negatives:\n```python\n    if value < 0:\n```"},
         {"content": "```python\nreturn math.floor(value + 0.4)\n```\nIt rounds down."},
+        {"content": "No."},
         {"content": "```python\nif value < 0 and:\n```"},  # L6: does not parse
         {"content": "```python\nreturn math.floor(value + 0.5)\n```"}])  # L8, fixed
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 5 and all("tools" not in r for r in server.requests)
-    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None]
+    assert len(server.requests) == 6 and all("tools" not in r for r in server.requests)
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7, None,
+                                                               None]
     which = server.requests[1]["messages"]
     assert which[0]["content"].startswith("Act as an expert software developer. You are "
                                           "given an issue") and "SEARCH" not in which[0]["content"]
@@ -388,7 +390,7 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
         assert request["messages"][0] == which[0]
         assert request["messages"][1]["content"].startswith(prefix)
     assert "```python\nif value < 0:\n```\nRewrite it" in \
-        server.requests[3]["messages"][1]["content"]
+        server.requests[4]["messages"][1]["content"]
     assert rounding.read_text().splitlines()[7] == "    return math.floor(value + 0.5)"
     commands = [i["command"] for i in run.completed_items("command_execution")]
     assert len(commands) == 4  # the example and suite before, then after L8's rewrite only
@@ -409,7 +411,7 @@ def test_the_line_search_tries_the_lines_the_first_reply_changed(scripted_server
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     # the rewrite that repeats the first reply's edit is not tested again
-    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, 0.7]
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7, None, 0.7]
     commands = [i["command"] for i in run.completed_items("command_execution")]
     assert len(commands) == 2 + 2 + 2
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
@@ -425,10 +427,11 @@ def test_a_first_reply_that_repeats_one_pattern_with_other_numbers_is_cut_and_th
     server = scripted_server([
         {"content": f"shapes/geometry/rounding.py\n```python\ndef round_half(value):\n{table}"},
         {"content": "```python\n    return math.floor(value + 0.4)\n```"}, {"content": "No."},
+        {"content": "No."},
         {"content": "```python\n    return math.floor(value + 0.5)\n```"}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     assert "the reply repeated one pattern with only its numbers changing" in notices(run)
-    assert len(server.requests) == 4
+    assert len(server.requests) == 5
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()

@@ -28,8 +28,13 @@ from baseagent.helps.localised_code import Shown
 
 # A rewrite longer than this is not a line's fix (the model sent a function).
 MAX_REWRITE_LINES = 8
-# Lines tried at most, and rewrites drawn for each.
-MAX_LINES = 3
+# Times the model is asked which line (the first as the run samples, the others sampled),
+# and the lines taken from each answer (the first it copies; a block of two names both).
+WHICH_ASKS = 3
+LINES_PER_ANSWER = 2
+# Lines tried at most, and rewrites drawn for each. On arrow at 1da1ee3 a rewrite took 2 to
+# 3 s, its check 0.1 s; the first answer named two lines of the wrong branch.
+MAX_LINES = 4
 REWRITES_PER_LINE = 3
 
 

@@ -30,8 +30,9 @@ exercises, 8 of 38 fresh starts beat the best attempt, 5 of 93 candidates from i
 helps/probe_plan.py); a reply or edits seen before are not tested again;
 the best attempt so far (the example's expectations met, then the suite's tests passed) is
 what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
-so that the probe spends at most half the turn's model calls; without candidates (0) they
-also stop after MAX_MISSES in a row that get no closer and at the first repeat. When none is
+so that the probe spends at most three quarters of the turn's model calls; without
+candidates (0) they also stop after MAX_MISSES in a row that get no closer and at the first
+repeat. When none is
 kept, the files are as the task had them, the probe's evidence is dropped and the
 conversation goes on from the task with the localised code shown.
 
@@ -58,7 +59,8 @@ from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLon
 from baseagent.helps.code_blocks import fences
 from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
-from baseagent.helps.line_search import (MAX_LINES, REWRITES_PER_LINE, Line, changed_lines,
+from baseagent.helps.line_search import (LINES_PER_ANSWER, MAX_LINES, REWRITES_PER_LINE,
+                                         WHICH_ASKS, Line, changed_lines,
                                          lines_named, parses, rewrite_in, shown_lines,
                                          with_rewrite)
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
@@ -83,6 +85,11 @@ from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_REPEATS_NOTICE,
                                       REPO_PROBE_SUITE_FAILED, REPO_PROBE_SYSTEM)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
+# The share of the turn's model calls left to the conversation after the probe (a quarter,
+# as the whole-file probe leaves: helps/probe.py). Half through 1da1ee3; on the first
+# real-model run of the repository set the conversation fixed none of the 11 tasks it
+# reached (the two fixed were the probe's), and the line search's questions take seconds.
+AGENT_SHARE = 4
 # Repair rounds after the first message, and rounds in a row that may get no closer.
 MAX_ROUNDS = 4
 MAX_MISSES = 2
@@ -199,7 +206,7 @@ class RepoProbe(TurnHelp):
         shown = [s for s in shown if s.candidate.kind != "class"]
         if not shown:
             return None
-        keep = max(1, ctx.calls_left // 2)  # the rest are the agent's
+        keep = max(1, ctx.calls_left // AGENT_SHARE)  # the agent's own
         run = _Runs(ctx, command, self.clock, self.shell_timeout_ms)
         repro = reproduction_from(ctx.task)
         if repro is not None and not repro.expectations:
@@ -361,8 +368,8 @@ class RepoProbe(TurnHelp):
                      may_write: Callable[[str], bool],
                      tried: Callable[[dict[str, str], Outcome], None],
                      command: str) -> str | None:
-        """Which line is wrong (asked once as the run samples, and once more at the search's
-        temperature when that names fewer than two), with the lines the first reply changed;
+        """Which line is wrong (asked once as the run samples, then twice at the search's
+        temperature; the first lines each answer names), with the lines the first reply changed;
         then, for each line in turn, a rewrite (the first as the run samples, the others at
         the search's temperature), each tested as any attempt. The answer when one is kept."""
         def ask(question: str, notice: str, temperature: float | None) -> str:
@@ -386,12 +393,15 @@ class RepoProbe(TurnHelp):
         changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                    for n in changed_lines(originals[path], text) if (path, n) in by_place]
         which = REPO_LINE_WHICH.format(files=", ".join(dict.fromkeys(line.path for line in lines)))
-        for k, temperature in enumerate((None, self.temperature)):
-            if k and len(picked) >= 2 or ctx.calls_left <= keep:
+        for k in range(WHICH_ASKS):
+            if ctx.calls_left <= keep:
                 break
+            temperature = None if k == 0 else self.temperature
             pick(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
-                temperature=temperature_label(temperature)), temperature), lines))
-            pick(changed)
+                temperature=temperature_label(temperature)), temperature),
+                lines)[:LINES_PER_ANSWER])
+            if k == 0:
+                pick(changed[:LINES_PER_ANSWER])
         for k in range(REWRITES_PER_LINE):
             temperature = None if k == 0 else self.temperature
             for line in list(picked):
