@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.helps.reproduction import (Reproduction, check_script, read_result,
+from baseagent.helps.reproduction import (Reproduction, check_script, read_result, read_trace,
                                           reproduction_from)
 from helpers import REPO
 
@@ -346,3 +346,24 @@ def test_the_script_and_the_expectations_are_bounded():
     few = issue("".join(f"print({i})  # expected {i}\n" for i in range(200)))
     repro = reproduction_from(few)
     assert repro is not None and len(repro.expectations) == 50
+
+
+def test_a_traced_check_prints_the_lines_of_the_places_it_ran_in_order(tmp_path):
+    """The line search's trace: the lines of the places given that the example ran, in the
+    order they ran (a function called twice, twice), and nothing of code outside them."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(
+        "def helper(x):\n    return x\n\n\ndef half(x):\n    if x < 0:\n        return 0\n"
+        "    return helper(x) // 2\n")
+    repro = reproduction_from("```python\nfrom pkg import half\nprint(half(5))  # expected 3\n"
+                              "print(half(-1))  # expected 0\n```\n")
+    assert repro is not None
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, trace=[("pkg/__init__.py", 5, 8)]))
+    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert read_result(done.stdout).total == 2
+    assert "REPRO TRACE 0:6 0:8 0:6 0:7\n" in done.stdout
+    assert read_trace(done.stdout) == [(0, 6), (0, 8), (0, 6), (0, 7)]
+    assert read_trace("REPRO SUMMARY: 1 of 1 met; the script ran to its end\n") == []

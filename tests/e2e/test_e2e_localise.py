@@ -64,10 +64,10 @@ print(round_half(2.5))   # 2, expected 3
 
 
 # The line search after a first reply that misses (helps/line_search.py): asked which line
-# is wrong (as the run samples, then twice sampled), these replies name none; a first reply
-# that changed a line also gets three rewrites of it, which these fail to give.
-NAMES_NO_LINE = [{"content": "Nothing."}] * 3
-NO_REWRITES = [{"content": "Nothing."}] * 3
+# is wrong (as the run samples, then sampled), these replies name none; the two lines the
+# issue's example ran (traced: L8, then L6) get three rewrites each, which these fail to give.
+NAMES_NO_LINE = [{"content": "Nothing."}] * 2
+NO_REWRITES = [{"content": "Nothing."}] * 6
 
 
 def outside_line_search(requests: list[dict]) -> list[dict]:
@@ -178,21 +178,22 @@ def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_serv
     make_repository(workspace)
     create = "\nshapes/helper.py\n<<<<<<< SEARCH\n=======\nHALF = 0.5\n>>>>>>> REPLACE\n"
     server = scripted_server([{"content": FIX.format(old="0.45", new="0.5") + create},
-                              *NAMES_NO_LINE,
+                              *NAMES_NO_LINE, *NO_REWRITES,
                               {"content": FIX.format(old="0.4", new="0.6")},  # breaks 2.4
                               {"content": FIX.format(old="0.4", new="0.5")}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 6
-    refused = server.requests[4]["messages"][-1]["content"]
+    requests = outside_line_search(server.requests)  # its own tests are below
+    assert len(requests) == 3
+    refused = requests[1]["messages"][-1]["content"]
     assert "its SEARCH text was not found in shapes/geometry/rounding.py" in refused
     # a new file is never written by the probe (what it writes, it puts back)
     assert "writing shapes/helper.py is not allowed here" in refused
     assert not (workspace / "shapes/helper.py").exists()
-    failing = server.requests[5]["messages"][-1]["content"]
+    failing = requests[2]["messages"][-1]["content"]
     assert "gives: 1 failed, 3 passed" in failing and "test_below_half" in failing
-    assert [m["role"] for m in server.requests[5]["messages"]] == ["system", "user",
+    assert [m["role"] for m in requests[2]["messages"]] == ["system", "user",
                                                                   "assistant", "user"]
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
@@ -238,11 +239,11 @@ def test_a_turn_that_leaves_the_suite_worse_than_it_began_puts_the_files_back(sc
     # The conversation then writes a module that no longer imports and stops.
     broken = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": "def round_half(value:\n"}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 8, broken,
+    server = scripted_server([*[{"content": "Nothing."}] * 13, broken,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
-    assert "tools" in server.requests[8] and "tools" not in server.requests[7]
+    assert "tools" in server.requests[13] and "tools" not in server.requests[12]
     assert rounding.read_text() == before
     assert "than the start (3 failed, 1 passed): its files were put back " \
            "(shapes/geometry/rounding.py)" in notices(run)
@@ -257,7 +258,7 @@ def test_a_turn_that_ends_no_worse_than_it_began_keeps_its_edits(scripted_server
     fixed = rounding.read_text().replace("0.4", "0.5")
     edit = {"tool_calls": [{"name": "write_file", "arguments": {
         "file_path": "shapes/geometry/rounding.py", "content": fixed}}]}
-    server = scripted_server([*[{"content": "Nothing."}] * 8, edit,
+    server = scripted_server([*[{"content": "Nothing."}] * 13, edit,
                               *[{"content": "Done."}] * 4])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
@@ -357,24 +358,23 @@ LINE_FIX_OPENING = "Which line of the code shown above"
 
 def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_its_rewrite(
         scripted_server, workspace, home):
-    """Which line is wrong (once as the run samples, once sampled when that names fewer
-    than two), then a rewrite of each named line in turn: one that would not parse is never
-    written; one given without its indentation is put in at the line's own."""
+    """Which line is wrong (once as the run samples, once sampled), with the last lines the
+    issue's example ran (L8, then L6), then a rewrite of each line in turn: one that would
+    not parse is never written; one given without its indentation is put in at the line's
+    own."""
     make_repository(workspace)
     rounding = workspace / "shapes/geometry/rounding.py"
     server = scripted_server([
         {"content": "Nothing to change."},  # the probe's first reply: no blocks
         {"content": "The check of negatives:\n```python\n    if value < 0:\n```"},
         {"content": "```python\nreturn math.floor(value + 0.4)\n```\nIt rounds down."},
-        {"content": "No."},
         {"content": "```python\nif value < 0 and:\n```"},  # L6: does not parse
         {"content": "```python\nreturn math.floor(value + 0.5)\n```"}])  # L8, fixed
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    assert len(server.requests) == 6 and all("tools" not in r for r in server.requests)
-    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7, None,
-                                                               None]
+    assert len(server.requests) == 5 and all("tools" not in r for r in server.requests)
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None]
     which = server.requests[1]["messages"]
     assert which[0]["content"].startswith("Act as an expert software developer. You are "
                                           "given an issue") and "SEARCH" not in which[0]["content"]
@@ -390,30 +390,35 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
         assert request["messages"][0] == which[0]
         assert request["messages"][1]["content"].startswith(prefix)
     assert "```python\nif value < 0:\n```\nRewrite it" in \
-        server.requests[4]["messages"][1]["content"]
+        server.requests[3]["messages"][1]["content"]
     assert rounding.read_text().splitlines()[7] == "    return math.floor(value + 0.5)"
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    assert len(commands) == 4  # the example and suite before, then after L8's rewrite only
+    # the example and suite before, the example traced, then both after L8's rewrite only
+    assert len(commands) == 5
     assert run.events[-1]["verification"]["by"] == "evidence"
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (1 of 3)" in notices(run)
 
 
-def test_the_line_search_tries_the_lines_the_first_reply_changed(scripted_server, workspace,
-                                                                 home):
-    """The first reply's edit (0.6: the example met, a test broken) names its line; asked
-    which line, the model names none; that line's rewrites are drawn, the later ones
-    sampled, and one the tests pass is kept."""
+def test_the_line_search_tries_the_last_lines_the_issues_example_ran(scripted_server,
+                                                                     workspace, home):
+    """Asked which line, the model names none; the example, run once more traced, ran L6
+    then L8 of the code shown: L8 (the last) is rewritten first, and the rewrite that
+    repeats the first reply's edit is not tested again; a sampled one the tests pass is
+    kept."""
     make_repository(workspace)
     server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")}, *NAMES_NO_LINE,
                               {"content": "```python\n    return math.floor(value + 0.6)\n```"},
+                              {"content": "Nothing."},  # L6
                               {"content": "```python\n    return math.floor(value + 0.5)\n```"}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
-    # the rewrite that repeats the first reply's edit is not tested again
-    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, 0.7, None, 0.7]
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None, 0.7]
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    assert len(commands) == 2 + 2 + 2
+    assert len(commands) == 2 + 2 + 1 + 2  # before, the first reply's, the trace, L8's
+    traced = run.completed_items("command_execution")[4]["aggregated_output"]
+    assert "REPRO TRACE 0:6 0:8" in traced
+    assert "line search: a rewrite of shapes/geometry/rounding.py:8 (2 of 3)" in notices(run)
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
 
 
@@ -427,11 +432,10 @@ def test_a_first_reply_that_repeats_one_pattern_with_other_numbers_is_cut_and_th
     server = scripted_server([
         {"content": f"shapes/geometry/rounding.py\n```python\ndef round_half(value):\n{table}"},
         {"content": "```python\n    return math.floor(value + 0.4)\n```"}, {"content": "No."},
-        {"content": "No."},
         {"content": "```python\n    return math.floor(value + 0.5)\n```"}])
     run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
                     home=home, api_base=server.api_base)
     assert run.returncode == 0, run.stderr
     assert "the reply repeated one pattern with only its numbers changing" in notices(run)
-    assert len(server.requests) == 5
+    assert len(server.requests) == 4
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()

@@ -7,7 +7,8 @@ characters), or named the culprit in prose and sent its line unchanged. The bugs
 were a line or two. A small model answers a narrow question in a few tokens, and a few
 tokens cost seconds, so here the model is asked (helps/repo_probe.py, after its first reply
 fails) which line of the code shown causes the issue, copied out, and then, for each such
-line (and the lines the first reply changed), to rewrite that line; each rewrite is put in
+line (with the last lines the issue's example ran, traced, and the lines the first reply
+changed), to rewrite that line; each rewrite is put in
 the file in place of the line, indented as the line was, and tested as any attempt is (the
 issue's example, then the suite). Every question shares one prefix (the issue, the code,
 what the example gives), so a server's prompt cache serves all but its end.
@@ -28,13 +29,18 @@ from baseagent.helps.localised_code import Shown
 
 # A rewrite longer than this is not a line's fix (the model sent a function).
 MAX_REWRITE_LINES = 8
-# Times the model is asked which line (the first as the run samples, the others sampled),
+# Times the model is asked which line (the first as the run samples, the other sampled),
 # and the lines taken from each answer (the first it copies; a block of two names both).
-WHICH_ASKS = 3
+WHICH_ASKS = 2
 LINES_PER_ANSWER = 2
+# The last lines of the code shown that the issue's example ran (a traced run of it), tried
+# after the first answer's: a wrong value comes from the path the code took. On arrow at
+# b12633c the answers named lines of argument handling, 20 lines above the branch that
+# returned the wrong words.
+TRACE_LINES = 2
 # Lines tried at most, and rewrites drawn for each. On arrow at 1da1ee3 a rewrite took 2 to
 # 3 s, its check 0.1 s; the first answer named two lines of the wrong branch.
-MAX_LINES = 4
+MAX_LINES = 5
 REWRITES_PER_LINE = 3
 
 

@@ -60,12 +60,13 @@ from baseagent.helps.code_blocks import fences
 from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import (LINES_PER_ANSWER, MAX_LINES, REWRITES_PER_LINE,
-                                         WHICH_ASKS, Line, changed_lines,
+                                         TRACE_LINES, WHICH_ASKS, Line, changed_lines,
                                          lines_named, parses, rewrite_in, shown_lines,
                                          with_rewrite)
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
+                                          read_trace,
                                           reproduction_from)
 from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import TestReport, read_report
@@ -297,7 +298,7 @@ class RepoProbe(TurnHelp):
                 # the first reply missed: which line, and what it should be, asked apart
                 line_opening = REPO_LINE_OPENING.format(
                     task=ctx.task, code="".join(_code(s) for s in shown), before=before_text)
-                final = self._line_search(ctx, run, line_opening, lines, first, repro,
+                final = self._line_search(ctx, run, line_opening, shown, lines, first, repro,
                                           originals, keep, edits, may_write, tried, command)
                 if final is not None:
                     return final
@@ -362,14 +363,16 @@ class RepoProbe(TurnHelp):
             self.start = None
         self.scratch.close()
 
-    def _line_search(self, ctx: TurnContext, run: _Runs, opening: str, lines: list[Line],
+    def _line_search(self, ctx: TurnContext, run: _Runs, opening: str, shown: list[Shown],
+                     lines: list[Line],
                      first: dict[str, str], repro: Reproduction | None,
                      originals: dict[str, str], keep: int, edits: list[dict[str, str]],
                      may_write: Callable[[str], bool],
                      tried: Callable[[dict[str, str], Outcome], None],
                      command: str) -> str | None:
-        """Which line is wrong (asked once as the run samples, then twice at the search's
-        temperature; the first lines each answer names), with the lines the first reply changed;
+        """Which line is wrong (asked once as the run samples, then at the search's
+        temperature; the first lines each answer names), with the last lines the issue's
+        example ran (traced) and the lines the first reply changed;
         then, for each line in turn, a rewrite (the first as the run samples, the others at
         the search's temperature), each tested as any attempt. The answer when one is kept."""
         def ask(question: str, notice: str, temperature: float | None) -> str:
@@ -390,6 +393,14 @@ class RepoProbe(TurnHelp):
                     picked.append(line)
 
         by_place = {(line.path, line.number): line for line in lines}
+        ran_last: list[Line] = []  # the lines the example ran, the last first
+        if repro is not None:
+            places = list(dict.fromkeys((s.candidate.path, s.candidate.start, s.candidate.end)
+                                        for s in shown))
+            for place in reversed(run.trace(repro, places)):
+                line = by_place.get(place)
+                if line is not None and line not in ran_last:
+                    ran_last.append(line)
         changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                    for n in changed_lines(originals[path], text) if (path, n) in by_place]
         which = REPO_LINE_WHICH.format(files=", ".join(dict.fromkeys(line.path for line in lines)))
@@ -401,6 +412,7 @@ class RepoProbe(TurnHelp):
                 temperature=temperature_label(temperature)), temperature),
                 lines)[:LINES_PER_ANSWER])
             if k == 0:
+                pick(ran_last[:TRACE_LINES])
                 pick(changed[:LINES_PER_ANSWER])
         for k in range(REWRITES_PER_LINE):
             temperature = None if k == 0 else self.temperature
@@ -500,6 +512,14 @@ class _Runs:
         output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
         self.last_repro = read_result(output)
         return self.last_repro
+
+    def trace(self, repro: Reproduction, places: list[tuple[str, int, int]]
+              ) -> list[tuple[str, int]]:
+        """The issue's example run once more, traced: the lines of `places` (path, first
+        line, last line) it ran, (path, line) in the order they ran, the last of them."""
+        program = check_script(repro, trace=places)
+        output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
+        return [(places[i][0], n) for i, n in read_trace(output) if 0 <= i < len(places)]
 
     def suite(self) -> tuple[TestReport, str]:
         output = self._shell(self.command)

@@ -234,3 +234,51 @@ def main(script, expectations):
         sys.stdout, sys.stderr = out, sys.__stderr__
     checks.output("".join(seen))
     checks.finish(re.sub(r"\s+", " ", ended))
+
+
+# The lines of the code shown that the script ran, last ones kept (the line search's trace:
+# helps/line_search.py). A wrong value comes from the path the code took; its last lines are
+# where the line search looks first.
+TRACE_KEEP = 120
+_trace_seen = []
+_trace_codes = {}
+
+
+def trace_start(places):
+    """Record, from now on, each line run inside `places` ([path relative to the working
+    directory, first line, last line]): the code objects that begin within one."""
+    import collections
+    resolved = [(os.path.realpath(os.path.join(os.getcwd(), path)), start, end)
+                for path, start, end in places]
+    seen = collections.deque(maxlen=TRACE_KEEP)
+    _trace_seen.append(seen)
+
+    def place_of(code):
+        index = _trace_codes.get(code)
+        if index is None:
+            path = os.path.realpath(code.co_filename)
+            index = next((i for i, (p, start, end) in enumerate(resolved)
+                          if p == path and start <= code.co_firstlineno <= end), -1)
+            _trace_codes[code] = index
+        return index
+
+    def call(frame, event, arg):
+        index = place_of(frame.f_code)
+        if index < 0:
+            return None
+
+        def line(frame, event, arg):
+            if event == "line":
+                seen.append((index, frame.f_lineno))
+            return line
+        return line
+
+    sys.settrace(call)
+
+
+def trace_report():
+    """One line, `REPRO TRACE place:line ...`, the lines run in the order they ran."""
+    sys.settrace(None)
+    seen = _trace_seen[-1] if _trace_seen else ()
+    sys.stdout.write("REPRO TRACE " + " ".join(f"{i}:{n}" for i, n in seen) + "\n")
+    sys.stdout.flush()

@@ -21,6 +21,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -303,24 +304,47 @@ def _candidates(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r for r in found if r))
 
 
-def check_script(repro: Reproduction) -> str:
+def check_script(repro: Reproduction,
+                 trace: Sequence[tuple[str, int, int]] | None = None) -> str:
     """A Python program that runs the reproduction in the current directory (the
     repository) and prints one line per expectation, `REPRO n/total MET|NOT MET line L:
     statement -> what it got; expected X`, then `REPRO SUMMARY: m of total met; how the
-    script ended`. With no expectation it just runs the script and prints the summary."""
+    script ended`. With no expectation it just runs the script and prints the summary.
+    `trace`: places (path, first line, last line) whose lines run are then printed in the
+    order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace)."""
     runtime = (Path(__file__).with_name("repro_runtime.py")).read_text(encoding="utf-8")
     expectations = [{"n": n, "line": e.line, "kind": e.kind, "expected": e.expected,
                      "candidates": list(e.candidates), "source": e.source}
                      for n, e in enumerate(repro.expectations[:MAX_EXPECTATIONS], 1)]
     script = repro.script[:MAX_SCRIPT_CHARS]
+    if trace is None:
+        return (runtime + "\n\nif __name__ == \"__main__\":\n"
+                f"    main({script!r},\n         {expectations!r})\n")
+    places = [[path, start, end] for path, start, end in trace]
     return (runtime + "\n\nif __name__ == \"__main__\":\n"
-            f"    main({script!r},\n         {expectations!r})\n")
+            f"    trace_start({places!r})\n"
+            f"    main({script!r},\n         {expectations!r})\n"
+            "    trace_report()\n")
 
 
 _LINE = re.compile(r"^REPRO (?P<n>\d+)/(?P<total>\d+) (?P<met>MET|NOT MET) line \d+:.*$",
                    re.MULTILINE)
 _SUMMARY = re.compile(r"^REPRO SUMMARY: (?P<met>\d+) of (?P<total>\d+) met; (?P<ended>.*)$",
                       re.MULTILINE)
+
+
+_TRACE = re.compile(r"^REPRO TRACE (?P<lines>(?:\d+:\d+ ?)*)$", re.MULTILINE)
+
+
+def read_trace(output: str) -> list[tuple[int, int]]:
+    """The (place, line) pairs a traced check printed, in the order they ran."""
+    found = None
+    for found in _TRACE.finditer(output[-MAX_RESULT_CHARS:]):
+        pass
+    if found is None:
+        return []
+    return [(int(a), int(b)) for a, b in
+            (pair.split(":") for pair in found.group("lines").split())]
 
 
 def read_result(output: str) -> ReproResult:
