@@ -560,16 +560,13 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE) -> Localised:
     localisation is measured on every task before a run of hours."""
     from baseagent.helps import repo_probe
     from baseagent.helps.localise import localise
-    from baseagent.helps.localised_code import shown_symbols
 
     ws = make_workspace(task, work / task.id, cache)
     found = localise(task.issue, ws)
     wrote = bug_lines(task)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
-    shown = {(s.candidate.path, s.candidate.symbol)
-             for s in shown_symbols(found, ws, repo_probe.MAX_SYMBOLS, repo_probe.MAX_CODE_CHARS,
-                                    numbers=False) if s.candidate.kind != "class"}
+    shown = {(s.candidate.path, s.candidate.symbol) for s in repo_probe.code_shown(found, ws)}
     top = found.candidates[0].symbol if found.candidates else ""
     if not hits:
         return Localised(task.id, None, "", False, top)

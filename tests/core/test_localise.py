@@ -311,3 +311,21 @@ def test_a_task_that_names_a_file_of_any_size_is_left_alone(tmp_path):
     assert names_no_file("Fix round_half; see tests/test_mod.py.", root)  # a test: a hint
     assert names_no_file("Fix round_half in pkg/missing.py.", root)
     assert names_no_file(ISSUE, root)
+
+
+def test_the_repository_probe_shows_functions_and_a_class_takes_none_of_their_places(tmp_path):
+    """Through 1da1ee3 a class ranked among the best took one of the probe's places and was
+    then left out (croniter's class ranked first, `_is_leap`, the bug's, fifth: not shown)."""
+    from baseagent.helps.localise import Candidate, Localisation
+    from baseagent.helps.repo_probe import MAX_SYMBOLS, code_shown
+
+    lines = ["class Engine:", "    def run(self):", "        return 1", ""]
+    lines += [f"def f{i}():\n    return {i}\n" for i in range(MAX_SYMBOLS)]
+    (tmp_path / "m.py").write_text("\n".join(lines))
+    classes = [Candidate("m.py", "Engine", 1, 3, "class", 9.0, ())]
+    functions = [Candidate("m.py", f"f{i}", 5 + 3 * i, 6 + 3 * i, "function", 5.0 - i, ())
+                 for i in range(MAX_SYMBOLS)]
+    found = Localisation(tuple(classes + functions), (), False)
+    shown = code_shown(found, tmp_path)
+    assert [s.candidate.symbol for s in shown] == [f"f{i}" for i in range(MAX_SYMBOLS)]
+    assert shown[-1].text == f"def f{MAX_SYMBOLS - 1}():\n    return {MAX_SYMBOLS - 1}"

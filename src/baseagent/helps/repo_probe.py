@@ -48,7 +48,7 @@ import json
 import re
 import shlex
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +63,7 @@ from baseagent.helps.line_search import (LINES_PER_ANSWER, MAX_LINES, REWRITES_P
                                          TRACE_LINES, WHICH_ASKS, Line, changed_lines,
                                          lines_named, parses, rewrite_in, shown_lines,
                                          with_rewrite)
+from baseagent.helps.localise import Localisation
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
@@ -124,6 +125,16 @@ class Outcome:
     kept: bool
     feedback: str
     report: TestReport | None = None
+
+
+def code_shown(found: Localisation, root: Path) -> list[Shown]:
+    """The functions the probe shows: the best MAX_SYMBOLS candidates that are not classes
+    (a class's outline is no code to edit), as the files have them. Through 1da1ee3 a class
+    took one of the places and was then left out: on croniter the class `croniter` ranked
+    first and `_is_leap`, where the bug was, fifth, so it was not shown."""
+    functions = replace(found, candidates=tuple(c for c in found.candidates
+                                                if c.kind != "class"))
+    return shown_symbols(functions, root, MAX_SYMBOLS, MAX_CODE_CHARS, numbers=False)
 
 
 def test_command_in(task: str) -> str | None:
@@ -203,8 +214,7 @@ class RepoProbe(TurnHelp):
         if command is None or found is None or not ctx.has_tool("write_file") \
                 or not ctx.has_tool("shell"):
             return None
-        shown = shown_symbols(found, ctx.cwd, MAX_SYMBOLS, MAX_CODE_CHARS, numbers=False)
-        shown = [s for s in shown if s.candidate.kind != "class"]
+        shown = code_shown(found, ctx.cwd)
         if not shown:
             return None
         keep = max(1, ctx.calls_left // AGENT_SHARE)  # the agent's own
