@@ -562,7 +562,7 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE) -> Localised:
     from baseagent.helps.localise import localise
 
     ws = make_workspace(task, work / task.id, cache)
-    found = localise(task.issue, ws)
+    found = localise(task_instruction(task), ws)  # the text the agent is given
     wrote = bug_lines(task)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]

@@ -117,6 +117,19 @@ def test_a_word_few_names_carry_says_more_than_one_many_carry(tmp_path):
     assert all(c.score < MIN_SCORE for c in found.candidates)
 
 
+def test_what_a_task_says_of_the_workspace_leads_nowhere(tmp_path):
+    """"The repository is in the current directory; find the cause and fix it there": words
+    about the workspace, not the bug (through cafcdf6 `current` lifted croniter's
+    `set_current` over `_is_leap`)."""
+    root = write(tmp_path, {"cal.py": "".join(
+        f"def {name}(year):\n    return year\n\n\n"
+        for name in ("set_current", "find_source", "change_directory", "_is_leap"))})
+    found = localise("February ends on the 28th in leap years.\n\nThe repository of the "
+                     "package is in the current directory; the issue is a bug in its source. "
+                     "Find its cause and fix it there.", root)
+    assert [c.symbol for c in found.candidates] == ["_is_leap"]
+
+
 def test_a_message_string_leads_to_the_function_that_holds_it(tmp_path):
     root = write(tmp_path, {
         "lib/__init__.py": "",

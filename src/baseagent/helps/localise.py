@@ -72,7 +72,10 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\w+)')
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _QUOTED = re.compile(r"\"([^\"\n]{4,120})\"|'([^'\n]{4,120})'")
 _WORD = re.compile(r"[A-Za-z]{4,}")
-# Words of an issue's prose that say nothing about where the code is.
+# Words of an issue's prose that say nothing about where the code is; the last line, words
+# a task says of the workspace itself ("the repository is in the current directory; find
+# the cause and fix it there"): through cafcdf6 "current" lifted croniter's `set_current`
+# over `_is_leap`, the bug's, and out of the code shown.
 _STOP = frozenset("""
 about above after again also always another because been before being below between both
 break broken called cannot case could does doing done each else even every example
@@ -82,6 +85,7 @@ same says should shows since some still such than that their them then there the
 this those through time true false under until used uses using very want well were what
 when where which while will with without work works would wrong your issue value values
 python number numbers string strings instead correctly documented earlier release
+current directory folder repository package source cause find suite correct change changes
 """.split())
 _DUNDER_CALL = "__call__"
 
