@@ -32,9 +32,10 @@ the best attempt so far (the example's expectations met, then the suite's tests 
 what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
 so that the probe spends at most three quarters of the turn's model calls; without
 candidates (0) they also stop after MAX_MISSES in a row that get no closer and at the first
-repeat. When none is
-kept, the files are as the task had them, the probe's evidence is dropped and the
-conversation goes on from the task with the localised code shown.
+repeat. After the first reply that misses, the line search asks for a line at a time
+(helps/line_search.py). When none is kept, the files are as the task had them, the probe's
+evidence is dropped and the conversation goes on from the task with the localised code
+shown.
 
 The end of the turn is held to the start (helps/turn_start.py): when the suite, run on a
 copy of the workspace as the turn left it, passes fewer tests than it did at the start (or
@@ -48,9 +49,9 @@ import json
 import re
 import shlex
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from baseagent.core.verification.evidence import is_test_file, runs_tests
@@ -67,8 +68,7 @@ from baseagent.helps.localise import Localisation
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
-                                          read_trace,
-                                          reproduction_from)
+                                          read_trace, reproduction_from)
 from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_report import TestReport, read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
@@ -374,17 +374,16 @@ class RepoProbe(TurnHelp):
         self.scratch.close()
 
     def _line_search(self, ctx: TurnContext, run: _Runs, opening: str, shown: list[Shown],
-                     lines: list[Line],
-                     first: dict[str, str], repro: Reproduction | None,
+                     lines: list[Line], first: dict[str, str], repro: Reproduction | None,
                      originals: dict[str, str], keep: int, edits: list[dict[str, str]],
                      may_write: Callable[[str], bool],
                      tried: Callable[[dict[str, str], Outcome], None],
                      command: str) -> str | None:
         """Which line is wrong (asked once as the run samples, then at the search's
         temperature; the first lines each answer names), with the last lines the issue's
-        example ran (traced) and the lines the first reply changed;
-        then, for each line in turn, a rewrite (the first as the run samples, the others at
-        the search's temperature), each tested as any attempt. The answer when one is kept."""
+        example ran (traced) and the lines the first reply changed; then, for each line in
+        turn, a rewrite (the first as the run samples, the others at the search's
+        temperature), each tested as any attempt. The answer when one is kept."""
         def ask(question: str, notice: str, temperature: float | None) -> str:
             try:
                 return ctx.ask_alone([{"role": "system", "content": REPO_LINE_SYSTEM},
@@ -413,7 +412,8 @@ class RepoProbe(TurnHelp):
                     ran_last.append(line)
         changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                    for n in changed_lines(originals[path], text) if (path, n) in by_place]
-        which = REPO_LINE_WHICH.format(files=", ".join(dict.fromkeys(line.path for line in lines)))
+        files = ", ".join(dict.fromkeys(line.path for line in lines))
+        which = REPO_LINE_WHICH.format(files=files)
         for k in range(WHICH_ASKS):
             if ctx.calls_left <= keep:
                 break
@@ -541,9 +541,8 @@ class _Runs:
 
 def _code(shown: Shown) -> str:
     c = shown.candidate
-    language = "python" if c.path.endswith(".py") else Path(c.path).suffix.lstrip(".")
     return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
-                                  end=c.end, language=language, text=shown.text)
+                                  end=c.end, language=_language(c.path), text=shown.text)
 
 
 def _enough_blocks() -> Enough:
