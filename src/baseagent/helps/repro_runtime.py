@@ -11,6 +11,7 @@ is kept, up to a bound.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import io
 import os
@@ -240,26 +241,24 @@ def main(script, expectations):
 # helps/line_search.py). A wrong value comes from the path the code took; its last lines are
 # where the line search looks first.
 TRACE_KEEP = 120
-_trace_seen = []
-_trace_codes = {}
 
 
 def trace_start(places):
     """Record, from now on, each line run inside `places` ([path relative to the working
-    directory, first line, last line]): the code objects that begin within one."""
-    import collections
+    directory, first line, last line]): the code objects that begin within one. Returns
+    where the (place, line) pairs go, for trace_report."""
     resolved = [(os.path.realpath(os.path.join(os.getcwd(), path)), start, end)
                 for path, start, end in places]
     seen = collections.deque(maxlen=TRACE_KEEP)
-    _trace_seen.append(seen)
+    codes = {}  # code object -> its place's index, -1 for none
 
     def place_of(code):
-        index = _trace_codes.get(code)
+        index = codes.get(code)
         if index is None:
             path = os.path.realpath(code.co_filename)
             index = next((i for i, (p, start, end) in enumerate(resolved)
                           if p == path and start <= code.co_firstlineno <= end), -1)
-            _trace_codes[code] = index
+            codes[code] = index
         return index
 
     def call(frame, event, arg):
@@ -274,11 +273,12 @@ def trace_start(places):
         return line
 
     sys.settrace(call)
+    return seen
 
 
-def trace_report():
-    """One line, `REPRO TRACE place:line ...`, the lines run in the order they ran."""
+def trace_report(seen):
+    """One line, `REPRO TRACE place:line ...`: what trace_start recorded, in the order it
+    ran."""
     sys.settrace(None)
-    seen = _trace_seen[-1] if _trace_seen else ()
     sys.stdout.write("REPRO TRACE " + " ".join(f"{i}:{n}" for i, n in seen) + "\n")
     sys.stdout.flush()

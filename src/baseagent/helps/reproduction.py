@@ -322,9 +322,9 @@ def check_script(repro: Reproduction,
                 f"    main({script!r},\n         {expectations!r})\n")
     places = [[path, start, end] for path, start, end in trace]
     return (runtime + "\n\nif __name__ == \"__main__\":\n"
-            f"    trace_start({places!r})\n"
+            f"    traced = trace_start({places!r})\n"
             f"    main({script!r},\n         {expectations!r})\n"
-            "    trace_report()\n")
+            "    trace_report(traced)\n")
 
 
 _LINE = re.compile(r"^REPRO (?P<n>\d+)/(?P<total>\d+) (?P<met>MET|NOT MET) line \d+:.*$",

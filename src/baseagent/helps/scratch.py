@@ -59,16 +59,23 @@ class Scratch:
         if self._copy is not None and not fresh:
             return self._copy
         self.close()
-        check_size(ctx.cwd)
-        root = Path(tempfile.mkdtemp(prefix="baseagent-search-"))
-        copy = root / (ctx.cwd.name or "workspace")
-        try:
-            copy_workspace(ctx.cwd, copy)
-        except (OSError, shutil.Error) as exc:
-            shutil.rmtree(root, ignore_errors=True)
-            raise ScratchError(str(exc)) from None
-        self._root, self._copy = root, copy
-        return copy
+        self._root, self._copy = copy_of(ctx.cwd, "baseagent-search-")
+        return self._copy
+
+
+def copy_of(cwd: Path, prefix: str) -> tuple[Path, Path]:
+    """A copy of the workspace in a new temporary directory named with `prefix`: (that
+    directory, to remove when done; the copy in it). ScratchError when the workspace is too
+    large or cannot be copied (nothing is left behind then)."""
+    check_size(cwd)
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    copy = root / (cwd.name or "workspace")
+    try:
+        copy_workspace(cwd, copy)
+    except (OSError, shutil.Error) as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise ScratchError(str(exc)) from None
+    return root, copy
 
 
 def check_size(root: Path) -> None:

@@ -7,19 +7,17 @@ leave a module that no longer imports: on the first real-model run of the reposi
 two turns that timed out left 167 and 40 failing tests where each began with 1 or none. The
 whole-file probe puts its best attempt back when a turn ends worse (helps/probe.py); a
 repository turn may edit any file, so here the whole workspace is kept as it was (a copy,
-caches left out, as helps/scratch.py copies) with a listing of its digests, and at the end
+caches left out: helps/scratch.py `copy_of`) with a listing of its digests, and at the end
 of the turn the files the conversation changed are known and can be put back.
 """
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baseagent.core.verification.attempts import (AttemptsError, Change, changes_between,
-                                                  copy_workspace, listing)
-from baseagent.helps.scratch import ScratchError, check_size
+from baseagent.core.verification.attempts import AttemptsError, Change, changes_between, listing
+from baseagent.helps.scratch import ScratchError, copy_of
 from baseagent.helps.test_report import TestReport
 
 
@@ -39,13 +37,10 @@ class TurnStart:
     @classmethod
     def take(cls, cwd: Path, command: str, report: TestReport) -> TurnStart:
         """The workspace as it is now. ScratchError when it cannot be copied."""
-        check_size(cwd)
-        root = Path(tempfile.mkdtemp(prefix="baseagent-start-"))
-        copy = root / (cwd.name or "workspace")
+        root, copy = copy_of(cwd, "baseagent-start-")
         try:
-            copy_workspace(cwd, copy)
             files = listing(copy)
-        except (OSError, shutil.Error, AttemptsError) as exc:
+        except (OSError, AttemptsError) as exc:
             shutil.rmtree(root, ignore_errors=True)
             raise ScratchError(str(exc)) from None
         return cls(root, copy, files, command, report)
