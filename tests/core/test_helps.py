@@ -67,11 +67,13 @@ def test_test_runs_get_a_few_times_the_first_run_within_bounds():
 
     clock = TestClock()
     assert clock.timeout_ms(120_000) is None  # nothing timed yet: the shell's default
+    assert clock.timeout_s(120_000) == 120.0  # the probes' own runs: the cap itself
     clock.saw("Exit code: 124\nWall time: 120.0 seconds\nOutput:\n"
               "command timed out after 120000 milliseconds")
     assert clock.reference is None  # a run that was stopped times nothing
     clock.saw("Exit code: 1\nWall time: 0.2 seconds\nOutput:\n1 failed in 0.01s")
     assert clock.timeout_ms(120_000) == 5_000  # the floor
+    assert clock.timeout_s(120_000) == 5.0
     clock.saw("Exit code: 0\nWall time: 9.0 seconds\nOutput:\n")  # the first run stands
     assert clock.timeout_ms(120_000) == 5_000
     clock.reset()

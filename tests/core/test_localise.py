@@ -290,7 +290,7 @@ def test_the_probe_reads_a_test_command_on_a_line_of_its_own(task, command):
     ("make test", "python3"),
 ])
 def test_the_issue_example_runs_with_the_suite_interpreter(command, python):
-    from baseagent.helps.repo_probe import heredoc, interpreter_of
+    from baseagent.helps.repo_attempts import heredoc, interpreter_of
 
     assert interpreter_of(command) == python
     program = "print('REPRO_X')\n"

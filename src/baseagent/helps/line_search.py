@@ -13,8 +13,10 @@ the file in place of the line, indented as the line was, and tested as any attem
 issue's example, then the suite). Every question shares one prefix (the issue, the code,
 what the example gives), so a server's prompt cache serves all but its end.
 
-This module holds what does not talk to the model: where a copied line is in the code
-shown, which lines an edit changed, a rewrite read from a reply and put into its file.
+`search_lines` asks the questions and tests the rewrites (with the turn's `Attempts`:
+helps/repo_attempts.py); the functions below it do not talk to the model: where a copied
+line is in the code shown, which lines an edit changed, a rewrite read from a reply and put
+into its file.
 """
 from __future__ import annotations
 
@@ -25,7 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from baseagent.helps.code_blocks import fences
+from baseagent.helps.contract import ReplyTooLong
+from baseagent.helps.edit_form import EditCheck
 from baseagent.helps.localised_code import Shown
+from baseagent.helps.probe_plan import temperature_label
+from baseagent.helps.repo_attempts import Attempts, language_of
+from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_LINE_FIX, REPO_LINE_NOTICES,
+                                      REPO_LINE_SYSTEM, REPO_LINE_WHICH)
 
 # A rewrite longer than this is not a line's fix (the model sent a function).
 MAX_REWRITE_LINES = 8
@@ -42,6 +50,8 @@ TRACE_LINES = 2
 # 3 s, its check 0.1 s; the first answer named two lines of the wrong branch.
 MAX_LINES = 5
 REWRITES_PER_LINE = 3
+# What a reply may hold (a line or two of code, a sentence around it).
+LINE_REPLY_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,81 @@ class Line:
     path: str
     number: int
     text: str
+
+
+def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
+                 first: dict[str, str], temperature: float | None) -> str | None:
+    """Which line is wrong (asked once as the run samples, then at `temperature`; the first
+    lines each answer names), with the last lines the issue's example ran (traced) and the
+    lines the first reply changed (`first`: its edits); then, for each line in turn, a
+    rewrite (the first as the run samples, the others at `temperature`), each tested as any
+    attempt. `opening`: the prefix every question shares. The answer when one is kept."""
+    ctx, originals = attempts.ctx, attempts.originals
+    lines = shown_lines(shown, originals)
+
+    def ask(question: str, notice: str, temperature: float | None) -> str:
+        try:
+            return ctx.ask_alone([{"role": "system", "content": REPO_LINE_SYSTEM},
+                                  {"role": "user", "content": opening + question}],
+                                 notice, max_chars=LINE_REPLY_CHARS,
+                                 temperature=temperature, enough=_first_block).text
+        except ReplyTooLong:
+            ctx.notice(PROBE_CUT_NOTICE.format(chars=LINE_REPLY_CHARS))
+            return ""
+
+    picked: list[Line] = []
+
+    def pick(found: list[Line]) -> None:
+        for line in found:
+            if len(picked) < MAX_LINES and line not in picked and attempts.may_write(line.path):
+                picked.append(line)
+
+    by_place = {(line.path, line.number): line for line in lines}
+    ran_last: list[Line] = []  # the lines the example ran, the last first
+    if attempts.repro is not None:
+        places = list(dict.fromkeys((s.candidate.path, s.candidate.start, s.candidate.end)
+                                    for s in shown))
+        for place in reversed(attempts.runs.trace(attempts.repro, places)):
+            line = by_place.get(place)
+            if line is not None and line not in ran_last:
+                ran_last.append(line)
+    changed = [by_place[(path, n)] for path, text in first.items() if path in originals
+               for n in changed_lines(originals[path], text) if (path, n) in by_place]
+    files = ", ".join(dict.fromkeys(line.path for line in lines))
+    which = REPO_LINE_WHICH.format(files=files)
+    for k in range(WHICH_ASKS):
+        if not attempts.calls_left():
+            break
+        sampled = None if k == 0 else temperature
+        pick(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
+            temperature=temperature_label(sampled)), sampled), lines)[:LINES_PER_ANSWER])
+        if k == 0:
+            pick(ran_last[:TRACE_LINES])
+            pick(changed[:LINES_PER_ANSWER])
+    for k in range(REWRITES_PER_LINE):
+        sampled = None if k == 0 else temperature
+        for line in list(picked):
+            if not attempts.calls_left():
+                return None
+            reply = ask(REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
+                                             language=language_of(line.path)),
+                        REPO_LINE_NOTICES[1].format(
+                            place=f"{line.path}:{line.number}", k=k + 1, of=REWRITES_PER_LINE,
+                            temperature=temperature_label(sampled)), sampled)
+            rewrite = rewrite_in(reply)
+            text = with_rewrite(originals[line.path], line.number, rewrite) \
+                if rewrite is not None else None
+            if text is None or not parses(line.path, text):
+                continue
+            check = EditCheck(new_texts={line.path: text})
+            if attempts.tested(check.new_texts):
+                continue
+            ctx.restart_evidence()
+            outcome = attempts.attempt(check)
+            if outcome.kept:
+                return attempts.answer(check)
+            attempts.put_back()
+    return None
 
 
 def shown_lines(shown: Sequence[Shown], texts: dict[str, str]) -> list[Line]:
@@ -137,6 +222,12 @@ def with_rewrite(text: str, number: int, rewrite: Sequence[str]) -> str | None:
     if "".join(new) == old:
         return None
     return "".join(lines[:number - 1] + new + lines[number:])
+
+
+def _first_block(text: str) -> int | None:
+    """Where a reply may stop: after its first code block."""
+    match = next(iter(fences(text)), None)
+    return match.end() if match is not None else None
 
 
 def parses(path: str, text: str) -> bool:

@@ -156,8 +156,9 @@ class Probe(TurnHelp):
             if best is None or _current(ctx, best.files) == best.files:
                 return
             try:
-                passed, report = self.scratch.test(ctx, {}, self.command, self._timeout_s(),
-                                                   self.clock.reference, fresh=True)
+                passed, report = self.scratch.test(
+                    ctx, {}, self.command, self.clock.timeout_s(self.shell_timeout_ms),
+                    self.clock.reference, fresh=True)
             except ScratchError as exc:
                 ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
                 return
@@ -203,8 +204,9 @@ class Probe(TurnHelp):
                 ctx.notice(PROBE_CANDIDATE_NOTHING_NEW.format(n=plan.rounds, k=index + 1))
                 continue
             try:
-                passed, report = self.scratch.test(ctx, files, plan.test_command,
-                                                   self._timeout_s(), self.clock.reference)
+                passed, report = self.scratch.test(
+                    ctx, files, plan.test_command, self.clock.timeout_s(self.shell_timeout_ms),
+                    self.clock.reference)
             except ScratchError as exc:
                 ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
                 plan.candidates = 0  # the repair rounds go on without the search
@@ -251,10 +253,6 @@ class Probe(TurnHelp):
             if isinstance(content, str):
                 files[name] = content
         return turn, (files if files != best.files else None)
-
-    def _timeout_s(self) -> float:
-        timeout = self.clock.timeout_ms(self.shell_timeout_ms)
-        return (timeout if timeout is not None else self.shell_timeout_ms) / 1000
 
     def _follow_up(self, ctx: TurnContext, turn: ModelTurn, plan: ProbePlan) -> str | None:
         """What a reply that wrote nothing is told: the files when it was cut where it began

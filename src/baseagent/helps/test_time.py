@@ -54,6 +54,12 @@ class TestClock:
             return None
         return int(min(cap_ms, max(FLOOR_S, MULTIPLE * self.reference) * 1000))
 
+    def timeout_s(self, cap_ms: int) -> float:
+        """The next test run's timeout in seconds, the cap itself before any reference: the
+        probes' own runs (in a scratch copy) always need one."""
+        timeout = self.timeout_ms(cap_ms)
+        return (timeout if timeout is not None else cap_ms) / 1000
+
 
 def looping_report(seconds: float, reference: float | None) -> TestReport:
     """What a stopped test run says of its candidate (the probe's): likely looping."""
