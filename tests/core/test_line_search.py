@@ -1,10 +1,12 @@
 """The line search's pieces that do not talk to the model (helps/line_search.py): a line
 copied out of the code shown found again, the lines an edit changed, a rewrite read from a
-reply and put in its line's place."""
+reply and put in its line's place, the lines worth a rewrite and the order they are asked
+in."""
 from __future__ import annotations
 
-from baseagent.helps.line_search import (MAX_REWRITE_LINES, Line, changed_lines, lines_named,
-                                         parses, rewrite_in, shown_lines, with_rewrite)
+from baseagent.helps.line_search import (MAX_REWRITE_LINES, Line, _rewrites, changed_lines,
+                                         lines_named, parses, rewrite_in, shown_lines,
+                                         with_rewrite, worth_rewriting)
 from baseagent.helps.localise import Candidate
 from baseagent.helps.localised_code import Shown
 
@@ -89,3 +91,29 @@ def test_a_python_file_must_still_parse():
     assert parses("m.py", TEXT)
     assert not parses("m.py", with_rewrite(TEXT, 5, ["if value < 0 and:"]))
     assert parses("notes.txt", "if (")
+
+
+def test_a_definitions_header_and_a_bare_keyword_are_no_lines_fix():
+    """A trace records a `def` line for code a decorator instruments (typeguard's checks,
+    on inflect); a keyword alone is nothing to rewrite."""
+    def fix(text: str) -> bool:
+        return worth_rewriting(Line("m.py", 1, text))
+
+    for text in ("@typechecked", "def f(x=1):", "    async def g():", "class A(B):", "try:",
+                 "else:", "finally:", "except (A, B) as e:  # why", "pass", "break  # done"):
+        assert not fix(text), text
+    for text in ("return x % 10", "post = nth[abs(n) % 10]", "elif x > 0:", "passing = 1",
+                 "trying()", "raise ValueError(x)"):
+        assert fix(text), text
+
+
+def test_rewrites_are_asked_first_of_each_line_picked_then_of_the_lines_swept_then_sampled():
+    picked = [Line("m.py", 8, "a"), Line("m.py", 6, "b")]
+    swept = [Line("m.py", 5, "c")]
+    order = [(line.number, notice[notice.find("("):notice.find(")") + 1] or "swept",
+              temperature) for line, notice, temperature in _rewrites(picked, swept, 0.7)]
+    assert order == [(8, "(1 of 3)", None), (6, "(1 of 3)", None), (5, "swept", None),
+                     (8, "(2 of 3)", 0.7), (6, "(2 of 3)", 0.7),
+                     (8, "(3 of 3)", 0.7), (6, "(3 of 3)", 0.7)]
+    notice = list(_rewrites([], swept, 0.7))[0][1]
+    assert notice.startswith("line search: a rewrite of m.py:5, a line the issue's example ran")

@@ -439,3 +439,71 @@ def test_a_first_reply_that_repeats_one_pattern_with_other_numbers_is_cut_and_th
     assert "the reply repeated one pattern with only its numbers changing" in notices(run)
     assert len(server.requests) == 4
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+
+
+# A function whose example runs five lines, the bug in the third last (`% 10` for `% 100`).
+ORDINALS = {
+    "words/__init__.py": "from .numbers import ordinal\n",
+    "words/numbers.py": """\
+        SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
+
+
+        def ordinal(n):
+            \"\"\"The ordinal of n: 1st, 2nd, 3rd, 4th, 11th, 21st.\"\"\"
+            number = int(n)
+            last = number % 10
+            teen = number % 10 in (11, 12, 13)
+            suffix = "th" if teen else SUFFIXES.get(last, "th")
+            return f"{number}{suffix}"
+        """,
+    "tests/__init__.py": "",
+    "tests/test_numbers.py": """\
+        from words import ordinal
+
+
+        def test_teens():
+            assert [ordinal(n) for n in (11, 12, 13, 111)] == ["11th", "12th", "13th", "111th"]
+
+
+        def test_others():
+            assert [ordinal(n) for n in (1, 2, 3, 4, 21)] == ["1st", "2nd", "3rd", "4th", "21st"]
+        """,
+}
+ORDINAL_ISSUE = """# ordinal(11) gives 11st
+
+```python
+from words import ordinal
+print(ordinal(11))   # 11st, expected 11th
+```
+
+The tests are correct; don't change them. Run them with:
+python3 -m pytest -q tests
+"""
+
+
+def test_after_the_lines_picked_each_other_line_the_example_ran_gets_one_rewrite(
+        scripted_server, workspace, home):
+    """The answers name no line; the trace's last two lines (L10, then L9) get a rewrite
+    each that fails; then the other lines the example ran, the last run first (L8, the
+    bug's), get one rewrite each, before any sampled one: L8's is kept."""
+    for name, text in ORDINALS.items():
+        path = workspace / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    server = scripted_server([
+        {"content": "Nothing to change."}, *NAMES_NO_LINE,
+        {"content": "```python\nreturn f\"{number}th\"\n```"},  # L10: fails the suite
+        {"content": "Nothing."},  # L9
+        {"content": "```python\nteen = number % 100 in (11, 12, 13)\n```"}])  # L8
+    run = run_agent(["-i", ORDINAL_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None,
+                                                                None]
+    traced = run.completed_items("command_execution")[2]["aggregated_output"]
+    assert "REPRO TRACE 0:6 0:7 0:8 0:9 0:10" in traced
+    said = notices(run)
+    assert "line search: a rewrite of words/numbers.py:10 (1 of 3)" in said
+    assert "line search: a rewrite of words/numbers.py:8, a line the issue's example ran" in said
+    assert "teen = number % 100 in (11, 12, 13)" in (workspace / "words/numbers.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from baseagent.helps.code_blocks import fences
@@ -50,6 +50,16 @@ TRACE_LINES = 2
 # 3 s, its check 0.1 s; the first answer named two lines of the wrong branch.
 MAX_LINES = 5
 REWRITES_PER_LINE = 3
+# After the first rewrite of each of those lines, one rewrite of each other line the example
+# ran (the last run first), up to this many, before the sampled rewrites. At e049536 on
+# croniter the bug's line (`_is_leap`'s return) ran, but neither answer named it and the
+# trace's last two lines were elsewhere; on inflect it was the third last line to run, after
+# a line of typeguard's inserted checks. A rewrite takes 2 to 3 s, its check about 1 s.
+SWEEP_LINES = 16
+# Lines that are no line's fix: a definition's header (a trace records one for code a
+# decorator instruments) and a bare keyword.
+_NOT_A_FIX = re.compile(r"^(?:@|(?:async\s+)?def\s|class\s|(?:try|else|finally|pass|break|"
+                        r"continue)\b\s*:?\s*(?:#.*)?$|except\b.*:\s*(?:#.*)?$)")
 # What a reply may hold (a line or two of code, a sentence around it).
 LINE_REPLY_CHARS = 2_000
 
@@ -110,32 +120,52 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
         pick(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
             temperature=temperature_label(sampled)), sampled), lines)[:LINES_PER_ANSWER])
         if k == 0:
-            pick(ran_last[:TRACE_LINES])
+            pick([line for line in ran_last if worth_rewriting(line)][:TRACE_LINES])
             pick(changed[:LINES_PER_ANSWER])
-    for k in range(REWRITES_PER_LINE):
-        sampled = None if k == 0 else temperature
-        for line in list(picked):
-            if not attempts.calls_left():
-                return None
-            reply = ask(REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
-                                             language=language_of(line.path)),
-                        REPO_LINE_NOTICES[1].format(
-                            place=f"{line.path}:{line.number}", k=k + 1, of=REWRITES_PER_LINE,
-                            temperature=temperature_label(sampled)), sampled)
-            rewrite = rewrite_in(reply)
-            text = with_rewrite(originals[line.path], line.number, rewrite) \
-                if rewrite is not None else None
-            if text is None or not parses(line.path, text):
-                continue
-            check = EditCheck(new_texts={line.path: text})
-            if attempts.tested(check.new_texts):
-                continue
-            ctx.restart_evidence()
-            outcome = attempts.attempt(check)
-            if outcome.kept:
-                return attempts.answer(check)
-            attempts.put_back()
+    swept = [line for line in ran_last if line not in picked and worth_rewriting(line)
+             and attempts.may_write(line.path)][:SWEEP_LINES]
+    for line, notice, sampled in _rewrites(picked, swept, temperature):
+        if not attempts.calls_left():
+            return None
+        reply = ask(REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
+                                         language=language_of(line.path)), notice, sampled)
+        rewrite = rewrite_in(reply)
+        text = with_rewrite(originals[line.path], line.number, rewrite) \
+            if rewrite is not None else None
+        if text is None or not parses(line.path, text):
+            continue
+        check = EditCheck(new_texts={line.path: text})
+        if attempts.tested(check.new_texts):
+            continue
+        ctx.restart_evidence()
+        outcome = attempts.attempt(check)
+        if outcome.kept:
+            return attempts.answer(check)
+        attempts.put_back()
     return None
+
+
+def _rewrites(picked: Sequence[Line], swept: Sequence[Line], temperature: float | None
+              ) -> Iterator[tuple[Line, str, float | None]]:
+    """The rewrites asked for, in order, each with its notice and temperature: the first of
+    each line picked (as the run samples), one of each line swept (as the run samples), then
+    the others of each line picked (at `temperature`)."""
+    def notice(line: Line, k: int, sampled: float | None) -> str:
+        return REPO_LINE_NOTICES[1].format(place=f"{line.path}:{line.number}", k=k,
+                                           of=REWRITES_PER_LINE,
+                                           temperature=temperature_label(sampled))
+    for line in picked:
+        yield line, notice(line, 1, None), None
+    for line in swept:
+        yield line, REPO_LINE_NOTICES[2].format(place=f"{line.path}:{line.number}"), None
+    for k in range(2, REWRITES_PER_LINE + 1):
+        for line in picked:
+            yield line, notice(line, k, temperature), temperature
+
+
+def worth_rewriting(line: Line) -> bool:
+    """Whether a line may be a line's fix: not a definition's header, not a bare keyword."""
+    return not _NOT_A_FIX.match(line.text.strip())
 
 
 def shown_lines(shown: Sequence[Shown], texts: dict[str, str]) -> list[Line]:

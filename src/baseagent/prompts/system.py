@@ -436,7 +436,9 @@ line as it should be (or the few lines that should take its place)."""
 REPO_LINE_NOTICES = ("line search: which line of the code shown causes the issue, at "
                      "temperature {temperature} (no tools)",
                      "line search: a rewrite of {place} ({k} of {of}) at temperature "
-                     "{temperature}: kept only if the issue's example and the tests pass")
+                     "{temperature}: kept only if the issue's example and the tests pass",
+                     "line search: a rewrite of {place}, a line the issue's example ran, at "
+                     "temperature the run's: kept only if the issue's example and the tests pass")
 # The end of a repository turn held to its start (helps/turn_start.py).
 REPO_PROBE_START_KEPT = ("the turn's edits pass fewer tests ({now}) than {which} ({then}): "
                          "its files were put back ({names})")
