@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.helps.reproduction import (Reproduction, check_script, read_result, read_trace,
-                                          reproduction_from)
+from baseagent.helps.reproduction import (Origin, Reproduction, check_script, read_origins,
+                                          read_result, read_trace, reproduction_from)
 from helpers import REPO
 
 ISSUES = sorted((REPO / "bench" / "repos").glob("*/issue.md"))
@@ -367,3 +367,48 @@ def test_a_traced_check_prints_the_lines_of_the_places_it_ran_in_order(tmp_path)
     assert "REPRO TRACE 0:6 0:8 0:6 0:7\n" in done.stdout
     assert read_trace(done.stdout) == [(0, 6), (0, 8), (0, 6), (0, 7)]
     assert read_trace("REPRO SUMMARY: 1 of 1 met; the script ran to its end\n") == []
+
+
+def test_an_origins_check_names_the_function_that_returned_part_of_the_wrong_result(tmp_path):
+    """The repository probe's origins: `slug` returned "Hello-World", a part of the wrong
+    heading and of nothing it should be; `heading` returned the wrong result whole (what
+    carries it, not where it came from), `title` a part the right one holds too, and the
+    tests' helper is no origin."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text(textwrap.dedent("""\
+        def slug(value):
+            return "-".join(value.split())
+
+
+        def title(value):
+            return value.strip()
+
+
+        def heading(text):
+            text = title(text)
+            return f'<h1 id="{slug(text)}">{text}</h1>'
+        """))
+    (root / "tests" / "helpers.py").write_text("def slug_of(x):\n    return x.split('\"')[1]\n")
+    repro = reproduction_from(textwrap.dedent("""\
+        ```python
+        import sys; sys.path.insert(0, "tests")
+        from helpers import slug_of
+        from pkg import heading
+        slug_of(heading("Hello World "))
+        print(heading("Hello World "))
+        # expected: <h1 id="hello-world">Hello World</h1>
+        print(heading("ok"))  # expected <h1 id="ok">ok</h1>
+        ```
+        """))
+    assert repro is not None
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, origins=True))
+    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert read_result(done.stdout).met == 1, done.stdout + done.stderr
+    assert read_origins(done.stdout) == [Origin("pkg/__init__.py", 1, "slug", 11)]
+    assert read_origins("REPRO ORIGINS ../x.py:1:f:3 a.py:2:g:4 junk\n") == \
+        [Origin("a.py", 2, "g", 4)]
+    assert read_origins("REPRO SUMMARY: 1 of 1 met; the script ran to its end\n") == []

@@ -169,8 +169,8 @@ def test_a_search_replace_reply_fixes_the_issue_and_the_suite_proves_it(scripted
         "(1 of 1); the tests pass (`python3 -m pytest -q tests` exited 0).")
     assert run.events[-1]["verification"]["by"] == "evidence"
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    # the example and the suite before, then after the edit
-    assert len(commands) == 4 and "pytest" in commands[1] and "pytest" in commands[3]
+    # the example, where its wrong value came from and the suite before, then after the edit
+    assert len(commands) == 5 and "pytest" in commands[2] and "pytest" in commands[4]
 
 
 def test_refused_blocks_and_failing_tests_go_back_in_repair_rounds(scripted_server, workspace,
@@ -393,8 +393,9 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
         server.requests[3]["messages"][1]["content"]
     assert rounding.read_text().splitlines()[7] == "    return math.floor(value + 0.5)"
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    # the example and suite before, the example traced, then both after L8's rewrite only
-    assert len(commands) == 5
+    # the example, its origins and the suite before, the example traced, then the example and
+    # the suite after L8's rewrite only
+    assert len(commands) == 6
     assert run.events[-1]["verification"]["by"] == "evidence"
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (1 of 3)" in notices(run)
 
@@ -415,8 +416,8 @@ def test_the_line_search_tries_the_last_lines_the_issues_example_ran(scripted_se
     assert run.returncode == 0, run.stderr
     assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None, 0.7]
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    assert len(commands) == 2 + 2 + 1 + 2  # before, the first reply's, the trace, L8's
-    traced = run.completed_items("command_execution")[4]["aggregated_output"]
+    assert len(commands) == 3 + 2 + 1 + 2  # before, the first reply's, the trace, L8's
+    traced = run.completed_items("command_execution")[5]["aggregated_output"]
     assert "REPRO TRACE 0:6 0:8" in traced
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (2 of 3)" in notices(run)
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
@@ -500,10 +501,80 @@ def test_after_the_lines_picked_each_other_line_the_example_ran_gets_one_rewrite
     assert run.returncode == 0, run.stderr
     assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None,
                                                                 None]
-    traced = run.completed_items("command_execution")[2]["aggregated_output"]
+    traced = run.completed_items("command_execution")[3]["aggregated_output"]
     assert "REPRO TRACE 0:6 0:7 0:8 0:9 0:10" in traced
     said = notices(run)
     assert "line search: a rewrite of words/numbers.py:10 (1 of 3)" in said
     assert "line search: a rewrite of words/numbers.py:8, a line the issue's example ran" in said
     assert "teen = number % 100 in (11, 12, 13)" in (workspace / "words/numbers.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+# A heading whose id comes from a function reached through a table, which no name of the
+# issue leads to; it drops the lower-casing.
+HEADINGS = {
+    "textkit/__init__.py": "from .page import heading\n",
+    "textkit/page.py": """\
+        from .ids import RULES
+
+
+        def heading(text, rule="dashed"):
+            \"\"\"An <h1> with an id for links to it.\"\"\"
+            return f'<h1 id="{RULES[rule](text)}">{text}</h1>'
+        """,
+    "textkit/ids.py": """\
+        def _dashed(value):
+            return "-".join(value.split())
+
+
+        RULES = {"dashed": _dashed}
+        """,
+    "tests/__init__.py": "",
+    "tests/test_page.py": """\
+        from textkit import heading
+
+
+        def test_ids_are_lower_case():
+            assert heading("Hello World") == '<h1 id="hello-world">Hello World</h1>'
+        """,
+}
+HEADING_ISSUE = """# Heading ids keep upper-case letters
+
+```python
+from textkit import heading
+print(heading("Hello World"))
+# expected: <h1 id="hello-world">Hello World</h1>
+```
+
+The tests are correct; don't change them. Run them with:
+python3 -m pytest -q tests
+"""
+
+
+def test_the_function_a_wrong_value_came_from_is_shown_though_no_name_leads_to_it(
+        scripted_server, workspace, home):
+    """The issue's names lead to `heading` alone; run once more, the example shows that
+    `_dashed` returned "Hello-World", part of the wrong heading and of nothing it should
+    be: it is shown after `heading`, and the reply that fixes it is kept."""
+    from baseagent.helps.localise import localise
+    from baseagent.helps.repo_probe import code_shown
+
+    for name, text in HEADINGS.items():
+        path = workspace / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    static = code_shown(localise(HEADING_ISSUE, workspace), workspace)
+    assert [s.candidate.symbol for s in static] == ["heading"]
+    server = scripted_server([{"content": "It drops the lower-casing.\n\ntextkit/ids.py\n"
+                               "<<<<<<< SEARCH\n    return \"-\".join(value.split())\n=======\n"
+                               "    return \"-\".join(value.lower().split())\n"
+                               ">>>>>>> REPLACE\n"}])
+    run = run_agent(["-i", HEADING_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    opening = server.requests[0]["messages"][-1]["content"]
+    assert opening.index("def heading(") < opening.index("def _dashed(value):")
+    origins = run.completed_items("command_execution")[1]["aggregated_output"]
+    assert "REPRO ORIGINS textkit/ids.py:1:_dashed:11" in origins
+    assert "value.lower().split()" in (workspace / "textkit/ids.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"

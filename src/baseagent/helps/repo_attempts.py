@@ -23,8 +23,8 @@ from typing import Any
 from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.contract import TurnContext
 from baseagent.helps.edit_form import EditCheck
-from baseagent.helps.reproduction import (ReproResult, Reproduction, check_script, read_result,
-                                          read_trace)
+from baseagent.helps.reproduction import (Origin, ReproResult, Reproduction, check_script,
+                                          read_origins, read_result, read_trace)
 from baseagent.helps.test_report import TestReport, read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.llm.types import ToolCall
@@ -83,6 +83,12 @@ class RepoRuns:
         program = check_script(repro, trace=places)
         output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
         return [(places[i][0], n) for i, n in read_trace(output) if 0 <= i < len(places)]
+
+    def origins(self, repro: Reproduction) -> list[Origin]:
+        """The issue's example run once more, watching what the repository's functions
+        return: those that returned part of a wrong result, the most telling first."""
+        program = check_script(repro, origins=True)
+        return read_origins(self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}"))
 
     def suite(self) -> tuple[TestReport, str]:
         output = self._shell(self.command)

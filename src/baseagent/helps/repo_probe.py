@@ -10,8 +10,9 @@ them) and what the issue's example gives now are sent once without tools, asking
 SEARCH/REPLACE blocks (helps/edit_form.py; a reply that sends the functions it was shown
 whole, in plain code blocks, is merged by name: helps/function_edits.py). Before that
 message the issue's example is run as a check (helps/reproduction.py: it should fail, which
-confirms the bug; when it already passes it decides nothing) and the suite, which times the
-later runs (helps/test_time.py).
+confirms the bug; when it already passes it decides nothing), then once more for where its
+wrong value came from (the functions that made part of it, `origins`, are shown after the best
+candidate), and the suite, which times the later runs (helps/test_time.py).
 
 The blocks that apply are written with write_file calls (`run_quiet`: the sandbox's path
 policy holds; a test file is never written), then the example's check runs, then the suite.
@@ -47,22 +48,23 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from baseagent.core.verification.evidence import runs_tests
+from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLong, TurnContext,
                                      TurnHelp)
 from baseagent.helps.edit_form import check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import search_lines, shown_lines
-from baseagent.helps.localise import Localisation
+from baseagent.helps.localise import MAX_FILE_BYTES, Candidate, Localisation, map_file
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.repo_attempts import (Attempts, Outcome, RepoRuns, language_of, put_back,
                                            read_text, tail)
-from baseagent.helps.reproduction import reproduction_from
+from baseagent.helps.reproduction import Origin, reproduction_from
 from baseagent.helps.scratch import Scratch, ScratchError
 from baseagent.helps.test_time import TestClock
 from baseagent.helps.turn_start import TurnStart
@@ -84,6 +86,12 @@ MAX_ROUNDS = 4
 MAX_MISSES = 2
 # The code sent: symbols and characters (the functions, not the modules).
 MAX_SYMBOLS = 4
+# Functions shown because the issue's example showed a wrong value came from them (the
+# origins: helps/repro_runtime.py), after the best candidate. At e049536 markdown's `slugify`
+# (it returned the heading's id with its upper-case letters) was the only bug of the 12 the
+# issue's names did not lead to.
+ORIGINS_SHOWN = 2
+ORIGIN_WHY = "the issue's example showed it returned part of the wrong result"
 MAX_CODE_CHARS = 6_000
 # What a reply may hold: this many times the code shown, and this much more: the functions
 # sent back whole once, with a few sentences. At 49b4414 the 1.5B model's first reply to an
@@ -96,14 +104,45 @@ _COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|np
                             r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
 
 
-def code_shown(found: Localisation, root: Path) -> list[Shown]:
+def code_shown(found: Localisation, root: Path, origins: Sequence[Origin] = ()
+               ) -> list[Shown]:
     """The functions the probe shows: the best MAX_SYMBOLS candidates that are not classes
-    (a class's outline is no code to edit), as the files have them. Through 1da1ee3 a class
-    took one of the places and was then left out: on croniter the class `croniter` ranked
-    first and `_is_leap`, where the bug was, fifth, so it was not shown."""
-    functions = replace(found, candidates=tuple(c for c in found.candidates
-                                                if c.kind != "class"))
+    (a class's outline is no code to edit), as the files have them, with the functions the
+    issue's example showed a wrong value came from (`origins`, at most ORIGINS_SHOWN) after
+    the first. Through 1da1ee3 a class took one of the places and was then left out: on
+    croniter the class `croniter` ranked first and `_is_leap`, where the bug was, fifth, so
+    it was not shown."""
+    candidates = [c for c in found.candidates if c.kind != "class"]
+    added = [c for c in _origin_candidates(origins, root)
+             if not any(o.path == c.path and o.symbol == c.symbol for o in candidates)]
+    functions = replace(found, candidates=tuple(
+        [*candidates[:1], *added[:ORIGINS_SHOWN], *candidates[1:]]))
     return shown_symbols(functions, root, MAX_SYMBOLS, MAX_CODE_CHARS, numbers=False)
+
+
+def _origin_candidates(origins: Sequence[Origin], root: Path) -> list[Candidate]:
+    """The functions of the repository the origins name (the innermost definition that
+    holds each one's first line), as localisation's candidates."""
+    out: list[Candidate] = []
+    for origin in origins:
+        path = root / origin.path
+        if is_test_file(origin.path) or not path.resolve().is_relative_to(root.resolve()):
+            continue
+        try:
+            text = read_text(path) if path.stat().st_size <= MAX_FILE_BYTES else None
+        except OSError:
+            continue
+        mapped = map_file(origin.path, text) if text is not None else None
+        holding = [d for d in (mapped.definitions if mapped is not None else ())
+                   if d.kind != "class" and d.start <= origin.line <= d.end]
+        if not holding:
+            continue
+        d = min(holding, key=lambda d: d.end - d.start)
+        candidate = Candidate(origin.path, d.qualname, d.start, d.end, d.kind, 0.0,
+                              (ORIGIN_WHY,))
+        if candidate not in out:
+            out.append(candidate)
+    return out
 
 
 def test_command_in(task: str) -> str | None:
@@ -160,6 +199,10 @@ class RepoProbe(TurnHelp):
         before = runs.repro(repro) if repro is not None else None
         if before is not None and (before.passed or not before.finished):
             repro, before = None, None  # it does not show the bug: it decides nothing
+        if repro is not None:
+            origins = runs.origins(repro)
+            if origins:
+                shown = code_shown(found, ctx.cwd, origins)
         at_start, output = runs.suite()
         self.clock.saw(output)  # the task's own first test run times the rest
         originals = {s.candidate.path: text for s in shown

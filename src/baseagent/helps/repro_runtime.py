@@ -67,6 +67,7 @@ class Checks:
         self.expectations = expectations  # n -> {kind, expected, candidates, source, line}
         self.out = out
         self.done = {}  # n -> met
+        self.wrong = []  # (what a statement gave, what it should have given) when not met
 
     def _report(self, n, met, got):
         if n in self.done:
@@ -107,7 +108,10 @@ class Checks:
             self._report(n, bool(value), "true" if value else "false")
         else:
             texts = [str(value), repr(value)]
-            self._report(n, self._matches(n, texts), f"gave {_shown(str(value))}")
+            met = self._matches(n, texts)
+            if not met:
+                self.wrong.append((texts[0][:MAX_SEEN], e["candidates"]))
+            self._report(n, met, f"gave {_shown(str(value))}")
         return value
 
     def printed(self, n, thunk):
@@ -130,7 +134,10 @@ class Checks:
         if e["kind"] == "raises":
             self._report(n, False, f"printed {_shown(text.strip())} (no exception)")
         else:
-            self._report(n, self._matches(n, [text.strip()]), f"printed {_shown(text.strip())}")
+            met = self._matches(n, [text.strip()])
+            if not met:
+                self.wrong.append((text.strip()[:MAX_SEEN], e["candidates"]))
+            self._report(n, met, f"printed {_shown(text.strip())}")
 
     def output(self, printed):
         """The expectations on everything the script printed: its lines must hold the
@@ -204,7 +211,7 @@ class _Wrap(ast.NodeTransformer):
 
 def main(script, expectations):
     """Run `script` with its expectations ([{n, line, kind, expected, candidates, source}])
-    checked, and report them."""
+    checked, and report them. Returns the checks (what was wrong: `Checks.wrong`)."""
     out = sys.stdout
     for folder in (os.path.join(os.getcwd(), "src"), os.getcwd()):
         if os.path.isdir(folder) and folder not in sys.path:
@@ -235,6 +242,7 @@ def main(script, expectations):
         sys.stdout, sys.stderr = out, sys.__stderr__
     checks.output("".join(seen))
     checks.finish(re.sub(r"\s+", " ", ended))
+    return checks
 
 
 # The lines of the code shown that the script ran, last ones kept (the line search's trace:
@@ -281,4 +289,86 @@ def trace_report(seen):
     ran."""
     sys.settrace(None)
     sys.stdout.write("REPRO TRACE " + " ".join(f"{i}:{n}" for i, n in seen) + "\n")
+    sys.stdout.flush()
+
+
+# Where a wrong value came from (the repository probe's origins: helps/repo_probe.py): the
+# repository's functions (not its tests) that returned, while the script ran, a string or a
+# number that is part of what a statement wrongly gave and of nothing it should have given.
+# Only values of exact built-in types are turned into text, so no repository code runs in
+# the hook. Bounds: the returns kept, the values kept per function, a value's length, the
+# origins printed.
+ORIGINS_KEEP = 20_000
+ORIGIN_VALUES = 8
+ORIGIN_CHARS = 200
+ORIGINS_SHOWN = 10
+
+
+def origins_start():
+    """Record, from now on, the values the repository's functions return. Returns where
+    they go, for origins_report."""
+    import datetime
+    import decimal
+
+    root = os.path.realpath(os.getcwd()) + os.sep
+    scalars = {str, int, float, complex, decimal.Decimal, datetime.date, datetime.datetime,
+               datetime.time, datetime.timedelta}
+    returned = {}  # (path, first line, name) -> {value text: when it first returned it}
+    places = {}  # a code object's file -> its path relative to the root, or None
+    count = [0]
+
+    def place(filename):
+        rel = places.get(filename, 0)
+        if rel == 0:
+            path = os.path.realpath(filename)
+            rel = path[len(root):] if path.startswith(root) else None
+            if rel is not None and any(part.startswith(("test", "conftest")) or
+                                       part.endswith(("_test.py", "_tests.py"))
+                                       for part in rel.split(os.sep)):
+                rel = None
+            places[filename] = rel
+        return rel
+
+    def profile(frame, event, arg):
+        if event != "return" or type(arg) not in scalars or count[0] >= ORIGINS_KEEP:
+            return
+        try:
+            code = frame.f_code
+            rel = place(code.co_filename)
+            if rel is None:
+                return
+            text = arg if type(arg) is str else str(arg)
+            if not 3 <= len(text) <= ORIGIN_CHARS:
+                return
+            count[0] += 1
+            values = returned.setdefault(
+                (rel, code.co_firstlineno, getattr(code, "co_qualname", code.co_name)), {})
+            if len(values) < ORIGIN_VALUES and text not in values:
+                values[text] = count[0]
+        except Exception:  # noqa: BLE001 - watching must never change what the script does
+            return
+
+    sys.setprofile(profile)
+    return returned
+
+
+def origins_report(returned, wrong):
+    """One line, `REPRO ORIGINS path:line:name:length ...`: the functions that made a part
+    of a wrong result (not in what it should have been): the first to return it, not those
+    that passed it on; the shortest such value first."""
+    sys.setprofile(None)
+    made = {}  # a wrong part -> (when it was first returned, by which function)
+    for key, values in returned.items():
+        for text, when in values.items():
+            if (text not in made or when < made[text][0]) and any(
+                    text in got and text != got.strip() and not any(text in w for w in wanted)
+                    for got, wanted in wrong):
+                made[text] = (when, key)
+    found = sorted((len(text), when, key) for text, (when, key) in made.items())
+    names = list(dict.fromkeys(key for _, _, key in found))
+    lengths = {key: length for length, _, key in reversed(found)}
+    sys.stdout.write("REPRO ORIGINS " + " ".join(
+        f"{path}:{line}:{name}:{lengths[(path, line, name)]}"
+        for path, line, name in names[:ORIGINS_SHOWN]
+        if ":" not in path and " " not in path + name) + "\n")
     sys.stdout.flush()

@@ -13,7 +13,8 @@ back. The caller runs the program with its shell tool, under that tool's timeout
 Bounds: the issue read is cut at MAX_ISSUE_CHARS, the script at MAX_SCRIPT_CHARS, the
 expectations at MAX_EXPECTATIONS; the program keeps at most 8,000 characters of the script's
 own output and 200 of any value it shows (repro_runtime.py); `read_result` reads at most
-MAX_RESULT_CHARS.
+MAX_RESULT_CHARS. A check may also print the lines it ran of given places (`read_trace`) or
+the functions a wrong value came from (`read_origins`, 10 at most).
 """
 from __future__ import annotations
 
@@ -305,26 +306,31 @@ def _candidates(text: str) -> tuple[str, ...]:
 
 
 def check_script(repro: Reproduction,
-                 trace: Sequence[tuple[str, int, int]] | None = None) -> str:
+                 trace: Sequence[tuple[str, int, int]] | None = None,
+                 origins: bool = False) -> str:
     """A Python program that runs the reproduction in the current directory (the
     repository) and prints one line per expectation, `REPRO n/total MET|NOT MET line L:
     statement -> what it got; expected X`, then `REPRO SUMMARY: m of total met; how the
     script ended`. With no expectation it just runs the script and prints the summary.
     `trace`: places (path, first line, last line) whose lines run are then printed in the
-    order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace)."""
+    order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace).
+    `origins`: the functions that returned part of a wrong result are then printed
+    (`REPRO ORIGINS ...`: read_origins)."""
     runtime = (Path(__file__).with_name("repro_runtime.py")).read_text(encoding="utf-8")
     expectations = [{"n": n, "line": e.line, "kind": e.kind, "expected": e.expected,
                      "candidates": list(e.candidates), "source": e.source}
                      for n, e in enumerate(repro.expectations[:MAX_EXPECTATIONS], 1)]
     script = repro.script[:MAX_SCRIPT_CHARS]
-    if trace is None:
-        return (runtime + "\n\nif __name__ == \"__main__\":\n"
-                f"    main({script!r},\n         {expectations!r})\n")
-    places = [[path, start, end] for path, start, end in trace]
-    return (runtime + "\n\nif __name__ == \"__main__\":\n"
-            f"    traced = trace_start({places!r})\n"
-            f"    main({script!r},\n         {expectations!r})\n"
-            "    trace_report(traced)\n")
+    run = f"main({script!r},\n         {expectations!r})"
+    if trace is not None:
+        places = [[path, start, end] for path, start, end in trace]
+        body = f"    traced = trace_start({places!r})\n    {run}\n    trace_report(traced)\n"
+    elif origins:
+        body = (f"    returned = origins_start()\n    checks = {run}\n"
+                "    origins_report(returned, checks.wrong)\n")
+    else:
+        body = f"    {run}\n"
+    return runtime + "\n\nif __name__ == \"__main__\":\n" + body
 
 
 _LINE = re.compile(r"^REPRO (?P<n>\d+)/(?P<total>\d+) (?P<met>MET|NOT MET) line \d+:.*$",
@@ -345,6 +351,37 @@ def read_trace(output: str) -> list[tuple[int, int]]:
         return []
     return [(int(a), int(b)) for a, b in
             (pair.split(":") for pair in found.group("lines").split())]
+
+
+_ORIGINS = re.compile(r"^REPRO ORIGINS (?P<found>.*)$", re.MULTILINE)
+_ORIGIN = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<name>[^:\s]+):(?P<length>\d+)$")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A function of the repository that returned part of a wrong result: its file
+    (relative to the repository), first line, qualified name, and the value's length."""
+
+    path: str
+    line: int
+    name: str
+    length: int
+
+
+def read_origins(output: str) -> list[Origin]:
+    """The origins an origins check printed, the most telling first (at most 10)."""
+    found = None
+    for found in _ORIGINS.finditer(output[-MAX_RESULT_CHARS:]):
+        pass
+    if found is None:
+        return []
+    out = []
+    for word in found.group("found").split()[:10]:
+        match = _ORIGIN.match(word)
+        if match is not None and ".." not in match.group("path").split("/"):
+            out.append(Origin(match.group("path"), int(match.group("line")),
+                              match.group("name"), int(match.group("length"))))
+    return out
 
 
 def read_result(output: str) -> ReproResult:
