@@ -551,27 +551,46 @@ class Localised:
     symbol: str  # that definition ("" when none holds it)
     shown: bool  # whether the repository probe's first message shows it
     top: str  # the definition ranked first
+    origins: tuple[str, ...] = ()  # the functions the example showed a wrong value came from
 
 
-def localised(task: RepoTask, work: Path, cache: Path = CACHE) -> Localised:
+def localised(task: RepoTask, work: Path, cache: Path = CACHE,
+              python: Path | None = None) -> Localised:
     """Where helps/localise.py puts the bug of `task`, without a model: the rank of the
     innermost definition holding a line the bug wrote, and whether the repository probe
-    would show it (helps/repo_probe.py's bounds). Deterministic and quick, so a change to
-    localisation is measured on every task before a run of hours."""
+    would show it (helps/repo_probe.py's bounds; with `python`, the tasks' interpreter, the
+    issue's example is run as the probe runs it, and the functions its wrong value came
+    from are shown too). Deterministic and quick, so a change to localisation is measured
+    on every task before a run of hours."""
     from baseagent.helps import repo_probe
     from baseagent.helps.localise import localise
+    from baseagent.helps.reproduction import check_script, read_origins, reproduction_from
 
     ws = make_workspace(task, work / task.id, cache)
-    found = localise(task_instruction(task), ws)  # the text the agent is given
+    instruction = task_instruction(task)  # the text the agent is given
+    found = localise(instruction, ws)
+    origins = []
+    repro = reproduction_from(instruction)
+    if python is not None and repro is not None:
+        done = subprocess.run([str(python), "-"], input=check_script(repro, origins=True),
+                              cwd=ws, env={**os.environ, "PYTHONPATH": task.pythonpath,
+                                           "PYTHONDONTWRITEBYTECODE": "1"},
+                              capture_output=True, text=True, timeout=300)
+        origins = read_origins(done.stdout)
     wrote = bug_lines(task)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
-    shown = {(s.candidate.path, s.candidate.symbol) for s in repo_probe.code_shown(found, ws)}
+    shown = [s.candidate for s in repo_probe.code_shown(found, ws, origins)]
     top = found.candidates[0].symbol if found.candidates else ""
-    if not hits:
-        return Localised(task.id, None, "", False, top)
+    names = tuple(o.name for o in origins)
+    if not hits:  # not ranked: shown only when an origin holds it
+        held = sorted((c.end - c.start, c.symbol) for c in shown
+                      if any(c.start <= n <= c.end for n in wrote.get(c.path, ())))
+        return Localised(task.id, None, held[0][1] if held else "", bool(held), top, names)
     _, rank, best = min(hits, key=lambda h: (h[0], h[1]))
-    return Localised(task.id, rank, best.symbol, (best.path, best.symbol) in shown, top)
+    return Localised(task.id, rank, best.symbol,
+                     any((c.path, c.symbol) == (best.path, best.symbol) for c in shown), top,
+                     names)
 
 
 def peer_harness(source: str | None = None, exercises_source: str | None = None) -> str:
@@ -716,13 +735,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "localise":
         work = Path(tempfile.mkdtemp(prefix="baseagent-repos-localise-"))
-        print("| task | rank of the bug's definition | shown first | ranked first |")
-        print("|---|---:|---|---|")
+        python = VENV / "bin" / "python" if venv_ready(tasks) else None
+        if python is None:
+            log("the tasks' venv is not made (`fetch`): the examples are not run, no origins")
+        print("| task | rank of the bug's definition | shown first | ranked first | origins |")
+        print("|---|---:|---|---|---|")
         try:
             for task in tasks:
-                found = localised(task, work)
+                found = localised(task, work, python=python)
                 print(f"| {found.id} | {found.rank or '-'} {found.symbol} "
-                      f"| {'yes' if found.shown else 'no'} | {found.top} |", flush=True)
+                      f"| {'yes' if found.shown else 'no'} | {found.top} "
+                      f"| {', '.join(found.origins) or '-'} |", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return 0

@@ -159,6 +159,10 @@ def test_where_localisation_puts_the_bug_is_measured_without_a_model(task, tmp_p
     assert repos.bug_lines(task) == {"iso8601/iso8601.py": {97}}
     found = repos.localised(task, tmp_path)
     assert found.symbol == "parse_timezone" and found.rank is not None and found.shown
+    # with an interpreter the example runs as the probe runs it: a timedelta made by the
+    # standard library, no function of the package made part of the wrong result
+    ran = repos.localised(task, tmp_path / "ran", python=Path(sys.executable))
+    assert ran.shown and ran.origins == ()
     two_files = dataclasses.replace(task, root=tmp_path / "two")
     (tmp_path / "two").mkdir()
     (tmp_path / "two" / "bug.patch").write_text(
