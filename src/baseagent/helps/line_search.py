@@ -8,9 +8,9 @@ were a line or two. A small model answers a narrow question in a few tokens, and
 tokens cost seconds, so here the model is asked (helps/repo_probe.py, after its first reply
 fails) which line of the code shown causes the issue, copied out, and then, for each such
 line (with the last lines the issue's example ran, traced, and the lines the first reply
-changed), to rewrite that line; each rewrite is put in
-the file in place of the line, indented as the line was, and tested as any attempt is (the
-issue's example, then the suite). Every question shares one prefix (the issue, the code,
+changed), to rewrite that line, then each other line the example ran, once; each rewrite is
+put in the file in place of the line, indented as the line was, and tested as any attempt
+is (the issue's example, then the suite). Every question shares one prefix (the issue, the code,
 what the example gives), so a server's prompt cache serves all but its end.
 
 `search_lines` asks the questions and tests the rewrites (with the turn's `Attempts`:
@@ -77,9 +77,10 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
                  first: dict[str, str], temperature: float | None) -> str | None:
     """Which line is wrong (asked once as the run samples, then at `temperature`; the first
     lines each answer names), with the last lines the issue's example ran (traced) and the
-    lines the first reply changed (`first`: its edits); then, for each line in turn, a
-    rewrite (the first as the run samples, the others at `temperature`), each tested as any
-    attempt. `opening`: the prefix every question shares. The answer when one is kept."""
+    lines the first reply changed (`first`: its edits); then a rewrite of each (as the run
+    samples), one of each other line the example ran (the sweep), and more of each line
+    picked (at `temperature`): `_rewrites`' order. Each is tested as any attempt.
+    `opening`: the prefix every question shares. The answer when one is kept."""
     ctx, originals = attempts.ctx, attempts.originals
     lines = shown_lines(shown, originals)
 
