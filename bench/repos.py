@@ -580,7 +580,8 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     wrote = bug_lines(task)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
-    shown = [s.candidate for s in repo_probe.code_shown(found, ws, origins)]
+    made = repo_probe.origin_candidates(origins, ws)
+    shown = [s.candidate for s in repo_probe.code_shown(found, ws, made)]
     top = found.candidates[0].symbol if found.candidates else ""
     names = tuple(o.name for o in origins)
     if not hits:  # not ranked: shown only when an origin holds it

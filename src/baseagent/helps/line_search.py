@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from baseagent.helps.code_blocks import fences
@@ -74,13 +74,16 @@ class Line:
 
 
 def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
-                 first: dict[str, str], temperature: float | None) -> str | None:
+                 first: dict[str, str], temperature: float | None,
+                 made: Collection[str] = ()) -> str | None:
     """Which line is wrong (asked once as the run samples, then at `temperature`; the first
     lines each answer names), with the last lines the issue's example ran (traced) and the
     lines the first reply changed (`first`: its edits); then a rewrite of each (as the run
     samples), one of each other line the example ran (the sweep), and more of each line
-    picked (at `temperature`): `_rewrites`' order. Each is tested as any attempt.
-    `opening`: the prefix every question shares. The answer when one is kept."""
+    picked (at `temperature`): `_rewrites`' order; the sweep takes first the lines of the
+    functions shown that made part of the wrong result (`made`: their symbols, the origins).
+    Each is tested as any attempt. `opening`: the prefix every question shares. The answer
+    when one is kept."""
     ctx, originals = attempts.ctx, attempts.originals
     lines = shown_lines(shown, originals)
 
@@ -123,8 +126,11 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
         if k == 0:
             pick([line for line in ran_last if worth_rewriting(line)][:TRACE_LINES])
             pick(changed[:LINES_PER_ANSWER])
-    swept = [line for line in ran_last if line not in picked and worth_rewriting(line)
-             and attempts.may_write(line.path)][:SWEEP_LINES]
+    in_made = {(s.candidate.path, n) for s in shown if s.candidate.symbol in made
+               for n in range(s.candidate.start, s.candidate.end + 1)}
+    swept = sorted((line for line in ran_last if line not in picked and worth_rewriting(line)
+                    and attempts.may_write(line.path)),
+                   key=lambda line: (line.path, line.number) not in in_made)[:SWEEP_LINES]
     for line, notice, sampled in _rewrites(picked, swept, temperature):
         if not attempts.calls_left():
             return None

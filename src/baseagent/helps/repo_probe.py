@@ -104,23 +104,23 @@ _COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|np
                             r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
 
 
-def code_shown(found: Localisation, root: Path, origins: Sequence[Origin] = ()
+def code_shown(found: Localisation, root: Path, made: Sequence[Candidate] = ()
                ) -> list[Shown]:
     """The functions the probe shows: the best MAX_SYMBOLS candidates that are not classes
     (a class's outline is no code to edit), as the files have them, with the functions the
-    issue's example showed a wrong value came from (`origins`, at most ORIGINS_SHOWN) after
-    the first. Through 1da1ee3 a class took one of the places and was then left out: on
+    issue's example showed made part of its wrong value (`made`: origin_candidates, at most
+    ORIGINS_SHOWN) after the first. Through 1da1ee3 a class took one of the places and was then left out: on
     croniter the class `croniter` ranked first and `_is_leap`, where the bug was, fifth, so
     it was not shown."""
     candidates = [c for c in found.candidates if c.kind != "class"]
-    added = [c for c in _origin_candidates(origins, root)
+    added = [c for c in made
              if not any(o.path == c.path and o.symbol == c.symbol for o in candidates)]
     functions = replace(found, candidates=tuple(
         [*candidates[:1], *added[:ORIGINS_SHOWN], *candidates[1:]]))
     return shown_symbols(functions, root, MAX_SYMBOLS, MAX_CODE_CHARS, numbers=False)
 
 
-def _origin_candidates(origins: Sequence[Origin], root: Path) -> list[Candidate]:
+def origin_candidates(origins: Sequence[Origin], root: Path) -> list[Candidate]:
     """The functions of the repository the origins name (the innermost definition that
     holds each one's first line), as localisation's candidates."""
     out: list[Candidate] = []
@@ -199,10 +199,11 @@ class RepoProbe(TurnHelp):
         before = runs.repro(repro) if repro is not None else None
         if before is not None and (before.passed or not before.finished):
             repro, before = None, None  # it does not show the bug: it decides nothing
+        made: list[Candidate] = []  # the functions that made part of the wrong value
         if repro is not None:
-            origins = runs.origins(repro)
-            if origins:
-                shown = code_shown(found, ctx.cwd, origins)
+            made = origin_candidates(runs.origins(repro), ctx.cwd)[:ORIGINS_SHOWN]
+            if made:
+                shown = code_shown(found, ctx.cwd, made)
         at_start, output = runs.suite()
         self.clock.saw(output)  # the task's own first test run times the rest
         originals = {s.candidate.path: text for s in shown
@@ -268,7 +269,7 @@ class RepoProbe(TurnHelp):
                 # the first reply missed: which line, and what it should be, asked apart
                 final = search_lines(attempts, REPO_LINE_OPENING.format(
                     task=ctx.task, code=code, before=before_text), shown, first,
-                    self.temperature)
+                    self.temperature, made={c.symbol for c in made})
                 if final is not None:
                     return final
             if round_best is None and (searching or not self.candidates):
