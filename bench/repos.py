@@ -552,6 +552,7 @@ class Localised:
     shown: bool  # whether the repository probe's first message shows it
     top: str  # the definition ranked first
     origins: tuple[str, ...] = ()  # the functions the example showed a wrong value came from
+    swept: int | None = None  # where the bug's line is in the line search's sweep (1-based)
 
 
 def localised(task: RepoTask, work: Path, cache: Path = CACHE,
@@ -560,38 +561,56 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     innermost definition holding a line the bug wrote, and whether the repository probe
     would show it (helps/repo_probe.py's bounds; with `python`, the tasks' interpreter, the
     issue's example is run as the probe runs it, and the functions its wrong value came
-    from are shown too). Deterministic and quick, so a change to localisation is measured
-    on every task before a run of hours."""
-    from baseagent.helps import repo_probe
+    from are shown too; then traced, for where the bug's line falls in the line search's
+    sweep, with no line picked before it). Deterministic and quick, so a change to
+    localisation is measured on every task before a run of hours."""
+    from baseagent.helps import line_search, repo_probe
     from baseagent.helps.localise import localise
-    from baseagent.helps.reproduction import check_script, read_origins, reproduction_from
+    from baseagent.helps.reproduction import (check_script, read_origins, read_trace,
+                                              reproduction_from)
 
     ws = make_workspace(task, work / task.id, cache)
     instruction = task_instruction(task)  # the text the agent is given
     found = localise(instruction, ws)
-    origins = []
     repro = reproduction_from(instruction)
-    if python is not None and repro is not None:
-        done = subprocess.run([str(python), "-"], input=check_script(repro, origins=True),
-                              cwd=ws, env={**os.environ, "PYTHONPATH": task.pythonpath,
-                                           "PYTHONDONTWRITEBYTECODE": "1"},
-                              capture_output=True, text=True, timeout=300)
-        origins = read_origins(done.stdout)
+
+    def run(program: str) -> str:
+        assert python is not None
+        return subprocess.run([str(python), "-"], input=program, cwd=ws,
+                              env={**os.environ, "PYTHONPATH": task.pythonpath,
+                                   "PYTHONDONTWRITEBYTECODE": "1"},
+                              capture_output=True, text=True, timeout=300).stdout
+
+    origins = read_origins(run(check_script(repro, origins=True))) \
+        if python is not None and repro is not None else []
+    made = repo_probe.origin_candidates(origins, ws)[:repo_probe.ORIGINS_SHOWN]
+    shown = repo_probe.code_shown(found, ws, made)
     wrote = bug_lines(task)
+    swept = None
+    if python is not None and repro is not None:
+        places = line_search.trace_places(shown)
+        trace = [(places[i][0], n) for i, n in read_trace(run(check_script(repro, trace=places)))
+                 if 0 <= i < len(places)]
+        lines = line_search.shown_lines(shown, {s.candidate.path: (ws / s.candidate.path)
+                                                .read_text(encoding="utf-8") for s in shown})
+        order = line_search.sweep(line_search.lines_ran_last(trace, lines), shown,
+                                  {c.symbol for c in made}, lambda line: True)
+        swept = next((i for i, line in enumerate(order, 1)
+                      if line.number in wrote.get(line.path, ())), None)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
-    made = repo_probe.origin_candidates(origins, ws)
-    shown = [s.candidate for s in repo_probe.code_shown(found, ws, made)]
+    shown_at = [s.candidate for s in shown]
     top = found.candidates[0].symbol if found.candidates else ""
     names = tuple(o.name for o in origins)
     if not hits:  # not ranked: shown only when an origin holds it
-        held = sorted((c.end - c.start, c.symbol) for c in shown
+        held = sorted((c.end - c.start, c.symbol) for c in shown_at
                       if any(c.start <= n <= c.end for n in wrote.get(c.path, ())))
-        return Localised(task.id, None, held[0][1] if held else "", bool(held), top, names)
+        return Localised(task.id, None, held[0][1] if held else "", bool(held), top, names,
+                         swept)
     _, rank, best = min(hits, key=lambda h: (h[0], h[1]))
     return Localised(task.id, rank, best.symbol,
-                     any((c.path, c.symbol) == (best.path, best.symbol) for c in shown), top,
-                     names)
+                     any((c.path, c.symbol) == (best.path, best.symbol) for c in shown_at), top,
+                     names, swept)
 
 
 def peer_harness(source: str | None = None, exercises_source: str | None = None) -> str:
@@ -739,14 +758,16 @@ def main(argv: list[str] | None = None) -> int:
         python = VENV / "bin" / "python" if venv_ready(tasks) else None
         if python is None:
             log("the tasks' venv is not made (`fetch`): the examples are not run, no origins")
-        print("| task | rank of the bug's definition | shown first | ranked first | origins |")
-        print("|---|---:|---|---|---|")
+        print("| task | rank of the bug's definition | shown first | ranked first | origins "
+              "| the bug's line in the sweep |")
+        print("|---|---:|---|---|---|---:|")
         try:
             for task in tasks:
                 found = localised(task, work, python=python)
                 print(f"| {found.id} | {found.rank or '-'} {found.symbol} "
                       f"| {'yes' if found.shown else 'no'} | {found.top} "
-                      f"| {', '.join(found.origins) or '-'} |", flush=True)
+                      f"| {', '.join(found.origins) or '-'} | {found.swept or '-'} |",
+                      flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return 0

@@ -163,6 +163,8 @@ def test_where_localisation_puts_the_bug_is_measured_without_a_model(task, tmp_p
     # standard library, no function of the package made part of the wrong result
     ran = repos.localised(task, tmp_path / "ran", python=Path(sys.executable))
     assert ran.shown and ran.origins == ()
+    # traced, the line before the one the bug removed is the 5th of the line search's sweep
+    assert ran.swept == 5
     two_files = dataclasses.replace(task, root=tmp_path / "two")
     (tmp_path / "two").mkdir()
     (tmp_path / "two" / "bug.patch").write_text(

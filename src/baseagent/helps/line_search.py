@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from baseagent.helps.code_blocks import fences
@@ -105,14 +105,8 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
                 picked.append(line)
 
     by_place = {(line.path, line.number): line for line in lines}
-    ran_last: list[Line] = []  # the lines the example ran, the last first
-    if attempts.repro is not None:
-        places = list(dict.fromkeys((s.candidate.path, s.candidate.start, s.candidate.end)
-                                    for s in shown))
-        for place in reversed(attempts.runs.trace(attempts.repro, places)):
-            line = by_place.get(place)
-            if line is not None and line not in ran_last:
-                ran_last.append(line)
+    ran_last = lines_ran_last(attempts.runs.trace(attempts.repro, trace_places(shown)), lines) \
+        if attempts.repro is not None else []
     changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                for n in changed_lines(originals[path], text) if (path, n) in by_place]
     files = ", ".join(dict.fromkeys(line.path for line in lines))
@@ -126,11 +120,8 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
         if k == 0:
             pick([line for line in ran_last if worth_rewriting(line)][:TRACE_LINES])
             pick(changed[:LINES_PER_ANSWER])
-    in_made = {(s.candidate.path, n) for s in shown if s.candidate.symbol in made
-               for n in range(s.candidate.start, s.candidate.end + 1)}
-    swept = sorted((line for line in ran_last if line not in picked and worth_rewriting(line)
-                    and attempts.may_write(line.path)),
-                   key=lambda line: (line.path, line.number) not in in_made)[:SWEEP_LINES]
+    swept = sweep(ran_last, shown, made, lambda line: line not in picked
+                  and attempts.may_write(line.path))
     for line, notice, sampled in _rewrites(picked, swept, temperature):
         if not attempts.calls_left():
             return None
@@ -150,6 +141,35 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
             return attempts.answer(check)
         attempts.put_back()
     return None
+
+
+def trace_places(shown: Sequence[Shown]) -> list[tuple[str, int, int]]:
+    """The places a trace of the example watches: the functions shown (path, lines)."""
+    return list(dict.fromkeys((s.candidate.path, s.candidate.start, s.candidate.end)
+                              for s in shown))
+
+
+def lines_ran_last(trace: Sequence[tuple[str, int]], lines: Sequence[Line]) -> list[Line]:
+    """The lines shown that a trace ((path, line) in the order they ran) holds, each once,
+    the last run first."""
+    by_place = {(line.path, line.number): line for line in lines}
+    out: list[Line] = []
+    for place in reversed(trace):
+        line = by_place.get(place)
+        if line is not None and line not in out:
+            out.append(line)
+    return out
+
+
+def sweep(ran_last: Sequence[Line], shown: Sequence[Shown], made: Collection[str],
+          allowed: Callable[[Line], bool]) -> list[Line]:
+    """The lines the sweep rewrites, in order: those the example ran that are worth a
+    rewrite and `allowed`, the lines of the functions that made part of the wrong result
+    (`made`: their symbols) first, then the last run first; SWEEP_LINES at most."""
+    in_made = {(s.candidate.path, n) for s in shown if s.candidate.symbol in made
+               for n in range(s.candidate.start, s.candidate.end + 1)}
+    return sorted((line for line in ran_last if worth_rewriting(line) and allowed(line)),
+                  key=lambda line: (line.path, line.number) not in in_made)[:SWEEP_LINES]
 
 
 def _rewrites(picked: Sequence[Line], swept: Sequence[Line], temperature: float | None
