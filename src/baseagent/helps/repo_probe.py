@@ -86,13 +86,13 @@ MAX_ROUNDS = 4
 MAX_MISSES = 2
 # The code sent: symbols and characters (the functions, not the modules).
 MAX_SYMBOLS = 4
+MAX_CODE_CHARS = 6_000
 # Functions shown because the issue's example showed a wrong value came from them (the
 # origins: helps/repro_runtime.py), after the best candidate. At e049536 markdown's `slugify`
 # (it returned the heading's id with its upper-case letters) was the only bug of the 12 the
 # issue's names did not lead to.
 ORIGINS_SHOWN = 2
 ORIGIN_WHY = "the issue's example showed it returned part of the wrong result"
-MAX_CODE_CHARS = 6_000
 # What a reply may hold: this many times the code shown, and this much more: the functions
 # sent back whole once, with a few sentences. At 49b4414 the 1.5B model's first reply to an
 # 80-line method (5,000 characters shown) ran 13,000 characters in 8 minutes of a 900 s
@@ -109,9 +109,9 @@ def code_shown(found: Localisation, root: Path, made: Sequence[Candidate] = ()
     """The functions the probe shows: the best MAX_SYMBOLS candidates that are not classes
     (a class's outline is no code to edit), as the files have them, with the functions the
     issue's example showed made part of its wrong value (`made`: origin_candidates, at most
-    ORIGINS_SHOWN) after the first. Through 1da1ee3 a class took one of the places and was then left out: on
-    croniter the class `croniter` ranked first and `_is_leap`, where the bug was, fifth, so
-    it was not shown."""
+    ORIGINS_SHOWN) after the first. Through 1da1ee3 a class took one of the places and was
+    then left out: on croniter the class `croniter` ranked first and `_is_leap`, where the
+    bug was, fifth, so it was not shown."""
     candidates = [c for c in found.candidates if c.kind != "class"]
     added = [c for c in made
              if not any(o.path == c.path and o.symbol == c.symbol for o in candidates)]
