@@ -5,8 +5,9 @@ in."""
 from __future__ import annotations
 
 from baseagent.helps.line_search import (MAX_REWRITE_LINES, Line, _rewrites, changed_lines,
-                                         lines_named, parses, rewrite_in, shown_lines,
-                                         with_rewrite, worth_rewriting)
+                                         lines_named, lines_ran_last, parses, rewrite_in,
+                                         shown_lines, sweep, trace_places, with_rewrite,
+                                         worth_rewriting)
 from baseagent.helps.localise import Candidate
 from baseagent.helps.localised_code import Shown
 
@@ -117,3 +118,19 @@ def test_rewrites_are_asked_first_of_each_line_picked_then_of_the_lines_swept_th
                      (8, "(3 of 3)", 0.7), (6, "(3 of 3)", 0.7)]
     notice = list(_rewrites([], swept, 0.7))[0][1]
     assert notice.startswith("line search: a rewrite of m.py:5, a line the issue's example ran")
+
+
+def test_the_sweep_takes_the_lines_ran_the_last_first_those_of_an_origin_before_the_rest():
+    """round_half (L4-7) then clamp (L10-13) ran; clamp's lines ran last, but round_half made
+    part of the wrong result: its lines come first. The `def` lines are no fix, and a line
+    not allowed (picked before) is left out."""
+    whole = TEXT.splitlines()
+    shown = [Shown(candidate("round_half", 4, 7), "\n".join(whole[3:7])),
+             Shown(candidate("clamp", 10, 13), "\n".join(whole[9:13]))]
+    lines = shown_lines(shown, {"m.py": TEXT})
+    ran = lines_ran_last([("m.py", n) for n in (4, 5, 7, 10, 11, 13, 99)], lines)
+    assert [line.number for line in ran] == [13, 11, 10, 7, 5, 4]
+    assert trace_places(shown) == [("m.py", 4, 7), ("m.py", 10, 13)]
+    assert [line.number for line in sweep(ran, shown, (), lambda line: True)] == [13, 11, 7, 5]
+    made = sweep(ran, shown, {"round_half"}, lambda line: line.number != 5)
+    assert [line.number for line in made] == [7, 13, 11]
