@@ -342,3 +342,18 @@ def test_the_repository_probe_shows_functions_and_a_class_takes_none_of_their_pl
     shown = code_shown(found, tmp_path)
     assert [s.candidate.symbol for s in shown] == [f"f{i}" for i in range(MAX_SYMBOLS)]
     assert shown[-1].text == f"def f{MAX_SYMBOLS - 1}():\n    return {MAX_SYMBOLS - 1}"
+
+
+def test_a_reply_to_the_repository_probe_may_hold_the_code_once_and_a_little_more():
+    """At e049536 the first replies past 3,000 characters took 161 and 227 s and fixed
+    nothing: the code shown once and 3,000 more, 4,000 at most."""
+    from baseagent.helps.localise import Candidate
+    from baseagent.helps.localised_code import Shown
+    from baseagent.helps.repo_probe import reply_limit
+
+    def shown(chars: int) -> Shown:
+        return Shown(Candidate("m.py", "f", 1, 2, "function", 1.0, ()), "x" * chars)
+
+    assert reply_limit([shown(500)]) == 3_500
+    assert reply_limit([shown(500), shown(2_000)]) == 4_000
+    assert reply_limit([]) == 3_000

@@ -99,6 +99,11 @@ ORIGIN_WHY = "the issue's example showed it returned part of the wrong result"
 # task; the line search that follows a miss asks for a line at a time.
 REPLY_TIMES_CODE = 1
 REPLY_SLACK_CHARS = 3_000
+# And never more than this. At e049536 the two first replies past 3,000 characters (arrow,
+# 6,201; markdown, 6,385) took 161 and 227 s and fixed nothing, and markdown's three later
+# rounds 160 to 186 s each; the first replies that fixed a task (cachetools, 829) or came
+# close (inflect, 2,389) were shorter, and a rewrite in the line search takes 2 to 3 s.
+MAX_REPLY_CHARS = 4_000
 # How a line that is a command (not a sentence naming one) begins.
 _COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|npm|yarn|pnpm|"
                             r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
@@ -143,6 +148,12 @@ def origin_candidates(origins: Sequence[Origin], root: Path) -> list[Candidate]:
         if candidate not in out:
             out.append(candidate)
     return out
+
+
+def reply_limit(shown: Sequence[Shown]) -> int:
+    """The characters a reply to the probe may hold, for the code it was shown."""
+    return min(MAX_REPLY_CHARS,
+               REPLY_TIMES_CODE * sum(len(s.text) for s in shown) + REPLY_SLACK_CHARS)
 
 
 def test_command_in(task: str) -> str | None:
@@ -213,7 +224,7 @@ class RepoProbe(TurnHelp):
             if before is not None else ""
         code = "".join(_code(s) for s in shown)
         opening = REPO_PROBE_OPENING.format(task=ctx.task, code=code, before=before_text)
-        limit = REPLY_TIMES_CODE * sum(len(s.text) for s in shown) + REPLY_SLACK_CHARS
+        limit = reply_limit(shown)
         exchange: list[dict[str, Any]] = [{"role": "user", "content": opening}]
         replies: set[str] = set()
         first: dict[str, str] = {}  # the first reply's edits
