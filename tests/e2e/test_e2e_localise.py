@@ -578,3 +578,23 @@ def test_the_function_a_wrong_value_came_from_is_shown_though_no_name_leads_to_i
     assert "REPRO ORIGINS textkit/ids.py:1:_dashed:11" in origins
     assert "value.lower().split()" in (workspace / "textkit/ids.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_a_reply_that_runs_on_past_its_cap_keeps_the_blocks_it_finished(scripted_server,
+                                                                        workspace, home):
+    """A fix, then prose that would run past what a reply may hold: the reply stops after
+    its last whole block, which is tested and kept (through 0609f0d it was cut at the cap,
+    a miss, and the line search followed)."""
+    import hashlib
+
+    make_repository(workspace)
+    words = " ".join(hashlib.sha256(str(i).encode()).hexdigest()[:8].translate(
+        str.maketrans("0123456789", "ghijklmnop")) for i in range(900))
+    server = scripted_server([{"content": FIX.format(old="0.4", new="0.5") + "\n" + words,
+                               "chunk_size": 16}])  # streamed as a server streams tokens
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 1
+    assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"

@@ -56,6 +56,7 @@ from typing import Any
 from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLong, TurnContext,
                                      TurnHelp)
+from baseagent.helps.code_blocks import fences
 from baseagent.helps.edit_form import check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import search_lines, shown_lines
@@ -104,6 +105,10 @@ REPLY_SLACK_CHARS = 3_000
 # rounds 160 to 186 s each; the first replies that fixed a task (cachetools, 829) or came
 # close (inflect, 2,389) were shorter, and a rewrite in the line search takes 2 to 3 s.
 MAX_REPLY_CHARS = 4_000
+# A reply this near its cap stops after its last whole block (`_enough_blocks`).
+LIMIT_MARGIN_CHARS = 200
+_REPLACE_END = re.compile(r"^\s*>{5,9}\s*(?:REPLACE|UPDATED)\b.*$",
+                          re.IGNORECASE | re.MULTILINE)  # as helps/edit_form.py reads it
 # How a line that is a command (not a sentence naming one) begins.
 _COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|npm|yarn|pnpm|"
                             r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
@@ -252,7 +257,7 @@ class RepoProbe(TurnHelp):
                                            *(exchange[:1] if fresh else exchange)], notice,
                                           max_chars=limit,
                                           temperature=self.temperature if searching
-                                          else None, enough=_enough_blocks()).text
+                                          else None, enough=_enough_blocks(limit)).text
                 except ReplyRepeats as cut:
                     ctx.notice(PROBE_REPEATS_NOTICE.format(chars=cut.span))
                     reply = ""
@@ -344,21 +349,33 @@ class RepoProbe(TurnHelp):
         self.scratch.close()
 
 
+def _whole_blocks_end(text: str) -> int | None:
+    """Where the last whole block of a reply ends (a SEARCH/REPLACE block's last line, or a
+    code block's closing fence), or None when it has none."""
+    ends = [m.end() for m in fences(text)]
+    ends += [m.end() for m in _REPLACE_END.finditer(text)]
+    return max(ends) if ends else None
+
+
 def _code(shown: Shown) -> str:
     c = shown.candidate
     return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
                                   end=c.end, language=language_of(c.path), text=shown.text)
 
 
-def _enough_blocks() -> Enough:
+def _enough_blocks(limit: int) -> Enough:
     """Where a SEARCH/REPLACE reply may stop: where one pattern began to repeat with only
     its numbers changing, when whole blocks came before it; with none, the reply is a miss
     (ReplyRepeats). At 49b4414 the 1.5B model, sending back an 80-line method, went on to
     enumerate `elif diff == self._SECS_PER_HOUR * 2 - 33:` with each number in turn for
-    thousands of characters."""
+    thousands of characters. And as it nears `limit`, after its last whole block (a
+    SEARCH/REPLACE block or a code block: a function sent whole), when it has one; else it
+    is cut at `limit` (ReplyTooLong) and is a miss."""
     repeats = RepetitionGuard(blind_to_digits=True)
 
     def check(text: str) -> int | None:
+        if len(text) >= limit - LIMIT_MARGIN_CHARS:
+            return _whole_blocks_end(text)
         if not repeats.runaway(len(text), lambda: text):
             return None
         start = len(text) - repeats.span
