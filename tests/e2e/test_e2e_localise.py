@@ -404,8 +404,8 @@ def test_the_line_search_tries_the_last_lines_the_issues_example_ran(scripted_se
                                                                      workspace, home):
     """Asked which line, the model names none; the example, run once more traced, ran L6
     then L8 of the code shown: L8 (the last) is rewritten first, and the rewrite that
-    repeats the first reply's edit is not tested again; a sampled one the tests pass is
-    kept."""
+    repeats the first reply's edit is not tested again; asked again, shown that rewrite as
+    tried, a sampled one the tests pass is kept."""
     make_repository(workspace)
     server = scripted_server([{"content": FIX.format(old="0.4", new="0.6")}, *NAMES_NO_LINE,
                               {"content": "```python\n    return math.floor(value + 0.6)\n```"},
@@ -420,6 +420,11 @@ def test_the_line_search_tries_the_last_lines_the_issues_example_ran(scripted_se
     traced = run.completed_items("command_execution")[5]["aggregated_output"]
     assert "REPRO TRACE 0:6 0:8" in traced
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (2 of 3)" in notices(run)
+    # asked again, L8 is shown what was tried in its place
+    assert server.requests[-1]["messages"][1]["content"].endswith(
+        "These were tried in its place and did not fix the issue:\n```python\n"
+        "return math.floor(value + 0.6)\n```\nReply with a different rewrite.")
+    assert "tried in its place" not in server.requests[3]["messages"][1]["content"]
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
 
 

@@ -33,7 +33,7 @@ from baseagent.helps.localised_code import Shown
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.repo_attempts import Attempts, language_of
 from baseagent.prompts.system import (PROBE_CUT_NOTICE, REPO_LINE_FIX, REPO_LINE_NOTICES,
-                                      REPO_LINE_SYSTEM, REPO_LINE_WHICH)
+                                      REPO_LINE_SYSTEM, REPO_LINE_TRIED, REPO_LINE_WHICH)
 
 # A rewrite longer than this is not a line's fix (the model sent a function).
 MAX_REWRITE_LINES = 8
@@ -60,6 +60,10 @@ SWEEP_LINES = 16
 # decorator instruments) and a bare keyword.
 _NOT_A_FIX = re.compile(r"^(?:@|(?:async\s+)?def\s|class\s|(?:try|else|finally|pass|break|"
                         r"continue)\b\s*:?\s*(?:#.*)?$|except\b.*:\s*(?:#.*)?$)")
+# A line asked for again is shown the rewrites tried in its place (the last this many). At
+# e049536 on validators the sampled rewrites of the bug's line gave the line unchanged, then
+# a wrong one; on furl all three were the same wrong rewrite.
+MAX_TRIED = 3
 # What a reply may hold (a line or two of code, a sentence around it).
 LINE_REPLY_CHARS = 2_000
 
@@ -122,12 +126,21 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
             pick(changed[:LINES_PER_ANSWER])
     swept = sweep(ran_last, shown, made, lambda line: line not in picked
                   and attempts.may_write(line.path))
+    tried: dict[Line, list[str]] = {}  # each line's rewrites that were no fix
     for line, notice, sampled in _rewrites(picked, swept, temperature):
         if not attempts.calls_left():
             return None
-        reply = ask(REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
-                                         language=language_of(line.path)), notice, sampled)
-        rewrite = rewrite_in(reply)
+        language = language_of(line.path)
+        question = REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
+                                        language=language)
+        if tried.get(line):
+            question += REPO_LINE_TRIED.format(language=language,
+                                               tried="\n".join(tried[line][-MAX_TRIED:]))
+        rewrite = rewrite_in(ask(question, notice, sampled))
+        if rewrite is not None:
+            said = "\n".join(rewrite).strip()
+            if said not in tried.setdefault(line, []):
+                tried[line].append(said)
         text = with_rewrite(originals[line.path], line.number, rewrite) \
             if rewrite is not None else None
         if text is None or not parses(line.path, text):

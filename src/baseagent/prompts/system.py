@@ -433,6 +433,13 @@ This line of {path} most likely causes the issue:
 ```
 Rewrite it so that the issue is fixed. Reply with the new code only, in one code block: the
 line as it should be (or the few lines that should take its place)."""
+# A rewrite asked again of a line: what was tried (helps/line_search.py).
+REPO_LINE_TRIED = """
+These were tried in its place and did not fix the issue:
+```{language}
+{tried}
+```
+Reply with a different rewrite."""
 REPO_LINE_NOTICES = ("line search: which line of the code shown causes the issue, at "
                      "temperature {temperature} (no tools)",
                      "line search: a rewrite of {place} ({k} of {of}) at temperature "
