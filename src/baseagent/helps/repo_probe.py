@@ -57,7 +57,7 @@ from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLong, TurnContext,
                                      TurnHelp)
 from baseagent.helps.code_blocks import fences
-from baseagent.helps.edit_form import check_edit_blocks, parse_edit_blocks
+from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import search_lines, shown_lines
 from baseagent.helps.localise import MAX_FILE_BYTES, Candidate, Localisation, map_file
@@ -252,25 +252,12 @@ class RepoProbe(TurnHelp):
                     notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
                         else REPO_PROBE_NOTICES[1].format(n=rounds)
                 ctx.restart_evidence()
-                try:
-                    reply = ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM},
-                                           *(exchange[:1] if fresh else exchange)], notice,
-                                          max_chars=limit,
-                                          temperature=self.temperature if searching
-                                          else None, enough=_enough_blocks(limit)).text
-                except ReplyRepeats as cut:
-                    ctx.notice(PROBE_REPEATS_NOTICE.format(chars=cut.span))
-                    reply = ""
-                except ReplyTooLong:
-                    ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
-                    reply = ""
+                reply = _reply(ctx, exchange[:1] if fresh else exchange, notice, limit,
+                               self.temperature if searching else None)
                 if reply.strip() and reply in replies:
                     continue  # the same reply again: nothing new to test
                 replies.add(reply)
-                blocks = parse_edit_blocks(reply)
-                check = check_edit_blocks(ctx.cwd, blocks, may_write=attempts.may_write) \
-                    if blocks else function_edits(reply, [s.candidate for s in shown],
-                                                  ctx.cwd, attempts.may_write)
+                check = _edits(ctx, reply, shown, attempts)
                 if check.new_texts and attempts.tested(check.new_texts):
                     continue  # the same edits again
                 outcome = attempts.attempt(check)
@@ -361,6 +348,30 @@ def _code(shown: Shown) -> str:
     c = shown.candidate
     return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
                                   end=c.end, language=language_of(c.path), text=shown.text)
+
+
+def _reply(ctx: TurnContext, exchange: list[dict[str, Any]], notice: str, limit: int,
+           temperature: float | None) -> str:
+    """The model's reply to the probe's exchange, "" when it was cut (a notice says why)."""
+    try:
+        return ctx.ask_alone([{"role": "system", "content": REPO_PROBE_SYSTEM}, *exchange],
+                             notice, max_chars=limit, temperature=temperature,
+                             enough=_enough_blocks(limit)).text
+    except ReplyRepeats as cut:
+        ctx.notice(PROBE_REPEATS_NOTICE.format(chars=cut.span))
+    except ReplyTooLong:
+        ctx.notice(PROBE_CUT_NOTICE.format(chars=limit))
+    return ""
+
+
+def _edits(ctx: TurnContext, reply: str, shown: Sequence[Shown],
+           attempts: Attempts) -> EditCheck:
+    """What a reply's SEARCH/REPLACE blocks would make of the files, checked; without
+    blocks, its whole functions merged by name."""
+    blocks = parse_edit_blocks(reply)
+    if blocks:
+        return check_edit_blocks(ctx.cwd, blocks, may_write=attempts.may_write)
+    return function_edits(reply, [s.candidate for s in shown], ctx.cwd, attempts.may_write)
 
 
 def _enough_blocks(limit: int) -> Enough:
