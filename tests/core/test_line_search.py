@@ -96,7 +96,7 @@ def test_a_python_file_must_still_parse():
 
 def test_a_definitions_header_and_a_bare_keyword_are_no_lines_fix():
     """A trace records a `def` line for code a decorator instruments (typeguard's checks,
-    on inflect); a keyword alone is nothing to rewrite."""
+    on inflect); a decorator or a keyword alone is nothing to rewrite."""
     def fix(text: str) -> bool:
         return worth_rewriting(Line("m.py", 1, text))
 
@@ -106,6 +106,10 @@ def test_a_definitions_header_and_a_bare_keyword_are_no_lines_fix():
     for text in ("return x % 10", "post = nth[abs(n) % 10]", "elif x > 0:", "passing = 1",
                  "trying()", "raise ValueError(x)"):
         assert fix(text), text
+    # a `def` line an answer names may hold a wrong default; one a trace names is a header
+    named = Line("m.py", 1, "def f(x, strict=False):")
+    assert worth_rewriting(named, traced=False) and not worth_rewriting(named)
+    assert not worth_rewriting(Line("m.py", 1, "@property"), traced=False)
 
 
 def test_rewrites_are_asked_first_of_each_line_picked_then_of_the_lines_swept_then_sampled():

@@ -56,10 +56,14 @@ REWRITES_PER_LINE = 3
 # trace's last two lines were elsewhere; on inflect it was the third last line to run, after
 # a line of typeguard's inserted checks. A rewrite takes 2 to 3 s, its check about 1 s.
 SWEEP_LINES = 16
-# Lines that are no line's fix: a definition's header (a trace records one for code a
-# decorator instruments) and a bare keyword.
-_NOT_A_FIX = re.compile(r"^(?:@|(?:async\s+)?def\s|class\s|(?:try|else|finally|pass|break|"
+# Lines that are no line's fix: a decorator, a class's header and a bare keyword (at
+# 1a80f63 on furl an answer copied `@property` and two decorators took six rewrites); and,
+# of the lines a trace names, a function's header too (a trace records one for code a
+# decorator instruments: inflect's typeguard checks). A `def` line an answer names may hold
+# a wrong default.
+_NOT_A_FIX = re.compile(r"^(?:@|class\s|(?:try|else|finally|pass|break|"
                         r"continue)\b\s*:?\s*(?:#.*)?$|except\b.*:\s*(?:#.*)?$)")
+_DEF = re.compile(r"^(?:async\s+)?def\s")
 # A line asked for again is shown the rewrites tried in its place (the last this many). At
 # e049536 on validators the sampled rewrites of the bug's line gave the line unchanged, then
 # a wrong one; on furl all three were the same wrong rewrite.
@@ -105,7 +109,8 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
 
     def pick(found: list[Line]) -> None:
         for line in found:
-            if len(picked) < MAX_LINES and line not in picked and attempts.may_write(line.path):
+            if len(picked) < MAX_LINES and line not in picked and \
+                    worth_rewriting(line, traced=False) and attempts.may_write(line.path):
                 picked.append(line)
 
     by_place = {(line.path, line.number): line for line in lines}
@@ -203,9 +208,11 @@ def _rewrites(picked: Sequence[Line], swept: Sequence[Line], temperature: float 
             yield line, notice(line, k, temperature), temperature
 
 
-def worth_rewriting(line: Line) -> bool:
-    """Whether a line may be a line's fix: not a definition's header, not a bare keyword."""
-    return not _NOT_A_FIX.match(line.text.strip())
+def worth_rewriting(line: Line, traced: bool = True) -> bool:
+    """Whether a line may be a line's fix: not a decorator, a class's header or a bare
+    keyword; of the lines a trace names (`traced`), not a function's header either."""
+    text = line.text.strip()
+    return not _NOT_A_FIX.match(text) and not (traced and _DEF.match(text))
 
 
 def shown_lines(shown: Sequence[Shown], texts: dict[str, str]) -> list[Line]:
