@@ -508,6 +508,9 @@ def test_after_the_lines_picked_each_other_line_the_example_ran_gets_one_rewrite
                                                                 None]
     traced = run.completed_items("command_execution")[3]["aggregated_output"]
     assert "REPRO TRACE 0:6 0:7 0:8 0:9 0:10" in traced
+    # the table the function reads is shown after it (helps/module_names.py)
+    assert "words/numbers.py, the module-level names `ordinal` reads (lines 1-1):\n```python\n" \
+        'SUFFIXES = {1: "st", 2: "nd", 3: "rd"}\n```' in server.requests[0]["messages"][-1]["content"]
     said = notices(run)
     assert "line search: a rewrite of words/numbers.py:10 (1 of 3)" in said
     assert "line search: a rewrite of words/numbers.py:8, a line the issue's example ran" in said

@@ -62,6 +62,7 @@ from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import search_lines, shown_lines
 from baseagent.helps.localise import MAX_FILE_BYTES, Candidate, Localisation, map_file
 from baseagent.helps.localised_code import LocalisedCode, Shown, shown_symbols
+from baseagent.helps.module_names import ModuleName, shown_names
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.repo_attempts import (Attempts, Outcome, RepoRuns, language_of, put_back,
                                            read_text, tail)
@@ -72,9 +73,10 @@ from baseagent.helps.turn_start import TurnStart
 from baseagent.llm.repetition import RepetitionGuard
 from baseagent.prompts.system import (PROBE_CUT_NOTICE, PROBE_REPEATS_NOTICE,
                                       PROBE_SCRATCH_FAILED, REPO_LINE_OPENING,
-                                      REPO_PROBE_BEFORE, REPO_PROBE_CODE, REPO_PROBE_NOTICES,
-                                      REPO_PROBE_OPENING, REPO_PROBE_SOURCES,
-                                      REPO_PROBE_START_KEPT, REPO_PROBE_SYSTEM)
+                                      REPO_PROBE_BEFORE, REPO_PROBE_CODE, REPO_PROBE_NAMES,
+                                      REPO_PROBE_NOTICES, REPO_PROBE_OPENING,
+                                      REPO_PROBE_SOURCES, REPO_PROBE_START_KEPT,
+                                      REPO_PROBE_SYSTEM)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
 # The share of the turn's model calls left to the conversation after the probe (a quarter,
@@ -227,7 +229,9 @@ class RepoProbe(TurnHelp):
         attempts = Attempts(ctx, runs, repro, originals, keep, at_start)
         before_text = REPO_PROBE_BEFORE.format(output=tail(before.output)) \
             if before is not None else ""
-        code = "".join(_code(s) for s in shown)
+        names = shown_names([(s.candidate.path, s.candidate.start, s.candidate.end)
+                             for s in shown], originals)
+        code = "".join(_code(s, used) for s, used in zip(shown, names))
         opening = REPO_PROBE_OPENING.format(task=ctx.task, code=code, before=before_text)
         limit = reply_limit(shown)
         exchange: list[dict[str, Any]] = [{"role": "user", "content": opening}]
@@ -344,10 +348,17 @@ def _whole_blocks_end(text: str) -> int | None:
     return max(ends) if ends else None
 
 
-def _code(shown: Shown) -> str:
+def _code(shown: Shown, names: Sequence[ModuleName] = ()) -> str:
+    """A function shown, then the module-level names it reads (helps/module_names.py)."""
     c = shown.candidate
-    return REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
+    code = REPO_PROBE_CODE.format(path=c.path, kind=c.kind, symbol=c.symbol, start=c.start,
                                   end=c.end, language=language_of(c.path), text=shown.text)
+    if not names:
+        return code
+    return code + REPO_PROBE_NAMES.format(
+        path=c.path, symbol=c.symbol, language=language_of(c.path),
+        lines=", ".join(f"{n.start}-{n.end}" for n in names),
+        text="\n\n".join(n.text for n in names))
 
 
 def _reply(ctx: TurnContext, exchange: list[dict[str, Any]], notice: str, limit: int,

@@ -383,6 +383,8 @@ The code this issue most likely concerns (as the files have it now):
 First say in one sentence what in this code causes the issue. Then reply with
 SEARCH/REPLACE blocks that fix it."""
 REPO_PROBE_CODE = "\n{path}, {kind} `{symbol}` (lines {start}-{end}):\n```{language}\n{text}\n```\n"
+REPO_PROBE_NAMES = ("\n{path}, the module-level names `{symbol}` reads (lines {lines}):\n"
+                    "```{language}\n{text}\n```\n")
 REPO_PROBE_BEFORE = ("\nThe issue's example, run on the code as it is now, gives:\n"
                      "```text\n{output}\n```\n")
 REPO_PROBE_NO_BLOCKS = ("Your reply has no SEARCH/REPLACE block. Reply with SEARCH/REPLACE "
