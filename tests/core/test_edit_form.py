@@ -10,7 +10,7 @@ import os
 import pytest
 
 from baseagent.helps.edit_form import (EditBlock, Merge, check_edit_blocks, has_edit_blocks,
-                                       merge_by_name, parse_edit_blocks)
+                                       merge_by_name, parse_edit_blocks, tail_ends)
 
 
 def block(search: str, replace: str) -> str:
@@ -290,3 +290,13 @@ def test_merge_by_name(name, code, expected, change):
     # Everything else is kept.
     for kept in ("class Other:", "def helper(x):", "class Engine:", '"""Doc."""'):
         assert kept in merge.text
+
+
+def test_where_each_block_closes_is_read_as_the_parser_reads_tails():
+    """The repository probe stops a reply near its cap after its last whole block."""
+    text = ("a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\nmore\r\n"
+            "  >>>>>>>  updated  \r\n>>>> REPLACE\n")
+    ends = tail_ends(text)
+    assert [text[:end].rsplit("\n", 1)[-1].strip() for end in ends] == \
+        [">>>>>>> REPLACE", ">>>>>>>  updated"]
+    assert tail_ends("no blocks") == []

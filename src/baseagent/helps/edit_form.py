@@ -79,6 +79,17 @@ def has_edit_blocks(text: str) -> bool:
     return "SEARCH" in text.upper() and any(_HEAD.match(line) for line in text.splitlines())
 
 
+def tail_ends(text: str) -> list[int]:
+    """Where each line that closes a SEARCH/REPLACE block (`>>>>>>> REPLACE`) ends in
+    `text`, as parse_edit_blocks reads those lines."""
+    ends, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        offset += len(line)
+        if _TAIL.match(line):
+            ends.append(offset - (len(line) - len(line.rstrip("\r\n"))))
+    return ends
+
+
 def parse_edit_blocks(text: str) -> list[EditBlock]:
     """The SEARCH/REPLACE blocks in a reply, in order. A block is a head line
     (`<<<<<<< SEARCH`), the text to find, a divider (`=======`), the text to put in, and a

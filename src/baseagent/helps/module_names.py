@@ -61,11 +61,8 @@ def names_used(text: str, start: int, end: int) -> list[ModuleName]:
     stores = reads.stores | {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
     lines = text.splitlines()
     out: list[ModuleName] = []
-    for name in sorted(loads - stores, key=lambda n: assigned[n].lineno
-                       if n in assigned else 0):
-        node = assigned.get(name)
-        if node is None:
-            continue
+    for name in sorted((loads - stores) & assigned.keys(), key=lambda n: assigned[n].lineno):
+        node = assigned[name]
         first, last = node.lineno, node.end_lineno or node.lineno
         source = "\n".join(lines[first - 1:last])
         if last - first + 1 <= MAX_LINES and len(source) <= MAX_CHARS:

@@ -70,25 +70,25 @@ class RepoRuns:
             arguments["timeout_ms"] = timeout
         return self.ctx.run_quiet(tool_call("shell", arguments))[1]
 
+    def _check(self, program: str) -> str:
+        """A check program (helps/reproduction.py) run with the suite's interpreter."""
+        return self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
+
     def repro(self, repro: Reproduction) -> ReproResult:
-        program = check_script(repro)
-        output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
-        self.last_repro = read_result(output)
+        self.last_repro = read_result(self._check(check_script(repro)))
         return self.last_repro
 
     def trace(self, repro: Reproduction, places: list[tuple[str, int, int]]
               ) -> list[tuple[str, int]]:
         """The issue's example run once more, traced: the lines of `places` (path, first
         line, last line) it ran, (path, line) in the order they ran, the last of them."""
-        program = check_script(repro, trace=places)
-        output = self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}")
+        output = self._check(check_script(repro, trace=places))
         return [(places[i][0], n) for i, n in read_trace(output) if 0 <= i < len(places)]
 
     def origins(self, repro: Reproduction) -> list[Origin]:
         """The issue's example run once more, watching what the repository's functions
         return: those that returned part of a wrong result, the most telling first."""
-        program = check_script(repro, origins=True)
-        return read_origins(self._shell(f"{interpreter_of(self.command)} - {heredoc(program)}"))
+        return read_origins(self._check(check_script(repro, origins=True)))
 
     def suite(self) -> tuple[TestReport, str]:
         output = self._shell(self.command)

@@ -57,7 +57,8 @@ from baseagent.core.verification.evidence import is_test_file, runs_tests
 from baseagent.helps.contract import (Enough, Message, ReplyRepeats, ReplyTooLong, TurnContext,
                                      TurnHelp)
 from baseagent.helps.code_blocks import fences
-from baseagent.helps.edit_form import EditCheck, check_edit_blocks, parse_edit_blocks
+from baseagent.helps.edit_form import (EditCheck, check_edit_blocks, parse_edit_blocks,
+                                      tail_ends)
 from baseagent.helps.function_edits import function_edits
 from baseagent.helps.line_search import search_lines, shown_lines
 from baseagent.helps.localise import MAX_FILE_BYTES, Candidate, Localisation, map_file
@@ -109,8 +110,6 @@ REPLY_SLACK_CHARS = 3_000
 MAX_REPLY_CHARS = 4_000
 # A reply this near its cap stops after its last whole block (`_enough_blocks`).
 LIMIT_MARGIN_CHARS = 200
-_REPLACE_END = re.compile(r"^\s*>{5,9}\s*(?:REPLACE|UPDATED)\b.*$",
-                          re.IGNORECASE | re.MULTILINE)  # as helps/edit_form.py reads it
 # How a line that is a command (not a sentence naming one) begins.
 _COMMAND_START = re.compile(r"^(?:env|cd|timeout|uv|poetry|hatch|tox|nox|make|npm|yarn|pnpm|"
                             r"go|cargo|python[\d.]*|pypy[\d.]*|pytest|py\.test)\b|^\w+=|^[./~]")
@@ -343,8 +342,7 @@ class RepoProbe(TurnHelp):
 def _whole_blocks_end(text: str) -> int | None:
     """Where the last whole block of a reply ends (a SEARCH/REPLACE block's last line, or a
     code block's closing fence), or None when it has none."""
-    ends = [m.end() for m in fences(text)]
-    ends += [m.end() for m in _REPLACE_END.finditer(text)]
+    ends = [m.end() for m in fences(text)] + tail_ends(text)
     return max(ends) if ends else None
 
 

@@ -342,11 +342,17 @@ _SUMMARY = re.compile(r"^REPRO SUMMARY: (?P<met>\d+) of (?P<total>\d+) met; (?P<
 _TRACE = re.compile(r"^REPRO TRACE (?P<lines>(?:\d+:\d+ ?)*)$", re.MULTILINE)
 
 
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of `pattern` in `text` (a check's line printed last stands)."""
+    found = None
+    for found in pattern.finditer(text):
+        pass
+    return found
+
+
 def read_trace(output: str) -> list[tuple[int, int]]:
     """The (place, line) pairs a traced check printed, in the order they ran."""
-    found = None
-    for found in _TRACE.finditer(output[-MAX_RESULT_CHARS:]):
-        pass
+    found = _last(_TRACE, output[-MAX_RESULT_CHARS:])
     if found is None:
         return []
     return [(int(a), int(b)) for a, b in
@@ -370,9 +376,7 @@ class Origin:
 
 def read_origins(output: str) -> list[Origin]:
     """The origins an origins check printed, the most telling first (at most 10)."""
-    found = None
-    for found in _ORIGINS.finditer(output[-MAX_RESULT_CHARS:]):
-        pass
+    found = _last(_ORIGINS, output[-MAX_RESULT_CHARS:])
     if found is None:
         return []
     out = []
@@ -393,9 +397,7 @@ def read_result(output: str) -> ReproResult:
                                                     m.group(0))
                for m in _LINE.finditer(output)}
     totals = [int(m.group("total")) for m in _LINE.finditer(output)]
-    summary = None
-    for summary in _SUMMARY.finditer(output):
-        pass
+    summary = _last(_SUMMARY, output)
     if summary is not None:
         return ReproResult(int(summary.group("met")), int(summary.group("total")), output,
                            True, summary.group("ended").strip(),
