@@ -264,6 +264,24 @@ def test_protected_tests_in_the_answer_are_never_written(tmp_path):
     assert len(file_blocks(answer, tmp_path, "Implement hamming.py and its tests.")) == 2
 
 
+def test_an_attribute_an_issue_names_is_never_a_file_to_create(tmp_path):
+    # furl at 1a80f63: `furl(...).path.isdir` in the issue matched as a file name, and the
+    # block after a line naming it was written to a new file `.path.isdir`
+    issue = ("For a URL with no path, `furl(...).path.isdir` should be True:\n"
+             "print(f.path.isdir)  # False -- expected True")
+    answer = ("The fix for `f.path.isdir`:\n\n```python\ndef isdir(self):\n"
+              "    return not self.segments or self.segments[-1] == ''\n```")
+    assert file_blocks(answer, tmp_path, issue) == []
+    loop, _client, rec = make_loop(tmp_path, [{"content": answer}, {"content": "Done."}],
+                                   verify=False)
+    loop.run_turn(issue)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [] and not rec.completed("file_change")
+    # a new file the task names is still one to create
+    named = "Write the fix in helpers.py:"
+    assert [b.path for b in file_blocks(named + "\n```python\nX = 1\n```", tmp_path,
+                                        "Create helpers.py")] == ["helpers.py"]
+
+
 def test_a_fragment_of_a_file_is_never_written(tmp_path):
     original = "def distance(a, b):\n    pass\n\n\ndef helper():\n    pass\n"
     (tmp_path / "hamming.py").write_text(original)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from baseagent.core.verification.evidence import forbids_test_changes, is_test_file, runs_tests
 from baseagent.helps.edit_form import has_edit_blocks
-from baseagent.helps.named_files import inside, named_in
+from baseagent.helps.named_files import could_be_new_file, inside, named_in
 from baseagent.llm.types import ToolCall
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)\n"
@@ -255,7 +255,8 @@ def _named(before: str, info: str, code: str, cwd: Path, task_files: set[str]) -
         for name in named_in(source or ""):
             # `path/to/hamming.py`: the prompt's example path kept in front of the name
             for candidate in dict.fromkeys((name, Path(name).name)):
-                if candidate in task_files or (cwd / candidate).is_file():
+                if (cwd / candidate).is_file() \
+                        or (candidate in task_files and could_be_new_file(candidate)):
                     return candidate
     return None
 

@@ -16,6 +16,16 @@ from baseagent.helps.contract import Message, TurnContext, TurnHelp
 
 # A path-like word with an extension: `hamming.py`, `src/app/main.go`, `./notes.txt`.
 FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}")
+# The extensions a file a task names but the workspace lacks yet may have: source, build,
+# config, docs and data files. An issue's `furl(...).path.isdir` matches FILE_NAME too, and
+# a code block after it was once written to a new file `.path.isdir` (furl at 1a80f63).
+NEW_FILE_SUFFIXES = frozenset(
+    "." + ext for ext in (
+        "py pyi pyx ipynb js mjs cjs jsx ts tsx go rs java kt kts scala rb php pl lua swift c h "
+        "cc cpp cxx hpp hh cs fs ex exs erl hs ml clj dart r jl zig nim v sol sh bash zsh fish "
+        "ps1 bat sql graphql proto html htm css scss sass less vue svelte json jsonl yaml yml "
+        "toml ini cfg conf env xml csv tsv md rst txt adoc tex svg mk cmake gradle lock "
+        "dockerfile tf hcl nix").split())
 # What is shown: files up to this size, this much in all (a few thousand tokens).
 MAX_FILE_BYTES = 16 * 1024
 MAX_TOTAL_BYTES = 32 * 1024
@@ -41,6 +51,13 @@ def named_in(text: str) -> list[str]:
         if name not in names:
             names.append(name)
     return names
+
+
+def could_be_new_file(name: str) -> bool:
+    """Whether `name`, which a task mentions and the workspace lacks, may be a file to
+    create: its extension is one a file has (NEW_FILE_SUFFIXES), not an attribute's name
+    (`f.path.isdir`, `self.items.append`)."""
+    return Path(name).suffix.lower() in NEW_FILE_SUFFIXES
 
 
 def inside(cwd: Path, name: str) -> bool:
