@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ from baseagent.helps.repo_attempts import (Attempts, Outcome, RepoRuns, language
                                            read_text, tail)
 from baseagent.helps.reproduction import Origin, reproduction_from
 from baseagent.helps.scratch import Scratch, ScratchError
+from baseagent.helps.test_report import TestReport
 from baseagent.helps.test_time import TestClock
 from baseagent.helps.turn_start import TurnStart
 from baseagent.llm.repetition import RepetitionGuard
@@ -176,6 +177,60 @@ def test_command_in(task: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """What the probe's rounds start from: the code shown and the files it is in as the task
+    had them, the opening message (and its parts the line search reuses), and the attempts."""
+
+    shown: list[Shown]
+    originals: dict[str, str]
+    made: list[Candidate]  # the functions that made part of the wrong value (origins)
+    code: str
+    before_text: str  # what the issue's example gives now, as the opening says it
+    opening: str
+    limit: int  # a reply's characters
+    attempts: Attempts
+    at_start: TestReport  # the suite's before any change
+
+
+def _set_up(ctx: TurnContext, found: Localisation, command: str, clock: TestClock,
+            shell_timeout_ms: int) -> _Setting | None:
+    """Run the issue's example (a check when it shows the bug, then for its origins) and the
+    suite (which times the later runs), and build the opening; None when no code is shown."""
+    shown = code_shown(found, ctx.cwd)
+    if not shown:
+        return None
+    keep = max(1, ctx.calls_left // AGENT_SHARE)  # the agent's own
+    runs = RepoRuns(ctx, command, clock, shell_timeout_ms)
+    repro = reproduction_from(ctx.task)
+    if repro is not None and not repro.expectations:
+        repro = None
+    before = runs.repro(repro) if repro is not None else None
+    if before is not None and (before.passed or not before.finished):
+        repro, before = None, None  # it does not show the bug: it decides nothing
+    made: list[Candidate] = []
+    if repro is not None:
+        made = origin_candidates(runs.origins(repro), ctx.cwd)[:ORIGINS_SHOWN]
+        if made:
+            shown = code_shown(found, ctx.cwd, made)
+    at_start, output = runs.suite()
+    clock.saw(output)  # the task's own first test run times the rest
+    originals = {s.candidate.path: text for s in shown
+                 if (text := read_text(ctx.cwd / s.candidate.path)) is not None}
+    before_text = REPO_PROBE_BEFORE.format(output=tail(before.output)) \
+        if before is not None else ""
+    names = shown_names([(s.candidate.path, s.candidate.start, s.candidate.end)
+                         for s in shown], originals)
+    code = "".join(_code(s, used) for s, used in zip(shown, names))
+    return _Setting(shown=shown, originals=originals, made=made, code=code,
+                    before_text=before_text,
+                    opening=REPO_PROBE_OPENING.format(task=ctx.task, code=code,
+                                                      before=before_text),
+                    limit=reply_limit(shown),
+                    attempts=Attempts(ctx, runs, repro, originals, keep, at_start),
+                    at_start=at_start)
+
+
 class RepoProbe(TurnHelp):
     def __init__(self, localised: LocalisedCode, clock: TestClock | None = None,
                  max_rounds: int = MAX_ROUNDS,
@@ -205,35 +260,26 @@ class RepoProbe(TurnHelp):
         if command is None or found is None or not ctx.has_tool("write_file") \
                 or not ctx.has_tool("shell"):
             return None
-        shown = code_shown(found, ctx.cwd)
-        if not shown:
+        setting = _set_up(ctx, found, command, self.clock, self.shell_timeout_ms)
+        if setting is None:
             return None
-        keep = max(1, ctx.calls_left // AGENT_SHARE)  # the agent's own
-        runs = RepoRuns(ctx, command, self.clock, self.shell_timeout_ms)
-        repro = reproduction_from(ctx.task)
-        if repro is not None and not repro.expectations:
-            repro = None
-        before = runs.repro(repro) if repro is not None else None
-        if before is not None and (before.passed or not before.finished):
-            repro, before = None, None  # it does not show the bug: it decides nothing
-        made: list[Candidate] = []  # the functions that made part of the wrong value
-        if repro is not None:
-            made = origin_candidates(runs.origins(repro), ctx.cwd)[:ORIGINS_SHOWN]
-            if made:
-                shown = code_shown(found, ctx.cwd, made)
-        at_start, output = runs.suite()
-        self.clock.saw(output)  # the task's own first test run times the rest
-        originals = {s.candidate.path: text for s in shown
-                     if (text := read_text(ctx.cwd / s.candidate.path)) is not None}
-        attempts = Attempts(ctx, runs, repro, originals, keep, at_start)
-        before_text = REPO_PROBE_BEFORE.format(output=tail(before.output)) \
-            if before is not None else ""
-        names = shown_names([(s.candidate.path, s.candidate.start, s.candidate.end)
-                             for s in shown], originals)
-        code = "".join(_code(s, used) for s, used in zip(shown, names))
-        opening = REPO_PROBE_OPENING.format(task=ctx.task, code=code, before=before_text)
-        limit = reply_limit(shown)
-        exchange: list[dict[str, Any]] = [{"role": "user", "content": opening}]
+        final = self._rounds(ctx, setting)
+        if final is not None:
+            return final
+        setting.attempts.put_back()
+        ctx.restart_evidence()
+        try:
+            self.start = TurnStart.take(ctx.cwd, command, setting.at_start)
+            self.start.best = setting.attempts.best
+        except ScratchError as exc:
+            ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
+        return None
+
+    def _rounds(self, ctx: TurnContext, setting: _Setting) -> str | None:
+        """The first reply, the line search after it missed, then repair (and search)
+        rounds: the answer of the first attempt kept, or None with the files put back."""
+        attempts, shown = setting.attempts, setting.shown
+        exchange: list[dict[str, Any]] = [{"role": "user", "content": setting.opening}]
         replies: set[str] = set()
         first: dict[str, str] = {}  # the first reply's edits
         best: tuple[int, int] = (-1, -1)
@@ -255,7 +301,7 @@ class RepoProbe(TurnHelp):
                     notice = REPO_PROBE_NOTICES[0] if rounds == 0 \
                         else REPO_PROBE_NOTICES[1].format(n=rounds)
                 ctx.restart_evidence()
-                reply = _reply(ctx, exchange[:1] if fresh else exchange, notice, limit,
+                reply = _reply(ctx, exchange[:1] if fresh else exchange, notice, setting.limit,
                                self.temperature if searching else None)
                 if reply.strip() and reply in replies:
                     continue  # the same reply again: nothing new to test
@@ -271,11 +317,11 @@ class RepoProbe(TurnHelp):
                 attempts.put_back()
                 if round_best is None or outcome.score > round_best[0].score:
                     round_best = (outcome, reply)
-            if rounds == 0 and shown_lines(shown, originals):
+            if rounds == 0 and shown_lines(shown, setting.originals):
                 # the first reply missed: which line, and what it should be, asked apart
                 final = search_lines(attempts, REPO_LINE_OPENING.format(
-                    task=ctx.task, code=code, before=before_text), shown, first,
-                    self.temperature, made={c.symbol for c in made})
+                    task=ctx.task, code=setting.code, before=setting.before_text), shown, first,
+                    self.temperature, made={c.symbol for c in setting.made})
                 if final is not None:
                     return final
             if round_best is None and (searching or not self.candidates):
@@ -294,13 +340,6 @@ class RepoProbe(TurnHelp):
             exchange = [exchange[0],
                         {"role": "assistant", "content": shown_next[0] or "(no reply)"},
                         {"role": "user", "content": shown_next[1]}]
-        attempts.put_back()
-        ctx.restart_evidence()
-        try:
-            self.start = TurnStart.take(ctx.cwd, command, at_start)
-            self.start.best = attempts.best
-        except ScratchError as exc:
-            ctx.notice(PROBE_SCRATCH_FAILED.format(error=exc))
         return None
 
     def end_turn(self, ctx: TurnContext, status: str) -> None:
