@@ -566,8 +566,8 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     localisation is measured on every task before a run of hours."""
     from baseagent.helps import line_search, repo_probe
     from baseagent.helps.localise import localise
-    from baseagent.helps.reproduction import (check_script, read_origins, read_trace,
-                                              reproduction_from)
+    from baseagent.helps.repo_attempts import traced_lines
+    from baseagent.helps.reproduction import check_script, read_origins, reproduction_from
 
     ws = make_workspace(task, work / task.id, cache)
     instruction = task_instruction(task)  # the text the agent is given
@@ -589,12 +589,12 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     swept = None
     if python is not None and repro is not None:
         places = line_search.trace_places(shown)
-        trace = [(places[i][0], n) for i, n in read_trace(run(check_script(repro, trace=places)))
-                 if 0 <= i < len(places)]
+        trace, suspicion = traced_lines(run(check_script(repro, trace=places)), places)
         lines = line_search.shown_lines(shown, {s.candidate.path: (ws / s.candidate.path)
                                                 .read_text(encoding="utf-8") for s in shown})
-        order = line_search.sweep(line_search.lines_ran_last(trace, lines), shown,
-                                  {c.symbol for c in made}, lambda line: True)
+        ran_last = line_search.suspect_first(line_search.lines_ran_last(trace, lines),
+                                             suspicion)
+        order = line_search.sweep(ran_last, shown, {c.symbol for c in made}, lambda line: True)
         swept = next((i for i, line in enumerate(order, 1)
                       if line.number in wrote.get(line.path, ())), None)
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from baseagent.helps.line_search import (MAX_REWRITE_LINES, Line, _rewrites, changed_lines,
                                          lines_named, lines_ran_last, parses, rewrite_in,
-                                         shown_lines, sweep, trace_places, with_rewrite,
-                                         worth_rewriting)
+                                         shown_lines, suspect_first, sweep, trace_places,
+                                         with_rewrite, worth_rewriting)
 from baseagent.helps.localise import Candidate
 from baseagent.helps.localised_code import Shown
 
@@ -138,3 +138,10 @@ def test_the_sweep_takes_the_lines_ran_the_last_first_those_of_an_origin_before_
     assert [line.number for line in sweep(ran, shown, (), lambda line: True)] == [13, 11, 7, 5]
     made = sweep(ran, shown, {"round_half"}, lambda line: line.number != 5)
     assert [line.number for line in made] == [7, 13, 11]
+
+
+def test_the_lines_run_where_the_example_goes_wrong_come_first_the_order_kept_otherwise():
+    ran = [Line("m.py", n, "x") for n in (13, 11, 7, 5)]
+    suspicion = {("m.py", 7): 1.0, ("m.py", 13): 0.5, ("m.py", 11): 0.5}
+    assert [line.number for line in suspect_first(ran, suspicion)] == [7, 13, 11, 5]
+    assert suspect_first(ran, {}) == ran

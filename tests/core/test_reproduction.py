@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from baseagent.helps.reproduction import (Origin, Reproduction, check_script, read_origins,
-                                          read_result, read_trace, reproduction_from)
+from baseagent.helps.reproduction import (Origin, Reproduction, Spectrum, check_script,
+                                          read_origins, read_result, read_spectrum, read_trace,
+                                          reproduction_from)
 from helpers import REPO
 
 ISSUES = sorted((REPO / "bench" / "repos").glob("*/issue.md"))
@@ -367,6 +368,29 @@ def test_a_traced_check_prints_the_lines_of_the_places_it_ran_in_order(tmp_path)
     assert "REPRO TRACE 0:6 0:8 0:6 0:7\n" in done.stdout
     assert read_trace(done.stdout) == [(0, 6), (0, 8), (0, 6), (0, 7)]
     assert read_trace("REPRO SUMMARY: 1 of 1 met; the script ran to its end\n") == []
+    # the spectrum: half(5) gives 2 (not met) and runs L6, L8; half(-1) gives 0 (met): L6, L7
+    assert "REPRO SPECTRUM 1 1 0:6:1:1 0:8:1:0 0:7:0:1\n" in done.stdout
+    spectrum = read_spectrum(done.stdout)
+    assert (spectrum.failed, spectrum.passed) == (1, 1)
+    assert spectrum.suspicion(0, 8) == 1.0 and spectrum.suspicion(0, 7) == 0.0
+    assert 0 < spectrum.suspicion(0, 6) < 1 and spectrum.suspicion(0, 99) == 0.0
+    assert read_spectrum("REPRO TRACE 0:6\n") == Spectrum()
+
+
+def test_a_line_the_examples_own_set_up_ran_counts_as_run_in_every_statement(tmp_path):
+    """`x = half(4)` has no expectation: the lines it runs may feed any statement after."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(
+        "def half(x):\n    if x < 0:\n        return 0\n    return x // 2\n")
+    repro = reproduction_from("```python\nfrom pkg import half\nx = half(4)\n"
+                              "print(half(-1))  # expected 0\nprint(x)  # expected 3\n```\n")
+    assert repro is not None
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, trace=[("pkg/__init__.py", 1, 4)]))
+    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert "REPRO SPECTRUM 1 1 0:1:1:1 0:2:1:1 0:4:1:1 0:3:0:1\n" in done.stdout
 
 
 def test_an_origins_check_names_the_function_that_returned_part_of_the_wrong_result(tmp_path):

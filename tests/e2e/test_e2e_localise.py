@@ -518,6 +518,68 @@ def test_after_the_lines_picked_each_other_line_the_example_ran_gets_one_rewrite
     assert run.events[-1]["verification"]["by"] == "evidence"
 
 
+# Chunks of a list: the bug's line (L4) runs only for drop_tail=True, which the issue's
+# example shows wrong; its second statement, right, runs the other branch.
+CHUNKS = {
+    "seqs/__init__.py": "from .cut import chunks\n",
+    "seqs/cut.py": """\
+        def chunks(seq, n, drop_tail=False):
+            \"\"\"Lists of n items of seq; with drop_tail, the last one only when whole.\"\"\"
+            if drop_tail:
+                limit = len(seq) - n
+            else:
+                limit = len(seq)
+            return [seq[i:i + n] for i in range(0, limit, n)]
+        """,
+    "tests/__init__.py": "",
+    "tests/test_cut.py": """\
+        from seqs import chunks
+
+
+        def test_whole_chunks():
+            assert chunks([1, 2, 3, 4], 2, drop_tail=True) == [[1, 2], [3, 4]]
+            assert chunks([1, 2, 3], 2, drop_tail=True) == [[1, 2]]
+
+
+        def test_all_chunks():
+            assert chunks([1, 2, 3], 2) == [[1, 2], [3]]
+        """,
+}
+CHUNKS_ISSUE = """# chunks(..., drop_tail=True) drops a whole last chunk
+
+```python
+from seqs import chunks
+print(chunks([1, 2, 3, 4], 2, drop_tail=True))   # expected [[1, 2], [3, 4]]
+print(chunks([1, 2, 3], 2))                      # [[1, 2], [3]] (fine)
+```
+
+The tests are correct; don't change them. Run them with:
+python3 -m pytest -q tests
+"""
+
+
+def test_the_lines_run_only_where_the_example_goes_wrong_are_rewritten_first(
+        scripted_server, workspace, home):
+    """The answers name no line. The example's last lines to run were the right statement's
+    (L7, L6); the line only the wrong one ran (L4, the bug's) gets the first rewrite."""
+    for name, text in CHUNKS.items():
+        path = workspace / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    server = scripted_server([
+        {"content": "Nothing to change."}, *NAMES_NO_LINE,
+        {"content": "```python\nlimit = len(seq) - n + 1\n```"}])
+    run = run_agent(["-i", CHUNKS_ISSUE, "--prompt-profile", "compact"], cwd=workspace,
+                    home=home, api_base=server.api_base)
+    assert run.returncode == 0, run.stderr
+    traced = run.completed_items("command_execution")[3]["aggregated_output"]
+    assert "REPRO TRACE 0:1 0:3 0:4 0:7 0:7 0:7 0:3 0:6 0:7 0:7 0:7 0:7" in traced
+    assert "REPRO SPECTRUM 1 1 0:1:1:1 0:3:1:1 0:4:1:0 0:7:1:1 0:6:0:1" in traced
+    assert "line search: a rewrite of seqs/cut.py:4 (1 of 3)" in notices(run)
+    assert "limit = len(seq) - n + 1" in (workspace / "seqs/cut.py").read_text()
+    assert run.events[-1]["verification"]["by"] == "evidence"
+
+
 # A heading whose id comes from a function reached through a table, which no name of the
 # issue leads to; it drops the lower-casing.
 HEADINGS = {

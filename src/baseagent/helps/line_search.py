@@ -8,7 +8,8 @@ were a line or two. A small model answers a narrow question in a few tokens, and
 tokens cost seconds, so here the model is asked (helps/repo_probe.py, after its first reply
 fails) which line of the code shown causes the issue, copied out, and then, for each such
 line (with the last lines the issue's example ran, traced, and the lines the first reply
-changed), to rewrite that line, then each other line the example ran, once; each rewrite is
+changed), to rewrite that line, then each other line the example ran, once (the lines that
+ran where the example goes wrong, not where it goes right, first: `suspect_first`); each rewrite is
 put in the file in place of the line, indented as the line was, and tested as any attempt
 is (the issue's example, then the suite). Every question shares one prefix (the issue, the code,
 what the example gives), so a server's prompt cache serves all but its end.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from baseagent.helps.code_blocks import fences
@@ -114,8 +115,10 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
                 picked.append(line)
 
     by_place = {(line.path, line.number): line for line in lines}
-    ran_last = lines_ran_last(attempts.runs.trace(attempts.repro, trace_places(shown)), lines) \
-        if attempts.repro is not None else []
+    ran_last: list[Line] = []
+    if attempts.repro is not None:
+        ran, suspicion = attempts.runs.trace(attempts.repro, trace_places(shown))
+        ran_last = suspect_first(lines_ran_last(ran, lines), suspicion)
     changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                for n in changed_lines(originals[path], text) if (path, n) in by_place]
     files = ", ".join(dict.fromkeys(line.path for line in lines))
@@ -177,6 +180,15 @@ def lines_ran_last(trace: Sequence[tuple[str, int]], lines: Sequence[Line]) -> l
         if line is not None and line not in out:
             out.append(line)
     return out
+
+
+def suspect_first(lines: Sequence[Line], suspicion: Mapping[tuple[str, int], float]
+                  ) -> list[Line]:
+    """`lines` with those that ran where the issue's example goes wrong, and not where it
+    goes right, first (their suspicion: reproduction.Spectrum), the order kept otherwise.
+    At 1a80f63 funcy's example printed two wrong results and one right: the bug's line ran
+    in the two only and was 8th to run last, after lines all three ran."""
+    return sorted(lines, key=lambda line: -suspicion.get((line.path, line.number), 0.0))
 
 
 def sweep(ran_last: Sequence[Line], shown: Sequence[Shown], made: Collection[str],

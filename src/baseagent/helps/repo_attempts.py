@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.contract import TurnContext
 from baseagent.helps.edit_form import EditCheck
 from baseagent.helps.reproduction import (Origin, ReproResult, Reproduction, check_script,
-                                          read_origins, read_result, read_trace)
+                                          read_origins, read_result, read_spectrum,
+                                          read_trace)
 from baseagent.helps.test_report import TestReport, read_report
 from baseagent.helps.test_time import TestClock, looping_report, timed_out
 from baseagent.llm.types import ToolCall
@@ -79,11 +81,11 @@ class RepoRuns:
         return self.last_repro
 
     def trace(self, repro: Reproduction, places: list[tuple[str, int, int]]
-              ) -> list[tuple[str, int]]:
+              ) -> tuple[list[tuple[str, int]], dict[tuple[str, int], float]]:
         """The issue's example run once more, traced: the lines of `places` (path, first
-        line, last line) it ran, (path, line) in the order they ran, the last of them."""
-        output = self._check(check_script(repro, trace=places))
-        return [(places[i][0], n) for i, n in read_trace(output) if 0 <= i < len(places)]
+        line, last line) it ran, (path, line) in the order they ran, the last of them; and
+        each line's suspicion by the statements it ran in (`traced_lines`)."""
+        return traced_lines(self._check(check_script(repro, trace=places)), places)
 
     def origins(self, repro: Reproduction) -> list[Origin]:
         """The issue's example run once more, watching what the repository's functions
@@ -96,6 +98,21 @@ class RepoRuns:
         report = read_report(output) if seconds is None \
             else looping_report(seconds, self.clock.reference)
         return report, output
+
+
+def traced_lines(output: str, places: Sequence[tuple[str, int, int]]
+                 ) -> tuple[list[tuple[str, int]], dict[tuple[str, int], float]]:
+    """What a traced check printed: the lines of `places` it ran, (path, line) in order, and
+    each line's suspicion (reproduction.Spectrum: higher when it ran in the statements
+    whose expectations failed, not in those met)."""
+    ran = [(places[i][0], n) for i, n in read_trace(output) if 0 <= i < len(places)]
+    spectrum = read_spectrum(output)
+    suspicion: dict[tuple[str, int], float] = {}
+    for i, n in spectrum.counts:
+        if 0 <= i < len(places):
+            where = (places[i][0], n)
+            suspicion[where] = max(suspicion.get(where, 0.0), spectrum.suspicion(i, n))
+    return ran, suspicion
 
 
 class Attempts:

@@ -62,6 +62,10 @@ def _raised(exc):
         else f"raised {type(exc).__name__}"
 
 
+# The expectation whose statement is running (0: none), for the trace's spectrum.
+_RUNNING = [0]
+
+
 class Checks:
     def __init__(self, expectations, out):
         self.expectations = expectations  # n -> {kind, expected, candidates, source, line}
@@ -90,6 +94,7 @@ class Checks:
         """A statement that gives a value: an expression, an assignment, print(x)."""
         e = self.expectations[n]
         try:
+            _RUNNING[0] = n
             value = thunk()
         except Exception as exc:
             if e["kind"] == "raises":
@@ -100,6 +105,8 @@ class Checks:
             if reraise:
                 raise
             return None
+        finally:
+            _RUNNING[0] = 0
         if echo:
             print(value)
         if e["kind"] == "raises":
@@ -119,6 +126,7 @@ class Checks:
         e = self.expectations[n]
         buffer = io.StringIO()
         try:
+            _RUNNING[0] = n
             with contextlib.redirect_stdout(buffer):
                 thunk()
         except Exception as exc:
@@ -129,6 +137,8 @@ class Checks:
             else:
                 self._report(n, False, _raised(exc))
             return
+        finally:
+            _RUNNING[0] = 0
         text = buffer.getvalue()
         sys.stdout.write(text)
         if e["kind"] == "raises":
@@ -249,15 +259,23 @@ def main(script, expectations):
 # helps/line_search.py). A wrong value comes from the path the code took; its last lines are
 # where the line search looks first.
 TRACE_KEEP = 120
+# And which statements each line ran in (the spectrum), for so many lines at most.
+SPECTRUM_KEEP = 2_000
+
+
+class _Trace:
+    def __init__(self):
+        self.seen = collections.deque(maxlen=TRACE_KEEP)  # (place, line), in order
+        self.ran_in = {}  # (place, line) -> the expectations whose statements ran it (0: none)
 
 
 def trace_start(places):
     """Record, from now on, each line run inside `places` ([path relative to the working
-    directory, first line, last line]): the code objects that begin within one. Returns
-    where the (place, line) pairs go, for trace_report."""
+    directory, first line, last line]): the code objects that begin within one, and the
+    statement each ran in. Returns the record, for trace_report."""
     resolved = [(os.path.realpath(os.path.join(os.getcwd(), path)), start, end)
                 for path, start, end in places]
-    seen = collections.deque(maxlen=TRACE_KEEP)
+    traced = _Trace()
     codes = {}  # code object -> its place's index, -1 for none
 
     def place_of(code):
@@ -276,19 +294,37 @@ def trace_start(places):
 
         def line(frame, event, arg):
             if event == "line":
-                seen.append((index, frame.f_lineno))
+                where = (index, frame.f_lineno)
+                traced.seen.append(where)
+                statements = traced.ran_in.get(where)
+                if statements is None and len(traced.ran_in) < SPECTRUM_KEEP:
+                    statements = traced.ran_in[where] = set()
+                if statements is not None:
+                    statements.add(_RUNNING[0])
             return line
         return line
 
     sys.settrace(call)
-    return seen
+    return traced
 
 
-def trace_report(seen):
-    """One line, `REPRO TRACE place:line ...`: what trace_start recorded, in the order it
-    ran."""
+def trace_report(traced, checks):
+    """Two lines. `REPRO TRACE place:line ...`: what trace_start recorded, in the order it
+    ran. `REPRO SPECTRUM failed passed place:line:f:p ...`: the statements checked that
+    failed and passed, and of each line run in how many of each it ran (a line run outside
+    any statement checked, by the script's own set-up, counts as run in all)."""
     sys.settrace(None)
-    sys.stdout.write("REPRO TRACE " + " ".join(f"{i}:{n}" for i, n in seen) + "\n")
+    failed = {n for n, met in checks.done.items() if not met}
+    passed = {n for n, met in checks.done.items() if met}
+    counts = []
+    for (index, number), statements in traced.ran_in.items():
+        if 0 in statements:
+            f, p = len(failed), len(passed)
+        else:
+            f, p = len(statements & failed), len(statements & passed)
+        counts.append(f"{index}:{number}:{f}:{p}")
+    sys.stdout.write("REPRO TRACE " + " ".join(f"{i}:{n}" for i, n in traced.seen) + "\n")
+    sys.stdout.write(f"REPRO SPECTRUM {len(failed)} {len(passed)} " + " ".join(counts) + "\n")
     sys.stdout.flush()
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import tokenize
 from collections.abc import Sequence
@@ -313,7 +314,8 @@ def check_script(repro: Reproduction,
     statement -> what it got; expected X`, then `REPRO SUMMARY: m of total met; how the
     script ended`. With no expectation it just runs the script and prints the summary.
     `trace`: places (path, first line, last line) whose lines run are then printed in the
-    order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace).
+    order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace),
+    and which statements checked each ran in (`REPRO SPECTRUM ...`: read_spectrum).
     `origins`: the functions that returned part of a wrong result are then printed
     (`REPRO ORIGINS ...`: read_origins)."""
     runtime = (Path(__file__).with_name("repro_runtime.py")).read_text(encoding="utf-8")
@@ -324,7 +326,8 @@ def check_script(repro: Reproduction,
     run = f"main({script!r},\n         {expectations!r})"
     if trace is not None:
         places = [[path, start, end] for path, start, end in trace]
-        body = f"    traced = trace_start({places!r})\n    {run}\n    trace_report(traced)\n"
+        body = (f"    traced = trace_start({places!r})\n    checks = {run}\n"
+                "    trace_report(traced, checks)\n")
     elif origins:
         body = (f"    returned = origins_start()\n    checks = {run}\n"
                 "    origins_report(returned, checks.wrong)\n")
@@ -357,6 +360,40 @@ def read_trace(output: str) -> list[tuple[int, int]]:
         return []
     return [(int(a), int(b)) for a, b in
             (pair.split(":") for pair in found.group("lines").split())]
+
+
+_SPECTRUM = re.compile(r"^REPRO SPECTRUM (?P<failed>\d+) (?P<passed>\d+)"
+                       r"(?P<counts>(?: \d+:\d+:\d+:\d+)*) ?$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """Which statements of the issue's example a line ran in: of the `failed` statements
+    checked (their expectations not met) and the `passed` ones, how many of each, by
+    (place, line). A line run only where the example gives what it should is less likely
+    the cause than one run where it does not (spectrum-based fault localisation)."""
+
+    failed: int = 0
+    passed: int = 0
+    counts: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+
+    def suspicion(self, place: int, line: int) -> float:
+        """Ochiai's score: f / sqrt(failed * (f + p)); 0 for a line no failed statement
+        ran, and for every line when nothing failed or the line was not recorded."""
+        f, p = self.counts.get((place, line), (0, 0))
+        return f / math.sqrt(self.failed * (f + p)) if f and self.failed else 0.0
+
+
+def read_spectrum(output: str) -> Spectrum:
+    """The spectrum a traced check printed; empty when it printed none."""
+    found = _last(_SPECTRUM, output[-MAX_RESULT_CHARS:])
+    if found is None:
+        return Spectrum()
+    counts = {}
+    for word in found.group("counts").split():
+        place, line, f, p = (int(part) for part in word.split(":"))
+        counts[(place, line)] = (f, p)
+    return Spectrum(int(found.group("failed")), int(found.group("passed")), counts)
 
 
 _ORIGINS = re.compile(r"^REPRO ORIGINS (?P<found>.*)$", re.MULTILINE)
