@@ -349,21 +349,27 @@ def test_the_script_and_the_expectations_are_bounded():
     assert repro is not None and len(repro.expectations) == 50
 
 
+def _traced(tmp_path: Path, module: str, example: str, lines: tuple[int, int]
+            ) -> subprocess.CompletedProcess[str]:
+    """The check of an issue's example (`from pkg import half`, then `example`) run traced
+    on `lines` of a package whose __init__ is `module`."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(module)
+    repro = reproduction_from(f"```python\nfrom pkg import half\n{example}```\n")
+    assert repro is not None
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, trace=[("pkg/__init__.py", *lines)]))
+    return subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+
+
 def test_a_traced_check_prints_the_lines_of_the_places_it_ran_in_order(tmp_path):
     """The line search's trace: the lines of the places given that the example ran, in the
     order they ran (a function called twice, twice), and nothing of code outside them."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text(
-        "def helper(x):\n    return x\n\n\ndef half(x):\n    if x < 0:\n        return 0\n"
-        "    return helper(x) // 2\n")
-    repro = reproduction_from("```python\nfrom pkg import half\nprint(half(5))  # expected 3\n"
-                              "print(half(-1))  # expected 0\n```\n")
-    assert repro is not None
-    program = tmp_path / "check.py"
-    program.write_text(check_script(repro, trace=[("pkg/__init__.py", 5, 8)]))
-    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
-                          text=True, timeout=60)
+    done = _traced(tmp_path, "def helper(x):\n    return x\n\n\ndef half(x):\n    if x < 0:\n"
+                   "        return 0\n    return helper(x) // 2\n",
+                   "print(half(5))  # expected 3\nprint(half(-1))  # expected 0\n", (5, 8))
     assert read_result(done.stdout).total == 2
     assert "REPRO TRACE 0:6 0:8 0:6 0:7\n" in done.stdout
     assert read_trace(done.stdout) == [(0, 6), (0, 8), (0, 6), (0, 7)]
@@ -379,17 +385,8 @@ def test_a_traced_check_prints_the_lines_of_the_places_it_ran_in_order(tmp_path)
 
 def test_a_line_the_examples_own_set_up_ran_counts_as_run_in_every_statement(tmp_path):
     """`x = half(4)` has no expectation: the lines it runs may feed any statement after."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text(
-        "def half(x):\n    if x < 0:\n        return 0\n    return x // 2\n")
-    repro = reproduction_from("```python\nfrom pkg import half\nx = half(4)\n"
-                              "print(half(-1))  # expected 0\nprint(x)  # expected 3\n```\n")
-    assert repro is not None
-    program = tmp_path / "check.py"
-    program.write_text(check_script(repro, trace=[("pkg/__init__.py", 1, 4)]))
-    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
-                          text=True, timeout=60)
+    done = _traced(tmp_path, "def half(x):\n    if x < 0:\n        return 0\n    return x // 2\n",
+                   "x = half(4)\nprint(half(-1))  # expected 0\nprint(x)  # expected 3\n", (1, 4))
     assert "REPRO SPECTRUM 1 1 0:1:1:1 0:2:1:1 0:4:1:1 0:3:0:1\n" in done.stdout
 
 

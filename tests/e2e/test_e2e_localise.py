@@ -80,8 +80,9 @@ def notices(run) -> str:
     return "\n".join(e.get("message", "") for e in run.events if e["type"] == "error")
 
 
-def make_repository(root: Path) -> Path:
-    for name, text in REPOSITORY.items():
+def make_repository(root: Path, files: dict[str, str] = REPOSITORY) -> Path:
+    """`files` (path: text, dedented) written under `root`."""
+    for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
@@ -492,10 +493,7 @@ def test_after_the_lines_picked_each_other_line_the_example_ran_gets_one_rewrite
     """The answers name no line; the trace's last two lines (L10, then L9) get a rewrite
     each that fails; then the other lines the example ran, the last run first (L8, the
     bug's), get one rewrite each, before any sampled one: L8's is kept."""
-    for name, text in ORDINALS.items():
-        path = workspace / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    make_repository(workspace, ORDINALS)
     server = scripted_server([
         {"content": "Nothing to change."}, *NAMES_NO_LINE,
         {"content": "```python\nreturn f\"{number}th\"\n```"},  # L10: fails the suite
@@ -562,10 +560,7 @@ def test_the_lines_run_only_where_the_example_goes_wrong_are_rewritten_first(
         scripted_server, workspace, home):
     """The answers name no line. The example's last lines to run were the right statement's
     (L7, L6); the line only the wrong one ran (L4, the bug's) gets the first rewrite."""
-    for name, text in CHUNKS.items():
-        path = workspace / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    make_repository(workspace, CHUNKS)
     server = scripted_server([
         {"content": "Nothing to change."}, *NAMES_NO_LINE,
         {"content": "```python\nlimit = len(seq) - n + 1\n```"}])
@@ -629,10 +624,7 @@ def test_the_function_a_wrong_value_came_from_is_shown_though_no_name_leads_to_i
     from baseagent.helps.localise import localise
     from baseagent.helps.repo_probe import code_shown
 
-    for name, text in HEADINGS.items():
-        path = workspace / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    make_repository(workspace, HEADINGS)
     static = code_shown(localise(HEADING_ISSUE, workspace), workspace)
     assert [s.candidate.symbol for s in static] == ["heading"]
     server = scripted_server([{"content": "It drops the lower-casing.\n\ntextkit/ids.py\n"
