@@ -277,7 +277,7 @@ class RepoProbe(TurnHelp):
 
     def _rounds(self, ctx: TurnContext, setting: _Setting) -> str | None:
         """The first reply, the line search after it missed, then repair (and search)
-        rounds: the answer of the first attempt kept, or None with the files put back."""
+        rounds: the answer of the first attempt kept, or None when none was."""
         attempts, shown = setting.attempts, setting.shown
         exchange: list[dict[str, Any]] = [{"role": "user", "content": setting.opening}]
         replies: set[str] = set()
