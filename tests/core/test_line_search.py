@@ -7,7 +7,7 @@ from __future__ import annotations
 from baseagent.helps.line_search import (MAX_REWRITE_LINES, Line, _rewrites, changed_lines,
                                          lines_named, lines_ran_last, parses, rewrite_in,
                                          shown_lines, suspect_first, sweep, trace_places,
-                                         with_rewrite, worth_rewriting)
+                                         with_rewrite, without_header, worth_rewriting)
 from baseagent.helps.localise import Candidate
 from baseagent.helps.localised_code import Shown
 
@@ -145,3 +145,10 @@ def test_the_lines_run_where_the_example_goes_wrong_come_first_the_order_kept_ot
     suspicion = {("m.py", 7): 1.0, ("m.py", 13): 0.5, ("m.py", 11): 0.5}
     assert [line.number for line in suspect_first(ran, suspicion)] == [7, 13, 11, 5]
     assert suspect_first(ran, {}) == ran
+
+
+def test_an_answer_that_copies_a_function_names_its_body_not_its_header():
+    header, body = Line("m.py", 4, "def round_half(value):"), Line("m.py", 5, "    if value < 0:")
+    assert without_header([header, body]) == [body]
+    assert without_header([header]) == [header]  # named alone: it may hold a wrong default
+    assert without_header([]) == []

@@ -127,8 +127,8 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
         if not attempts.calls_left():
             break
         sampled = None if k == 0 else temperature
-        pick(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
-            temperature=temperature_label(sampled)), sampled), lines)[:LINES_PER_ANSWER])
+        pick(without_header(lines_named(ask(which, REPO_LINE_NOTICES[0].format(
+            temperature=temperature_label(sampled)), sampled), lines))[:LINES_PER_ANSWER])
         if k == 0:
             pick([line for line in ran_last if worth_rewriting(line)][:TRACE_LINES])
             pick(changed[:LINES_PER_ANSWER])
@@ -238,6 +238,15 @@ def shown_lines(shown: Sequence[Shown], texts: dict[str, str]) -> list[Line]:
         for number in range(c.start, min(c.end, c.start + shown_count - 1, len(lines)) + 1):
             out.append(Line(c.path, number, lines[number - 1]))
     return out
+
+
+def without_header(named: Sequence[Line]) -> list[Line]:
+    """The lines an answer names, a definition's header left out when it names other lines
+    too: it copied the function from its header. At b5d2da2 on funcy both answers copied
+    `_cut_seq` whole; its `def` line took three rewrites (one a whole other function) before
+    the bug's line below it. A header named alone stays (it may hold a wrong default)."""
+    body = [line for line in named if not _DEF.match(line.text.strip())]
+    return body if body else list(named)
 
 
 def lines_named(reply: str, lines: Sequence[Line]) -> list[Line]:
