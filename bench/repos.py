@@ -592,8 +592,7 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
         trace, suspicion = traced_lines(run(check_script(repro, trace=places)), places)
         lines = line_search.shown_lines(shown, {s.candidate.path: (ws / s.candidate.path)
                                                 .read_text(encoding="utf-8") for s in shown})
-        ran_last = line_search.suspect_first(line_search.lines_ran_last(trace, lines),
-                                             suspicion)
+        ran_last = line_search.traced_order(trace, suspicion, lines)
         order = line_search.sweep(ran_last, shown, {c.symbol for c in made}, lambda line: True)
         swept = next((i for i, line in enumerate(order, 1)
                       if line.number in wrote.get(line.path, ())), None)

@@ -117,8 +117,8 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
     by_place = {(line.path, line.number): line for line in lines}
     ran_last: list[Line] = []
     if attempts.repro is not None:
-        ran, suspicion = attempts.runs.trace(attempts.repro, trace_places(shown))
-        ran_last = suspect_first(lines_ran_last(ran, lines), suspicion)
+        ran_last = traced_order(*attempts.runs.trace(attempts.repro, trace_places(shown)),
+                                lines)
     changed = [by_place[(path, n)] for path, text in first.items() if path in originals
                for n in changed_lines(originals[path], text) if (path, n) in by_place]
     files = ", ".join(dict.fromkeys(line.path for line in lines))
@@ -180,6 +180,13 @@ def lines_ran_last(trace: Sequence[tuple[str, int]], lines: Sequence[Line]) -> l
         if line is not None and line not in out:
             out.append(line)
     return out
+
+
+def traced_order(trace: Sequence[tuple[str, int]], suspicion: Mapping[tuple[str, int], float],
+                 lines: Sequence[Line]) -> list[Line]:
+    """The lines shown that a traced run of the example ran, in the order the line search
+    takes them: suspect first, then the last run first (bench/repos.py localise shares it)."""
+    return suspect_first(lines_ran_last(trace, lines), suspicion)
 
 
 def suspect_first(lines: Sequence[Line], suspicion: Mapping[tuple[str, int], float]
