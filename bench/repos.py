@@ -553,6 +553,7 @@ class Localised:
     top: str  # the definition ranked first
     origins: tuple[str, ...] = ()  # the functions the example showed a wrong value came from
     swept: int | None = None  # where the bug's line is in the line search's sweep (1-based)
+    saw: str = ""  # what the bug's line saw, as its rewrite question says (helps/line_values)
 
 
 def localised(task: RepoTask, work: Path, cache: Path = CACHE,
@@ -562,9 +563,10 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     would show it (helps/repo_probe.py's bounds; with `python`, the tasks' interpreter, the
     issue's example is run as the probe runs it, and the functions its wrong value came
     from are shown too; then traced, for where the bug's line falls in the line search's
-    sweep, with no line picked before it). Deterministic and quick, so a change to
+    sweep, with no line picked before it, and watched, for what its rewrite question says the
+    line saw). Deterministic and quick, so a change to
     localisation is measured on every task before a run of hours."""
-    from baseagent.helps import line_search, repo_probe
+    from baseagent.helps import line_search, line_values, repo_probe
     from baseagent.helps.localise import localise
     from baseagent.helps.repo_attempts import traced_lines
     from baseagent.helps.reproduction import check_script, read_origins, reproduction_from
@@ -586,7 +588,7 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
     made = repo_probe.origin_candidates(origins, ws)[:repo_probe.ORIGINS_SHOWN]
     shown = repo_probe.code_shown(found, ws, made)
     wrote = bug_lines(task)
-    swept = None
+    swept, saw = None, ""
     if python is not None and repro is not None:
         places = line_search.trace_places(shown)
         trace, suspicion = traced_lines(run(check_script(repro, trace=places)), places)
@@ -596,6 +598,11 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
         order = line_search.sweep(ran_last, shown, {c.symbol for c in made}, lambda line: True)
         swept = next((i for i, line in enumerate(order, 1)
                       if line.number in wrote.get(line.path, ())), None)
+        watch = line_values.watched([(line.path, line.number, line.text) for line in lines
+                                     if line.number in wrote.get(line.path, ())])
+        seen = line_values.read_values(run(check_script(repro, values=watch)))
+        saw = " ".join(filter(None, (line_values.saw_sentence(v, line_values.statement_of(
+            v, repro)) for _, v in sorted(seen.items()))))
     hits = [(c.end - c.start, rank, c) for rank, c in enumerate(found.candidates, 1)
             if any(c.start <= n <= c.end for n in wrote.get(c.path, ()))]
     shown_at = [s.candidate for s in shown]
@@ -605,11 +612,11 @@ def localised(task: RepoTask, work: Path, cache: Path = CACHE,
         held = sorted((c.end - c.start, c.symbol) for c in shown_at
                       if any(c.start <= n <= c.end for n in wrote.get(c.path, ())))
         return Localised(task.id, None, held[0][1] if held else "", bool(held), top, names,
-                         swept)
+                         swept, saw)
     _, rank, best = min(hits, key=lambda h: (h[0], h[1]))
     return Localised(task.id, rank, best.symbol,
                      any((c.path, c.symbol) == (best.path, best.symbol) for c in shown_at), top,
-                     names, swept)
+                     names, swept, saw)
 
 
 def peer_harness(source: str | None = None, exercises_source: str | None = None) -> str:
@@ -758,14 +765,15 @@ def main(argv: list[str] | None = None) -> int:
         if python is None:
             log("the tasks' venv is not made (`fetch`): the examples are not run, no origins")
         print("| task | rank of the bug's definition | shown first | ranked first | origins "
-              "| the bug's line in the sweep |")
-        print("|---|---:|---|---|---|---:|")
+              "| the bug's line in the sweep | what the bug's line saw |")
+        print("|---|---:|---|---|---|---:|---|")
         try:
             for task in tasks:
                 found = localised(task, work, python=python)
                 print(f"| {found.id} | {found.rank or '-'} {found.symbol} "
                       f"| {'yes' if found.shown else 'no'} | {found.top} "
-                      f"| {', '.join(found.origins) or '-'} | {found.swept or '-'} |",
+                      f"| {', '.join(found.origins) or '-'} | {found.swept or '-'} "
+                      f"| {found.saw.replace('|', '/') or '-'} |",
                       flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from baseagent.helps.line_values import Saw, read_values
 from helpers import run_agent
 
 # A package whose function lives in a nested module, re-exported by both __init__ files,
@@ -390,13 +391,18 @@ def test_after_a_first_reply_that_misses_the_line_search_asks_for_a_line_then_it
     for request in server.requests[2:]:
         assert request["messages"][0] == which[0]
         assert request["messages"][1]["content"].startswith(prefix)
-    assert "```python\nif value < 0:\n```\nRewrite it" in \
+    # each rewrite question says what the line saw where the example went wrong
+    assert "```python\nif value < 0:\n```\nWhen the issue's example ran this line (in " \
+        "`print(round_half(2.5))`, which went wrong), it had value = 2.5.\nRewrite it" in \
         server.requests[3]["messages"][1]["content"]
+    assert "```python\nreturn math.floor(value + 0.4)\n```\nWhen the issue's example ran " \
+        "this line (in `print(round_half(2.5))`, which went wrong), it had value = 2.5; it " \
+        "returned 2.\nRewrite it" in server.requests[4]["messages"][1]["content"]
     assert rounding.read_text().splitlines()[7] == "    return math.floor(value + 0.5)"
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    # the example, its origins and the suite before, the example traced, then the example and
-    # the suite after L8's rewrite only
-    assert len(commands) == 6
+    # the example, its origins and the suite before, the example traced, then watched (the
+    # values its lines saw), then the example and the suite after L8's rewrite only
+    assert len(commands) == 7
     assert run.events[-1]["verification"]["by"] == "evidence"
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (1 of 3)" in notices(run)
 
@@ -417,9 +423,14 @@ def test_the_line_search_tries_the_last_lines_the_issues_example_ran(scripted_se
     assert run.returncode == 0, run.stderr
     assert [r.get("temperature") for r in server.requests] == [None, None, 0.7, None, None, 0.7]
     commands = [i["command"] for i in run.completed_items("command_execution")]
-    assert len(commands) == 3 + 2 + 1 + 2  # before, the first reply's, the trace, L8's
+    # before, the first reply's, the trace, the values the lines saw, L8's
+    assert len(commands) == 3 + 2 + 1 + 1 + 2
     traced = run.completed_items("command_execution")[5]["aggregated_output"]
     assert "REPRO TRACE 0:6 0:8" in traced
+    watched = run.completed_items("command_execution")[6]["aggregated_output"]
+    assert read_values(watched) == {  # L8 (rewritten first), then L6
+        0: Saw(1, False, {"value": "2.5"}, {}, returned="2", line=2),
+        1: Saw(1, False, {"value": "2.5"}, {}, line=2)}
     assert "line search: a rewrite of shapes/geometry/rounding.py:8 (2 of 3)" in notices(run)
     # asked again, L8 is shown what was tried in its place
     assert server.requests[-1]["messages"][1]["content"].endswith(

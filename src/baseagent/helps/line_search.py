@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from baseagent.helps.code_blocks import fences
 from baseagent.helps.contract import ReplyTooLong
 from baseagent.helps.edit_form import EditCheck
+from baseagent.helps.line_values import saw_sentence, statement_of, watched
 from baseagent.helps.localised_code import Shown
 from baseagent.helps.probe_plan import temperature_label
 from baseagent.helps.repo_attempts import Attempts, language_of
@@ -134,13 +135,15 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
             pick(changed[:LINES_PER_ANSWER])
     swept = sweep(ran_last, shown, made, lambda line: line not in picked
                   and attempts.may_write(line.path))
+    saw = values_seen(attempts, [*picked, *swept])
     tried: dict[Line, list[str]] = {}  # each line's rewrites that were no fix
     for line, notice, sampled in _rewrites(picked, swept, temperature):
         if not attempts.calls_left():
             return None
         language = language_of(line.path)
         question = REPO_LINE_FIX.format(path=line.path, line=line.text.strip(),
-                                        language=language)
+                                        language=language,
+                                        saw=saw[line] + "\n" if saw.get(line) else "")
         if tried.get(line):
             question += REPO_LINE_TRIED.format(language=language,
                                                tried="\n".join(tried[line][-MAX_TRIED:]))
@@ -162,6 +165,26 @@ def search_lines(attempts: Attempts, opening: str, shown: Sequence[Shown],
             return attempts.answer(check)
         attempts.put_back()
     return None
+
+
+def values_seen(attempts: Attempts, lines: Sequence[Line]) -> dict[Line, str]:
+    """What each line to be rewritten saw when the issue's example ran it, as the sentence
+    its rewrite question carries (helps/line_values.py); one more run of the example, for
+    the first MAX_WATCHED lines, none without the example."""
+    repro = attempts.repro
+    if repro is None or not lines:
+        return {}
+    watch = watched([(line.path, line.number, line.text) for line in dict.fromkeys(lines)])
+    by_place = {(line.path, line.number): line for line in lines}
+    sentences: dict[Line, str] = {}
+    for i, saw in attempts.runs.values(repro, watch).items():
+        if not 0 <= i < len(watch):
+            continue
+        path, number, _ = watch[i]
+        sentence = saw_sentence(saw, statement_of(saw, repro))
+        if sentence:
+            sentences[by_place[(path, number)]] = sentence
+    return sentences
 
 
 def trace_places(shown: Sequence[Shown]) -> list[tuple[str, int, int]]:

@@ -24,6 +24,7 @@ from typing import Any
 from baseagent.core.verification.evidence import is_test_file
 from baseagent.helps.contract import TurnContext
 from baseagent.helps.edit_form import EditCheck
+from baseagent.helps.line_values import Saw, read_values
 from baseagent.helps.reproduction import (Origin, ReproResult, Reproduction, check_script,
                                           read_origins, read_result, read_spectrum,
                                           read_trace)
@@ -86,6 +87,12 @@ class RepoRuns:
         line, last line) it ran, (path, line) in the order they ran, the last of them; and
         each line's suspicion by the statements it ran in (`traced_lines`)."""
         return traced_lines(self._check(check_script(repro, trace=places)), places)
+
+    def values(self, repro: Reproduction, lines: list[tuple[str, int, list[str]]]
+               ) -> dict[int, Saw]:
+        """The issue's example run once more, watching `lines` (path, line, the names it
+        mentions): what each saw (helps/line_values.py), by its index in `lines`."""
+        return read_values(self._check(check_script(repro, values=lines)))
 
     def origins(self, repro: Reproduction) -> list[Origin]:
         """The issue's example run once more, watching what the repository's functions

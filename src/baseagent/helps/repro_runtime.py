@@ -17,6 +17,7 @@ import io
 import os
 import re
 import sys
+import types
 
 MAX_SCRIPT_OUTPUT = 8_000  # characters of the script's own output kept
 MAX_SHOWN = 200  # characters of a value a result line shows
@@ -407,4 +408,169 @@ def origins_report(returned, wrong):
         f"{path}:{line}:{name}:{lengths[(path, line, name)]}"
         for path, line, name in names[:ORIGINS_SHOWN]
         if ":" not in path and " " not in path + name) + "\n")
+    sys.stdout.flush()
+
+
+# The values a line saw (the line search's rewrite question: helps/line_values.py): for
+# each line watched, the names it mentions as they were before it ran, and after it (those it
+# changed, what it returned, the exception it raised), in the first statement checked that
+# ran it (each statement's first run of the line). Only values made of exact built-in types
+# are turned into text, so no repository code runs in the hook; an object's attributes
+# (`self.x`, `link.expires`) are read from its own __dict__ or its class's, as they are
+# kept. Bounds: the names per line, a value's characters, a container's items.
+VALUE_NAMES = 8
+VALUE_CHARS = 80
+VALUE_ITEMS = 20
+VALUES_REPORT_CHARS = 6_000  # the whole report (the first lines watched kept)
+_PLAIN = (int, float, bool, str, bytes, complex, type(None))
+
+
+def _plain(value, depth=0):
+    """Whether `value` is made of exact built-in types only (so repr runs no other code)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth >= 2 or kind not in (list, tuple, set, frozenset, dict) or len(value) > VALUE_ITEMS:
+        return False
+    if kind is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return all(_plain(item, depth + 1) for item in value)
+
+
+def _value_text(value):
+    if not _plain(value):
+        return None
+    text = repr(value)
+    return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS] + "..."
+
+
+_MISSING = object()
+_SLOT = types.MemberDescriptorType
+
+
+def _named(frame, name):
+    """A name's value in a frame, `x.attr` from what the object itself holds (its own
+    __dict__, then its class's); _MISSING when there is none (or reading it would run the
+    repository's code: no property, no __getattr__)."""
+    base, _, attr = name.partition(".")
+    value = frame.f_locals.get(base, _MISSING)
+    if not attr or value is _MISSING:
+        return value
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001 - no __dict__ (slots, a built-in): its class's only
+        own = None
+    if type(own) is dict and attr in own:
+        return own[attr]
+    if isinstance(value, type):
+        return _MISSING
+    for cls in type.__getattribute__(type(value), "__mro__"):
+        held = type.__getattribute__(cls, "__dict__")
+        if attr in held:
+            held = held[attr]
+            if type(held) is _SLOT:  # a __slots__ entry: read by the interpreter's own code
+                try:
+                    return held.__get__(value, type(value))
+                except AttributeError:  # not set
+                    return _MISSING
+            return held
+    return _MISSING
+
+
+def _snapshot(frame, names):
+    """The names' values that may be shown (plain built-ins), as text."""
+    out = {}
+    for name in names:
+        value = _named(frame, name)
+        text = None if value is _MISSING else _value_text(value)
+        if text is not None:
+            out[name] = text
+    return out
+
+
+def values_start(watched):
+    """Record, from now on, the values each watched line saw ([path relative to the working
+    directory, line, [names it mentions]]). Returns the record, for values_report."""
+    by_file = {}
+    for i, (path, number, names) in enumerate(watched):
+        real = os.path.realpath(os.path.join(os.getcwd(), path))
+        by_file.setdefault(real, {})[number] = (i, list(names)[:VALUE_NAMES])
+    recorded = {}  # (watched index, statement) -> {"before": ..., "after": ..., ...}
+    files = {}  # a code object's file name -> its watched lines, or None
+    script_line = [0]  # the line of the example running
+
+    def script(frame, event, arg):
+        if event == "line":
+            script_line[0] = frame.f_lineno
+        return script
+
+    def call(frame, event, arg):
+        filename = frame.f_code.co_filename
+        if filename == "<reproduction>":
+            return script
+        lines = files.get(filename, _MISSING)
+        if lines is _MISSING:
+            lines = files[filename] = by_file.get(os.path.realpath(filename))
+        if not lines:
+            return None
+        pending = [None]  # the record of the watched line this frame ran last, its names
+
+        def close(event, arg):
+            record, names = pending[0]
+            pending[0] = None
+            try:
+                if event == "return":
+                    record["returned"] = _value_text(arg)
+                elif event == "exception":
+                    record["raised"] = arg[0].__name__
+                    return
+                after = _snapshot(frame, names)
+                record["after"] = {k: v for k, v in after.items()
+                                   if record["before"].get(k, _MISSING) != v}
+            except Exception:  # noqa: BLE001 - watching must never change what runs
+                pass
+
+        def line(frame, event, arg):
+            if pending[0] is not None:
+                close(event, arg)
+            if event == "line":
+                found = lines.get(frame.f_lineno)
+                if found is not None:
+                    key = (found[0], _RUNNING[0])
+                    if key not in recorded:
+                        try:
+                            recorded[key] = {"before": _snapshot(frame, found[1]),
+                                             "line": script_line[0]}
+                            pending[0] = (recorded[key], found[1])
+                        except Exception:  # noqa: BLE001
+                            pass
+            return line
+        return line
+
+    sys.settrace(call)
+    return recorded
+
+
+def values_report(recorded, checks):
+    """One line per watched line run, `REPRO VALUES i {json}`: what it saw in the first
+    statement checked that ran it and went wrong, else in the example's own set-up (a
+    statement not checked, statement 0: it may make what a later one shows), else in the
+    first that went right; the statement's number, whether its expectation was met, and the
+    example's line that ran it; VALUES_REPORT_CHARS in all, the first lines watched first."""
+    sys.settrace(None)
+    import json
+
+    chosen = {}
+    for (i, n), record in sorted(recorded.items()):
+        met = checks.done.get(n) if n else None
+        rank = 0 if met is False else 2 if n else 1
+        if i not in chosen or rank < chosen[i][0]:
+            chosen[i] = (rank, n, met, record)
+    room = VALUES_REPORT_CHARS
+    for i, (_, n, met, record) in sorted(chosen.items()):
+        line = f"REPRO VALUES {i} {json.dumps({'statement': n, 'met': met, **record})}\n"
+        room -= len(line)
+        if room < 0:
+            break
+        sys.stdout.write(line)
     sys.stdout.flush()

@@ -308,7 +308,8 @@ def _candidates(text: str) -> tuple[str, ...]:
 
 def check_script(repro: Reproduction,
                  trace: Sequence[tuple[str, int, int]] | None = None,
-                 origins: bool = False) -> str:
+                 origins: bool = False,
+                 values: Sequence[tuple[str, int, Sequence[str]]] | None = None) -> str:
     """A Python program that runs the reproduction in the current directory (the
     repository) and prints one line per expectation, `REPRO n/total MET|NOT MET line L:
     statement -> what it got; expected X`, then `REPRO SUMMARY: m of total met; how the
@@ -317,7 +318,8 @@ def check_script(repro: Reproduction,
     order they ran, the last TRACE_KEEP of them (`REPRO TRACE place:line ...`: read_trace),
     and which statements checked each ran in (`REPRO SPECTRUM ...`: read_spectrum).
     `origins`: the functions that returned part of a wrong result are then printed
-    (`REPRO ORIGINS ...`: read_origins)."""
+    (`REPRO ORIGINS ...`: read_origins). `values`: lines (path, line, the names it
+    mentions) whose values are then printed (`REPRO VALUES ...`: line_values.read_values)."""
     runtime = (Path(__file__).with_name("repro_runtime.py")).read_text(encoding="utf-8")
     expectations = [{"n": n, "line": e.line, "kind": e.kind, "expected": e.expected,
                      "candidates": list(e.candidates), "source": e.source}
@@ -328,6 +330,10 @@ def check_script(repro: Reproduction,
         places = [[path, start, end] for path, start, end in trace]
         body = (f"    traced = trace_start({places!r})\n    checks = {run}\n"
                 "    trace_report(traced, checks)\n")
+    elif values is not None:
+        watched = [[path, line, list(names)] for path, line, names in values]
+        body = (f"    recorded = values_start({watched!r})\n    checks = {run}\n"
+                "    values_report(recorded, checks)\n")
     elif origins:
         body = (f"    returned = origins_start()\n    checks = {run}\n"
                 "    origins_report(returned, checks.wrong)\n")

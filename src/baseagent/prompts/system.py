@@ -433,7 +433,7 @@ This line of {path} most likely causes the issue:
 ```{language}
 {line}
 ```
-Rewrite it so that the issue is fixed. Reply with the new code only, in one code block: the
+{saw}Rewrite it so that the issue is fixed. Reply with the new code only, in one code block: the
 line as it should be (or the few lines that should take its place)."""
 # A rewrite asked again of a line: what was tried (helps/line_search.py).
 REPO_LINE_TRIED = """
