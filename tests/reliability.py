@@ -71,13 +71,29 @@ def start_agent(args: list[str], *, cwd: Path, home: Path, api_base: str,
     """The agent as a live process (to signal it); stdout/stderr are read at the end."""
     cmd = [*DEFAULT_SIGNALS, sys.executable, str(AGENT), "--model", "openai/scripted", "--api-base", api_base,
            *args]
-    return subprocess.Popen(cmd, cwd=cwd, env=agent_env(home, **(env_extra or {})),
+    # A run that does not end in time is aborted with its threads' stacks on stderr (finish)
+    env = agent_env(home, PYTHONFAULTHANDLER="1", **(env_extra or {}))
+    return subprocess.Popen(cmd, cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 30) -> AgentRun:
-    out, err = proc.communicate(timeout=timeout)
+    """The run's end; one that has not ended within `timeout` fails the test with where each
+    of its threads was (SIGABRT: the interpreter's fault handler prints their stacks)."""
+    import signal
+
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        raise AssertionError(f"the agent had not exited {timeout:g} s later; its threads:\n"
+                             f"{err.decode('utf-8', 'replace')[-8_000:]}") from None
     stdout = out.decode("utf-8")  # strict: stdout must be valid UTF-8
     return AgentRun(proc.returncode, stdout, err.decode("utf-8", "replace"),
                     parse_jsonl(stdout))
