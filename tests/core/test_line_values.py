@@ -222,3 +222,48 @@ def offset(sign, hours, link, timer):
     # `unset` is a slot never set, `now` a property: neither shown
     assert saw[1].before == {"hours": "-3", "link.expires": "7", "timer.LIMIT": "10"}
     assert saw[1].returned == "-3"
+
+
+def test_an_object_that_runs_code_when_read_is_never_read(tmp_path):
+    """Proxies and mocks run code on `__dict__`, `__class__` or a missing attribute: a
+    watched line that mentions their attributes shows nothing of them, and none of that
+    code runs."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text('''\
+def mark(what):
+    open("MARK", "a").write(what)
+
+
+class Proxy:
+    @property
+    def __dict__(self):
+        mark("__dict__")
+        return {"size": 1}
+
+    @property
+    def __class__(self):
+        mark("__class__")
+        return int
+
+    def __getattr__(self, name):
+        mark("__getattr__")
+        return 1
+
+
+def size(proxy, n):
+    total = n + 1 if proxy is None else n + 2
+    return total
+''')
+    repro = reproduction_from("```python\nfrom pkg import size, Proxy\n"
+                              "print(size(Proxy(), 1))  # expected 2\n```\n")
+    assert repro is not None
+    watch = watched([("pkg/__init__.py", 22, "    total = n + proxy.size if proxy.other "
+                      "else proxy.__dict__ and proxy.__class__")])
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, values=watch))
+    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert "REPRO SUMMARY: 0 of 1 met" in done.stdout, done.stdout + done.stderr
+    assert not (root / "MARK").exists(), (root / "MARK").read_text()
+    assert read_values(done.stdout)[0] == Saw(1, False, {"n": "1"}, {"total": "3"}, line=2)

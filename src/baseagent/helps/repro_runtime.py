@@ -456,21 +456,25 @@ def _named(frame, name):
     value = frame.f_locals.get(base, _MISSING)
     if not attr or value is _MISSING:
         return value
-    try:
-        own = object.__getattribute__(value, "__dict__")
-    except Exception:  # noqa: BLE001 - no __dict__ (slots, a built-in): its class's only
-        own = None
-    if type(own) is dict and attr in own:
-        return own[attr]
-    if isinstance(value, type):
+    kind = type(value)
+    if issubclass(kind, type):  # a class: its attributes are not an instance's
         return _MISSING
-    for cls in type.__getattribute__(type(value), "__mro__"):
+    mro = type.__getattribute__(kind, "__mro__")
+    for cls in mro:  # the instance's own __dict__, through the interpreter's descriptor only
+        slot = type.__getattribute__(cls, "__dict__").get("__dict__")
+        if slot is not None:
+            if type(slot) is types.GetSetDescriptorType:
+                own = slot.__get__(value, kind)
+                if type(own) is dict and attr in own:
+                    return own[attr]
+            break
+    for cls in mro:
         held = type.__getattribute__(cls, "__dict__")
         if attr in held:
             held = held[attr]
             if type(held) is _SLOT:  # a __slots__ entry: read by the interpreter's own code
                 try:
-                    return held.__get__(value, type(value))
+                    return held.__get__(value, kind)
                 except AttributeError:  # not set
                     return _MISSING
             return held
