@@ -267,3 +267,27 @@ def size(proxy, n):
     assert "REPRO SUMMARY: 0 of 1 met" in done.stdout, done.stdout + done.stderr
     assert not (root / "MARK").exists(), (root / "MARK").read_text()
     assert read_values(done.stdout)[0] == Saw(1, False, {"n": "1"}, {"total": "3"}, line=2)
+
+
+def test_a_table_of_the_module_the_line_reads_is_shown(tmp_path):
+    """`post = nth[abs(n) % 10]` (inflect's bug): the module-level table is what tells the
+    model that 11 has a key of its own."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(
+        'nth = {0: "th", 1: "st", 2: "nd", 3: "rd", 11: "th"}\n\n\n'
+        'def ordinal(n):\n    post = nth.get(abs(n) % 10, "th")\n    return f"{n}{post}"\n')
+    repro = reproduction_from("```python\nfrom pkg import ordinal\n"
+                              "print(ordinal(11))  # expected 11th\n```\n")
+    assert repro is not None
+    watch = watched([("pkg/__init__.py", 5, '    post = nth.get(abs(n) % 10, "th")')])
+    assert watch[0][2] == ["post", "nth", "n"]  # a method called: its object
+    program = tmp_path / "check.py"
+    program.write_text(check_script(repro, values=watch))
+    done = subprocess.run([sys.executable, str(program)], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    saw = read_values(done.stdout)[0]
+    assert saw_sentence(saw, statement_of(saw, repro)) == (
+        "When the issue's example ran this line (in `print(ordinal(11))`, which went wrong), "
+        "it had nth = {0: 'th', 1: 'st', 2: 'nd', 3: 'rd', 11: 'th'}, n = 11; after it, "
+        "post = 'st'.")

@@ -35,7 +35,7 @@ MAX_SAW_CHARS = 600
 MAX_SOURCE_CHARS = 120
 _STRING = re.compile(r"""(?:[rbuf]{0,2})("[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')""",
                      re.IGNORECASE)
-_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\s*\.\s*([A-Za-z_]\w*))?")
+_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\s*\.\s*([A-Za-z_]\w*))?(\s*\()?")
 _VALUES = re.compile(r"^REPRO VALUES (?P<i>\d+) (?P<json>\{.*\})$", re.MULTILINE)
 _BUILTINS = frozenset(dir(builtins))
 
@@ -43,14 +43,15 @@ _BUILTINS = frozenset(dir(builtins))
 def names_in(line: str) -> list[str]:
     """The names a line of Python mentions that may be local values, in order: plain names
     (not keywords or built-ins) and a name's attribute (`self.x`, `link.expires`: the
-    attribute of an attribute is not followed); strings and the comment left out."""
+    attribute of an attribute is not followed; of a method called, `nth.get(k)`, the name
+    itself); strings and the comment left out."""
     code = _STRING.sub('""', line).split("#", 1)[0]
     out: list[str] = []
     for match in _NAME.finditer(code):
-        base, attr = match.groups()
+        base, attr, called = match.groups()
         if keyword.iskeyword(base) or base in _BUILTINS:
             continue
-        name = f"{base}.{attr}" if attr else base
+        name = f"{base}.{attr}" if attr and not called else base
         if name not in out and name != "self":
             out.append(name)
     return out

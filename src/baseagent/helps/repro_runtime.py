@@ -419,7 +419,7 @@ def origins_report(returned, wrong):
 # (`self.x`, `link.expires`) are read from its own __dict__ or its class's, as they are
 # kept. Bounds: the names per line, a value's characters, a container's items.
 VALUE_NAMES = 8
-VALUE_CHARS = 80
+VALUE_CHARS = 160  # a table of a dozen entries
 VALUE_ITEMS = 20
 VALUES_REPORT_CHARS = 6_000  # the whole report (the first lines watched kept)
 _PLAIN = (int, float, bool, str, bytes, complex, type(None))
@@ -449,11 +449,13 @@ _SLOT = types.MemberDescriptorType
 
 
 def _named(frame, name):
-    """A name's value in a frame, `x.attr` from what the object itself holds (its own
-    __dict__, then its class's); _MISSING when there is none (or reading it would run the
-    repository's code: no property, no __getattr__)."""
+    """A name's value in a frame (a local, else a global), `x.attr` from what the object
+    itself holds (its own __dict__, then its class's); _MISSING when there is none (or
+    reading it would run the repository's code: no property, no __getattr__)."""
     base, _, attr = name.partition(".")
     value = frame.f_locals.get(base, _MISSING)
+    if value is _MISSING:  # a module's table the line reads (`nth[n % 10]`)
+        value = frame.f_globals.get(base, _MISSING)
     if not attr or value is _MISSING:
         return value
     kind = type(value)
