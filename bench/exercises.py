@@ -943,8 +943,10 @@ def render(runs: list[Run]) -> str:
         lines += ["", "Cached input: the share of the input tokens the server's prompt cache "
                   "served, as the server reported it to bench/usage_proxy.py (one slot, so "
                   "a conversation that only grows is served from the cache); `-` for runs "
-                  "measured before the proxy. Median s, solved: the median wall time of a "
-                  "solved task."]
+                  "measured before the proxy. At most: the share a one-slot cache could have "
+                  "served, each call's prefix shared with the call before (its prompt, then its "
+                  "answer), for runs since the proxy counted it. Median s, solved: the median "
+                  "wall time of a solved task."]
         if "agent" in run.rows:
             lines += ["", "### baseagent, per task", "",
                       "| exercise | status | model calls | tokens in / out | wall s | tests | "
@@ -970,10 +972,16 @@ def render(runs: list[Run]) -> str:
 
 
 def cached_share(served: dict[str, int] | None) -> str:
-    """The share of a row's input tokens the server's prompt cache served, as a percent."""
+    """The share of a row's input tokens the server's prompt cache served, as a percent, and
+    the most a one-slot cache could have served (what each call shared with the one before:
+    bench/usage_proxy.py `fresh_tokens`), for runs that counted it."""
     if not served or not served.get("input_tokens"):
         return "-"
-    return f"{100 * served['cached_tokens'] / served['input_tokens']:.1f}%"
+    share = f"{100 * served['cached_tokens'] / served['input_tokens']:.1f}%"
+    if served.get("fresh_tokens") is None:
+        return share
+    ceiling = 100 * (1 - served["fresh_tokens"] / served["input_tokens"])
+    return f"{share} (at most {max(ceiling, 0):.1f}%)"
 
 
 def median_solved(rows: list[dict[str, Any]]) -> str:

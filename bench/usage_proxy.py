@@ -13,6 +13,12 @@ are missing) and the Responses API (`response.usage.input_tokens`, `output_token
 not. Answers pass through byte for byte and unbuffered (a streamed answer reaches the
 client as the server writes it); the proxy keeps at most the last 1 MiB of each answer
 for reading usage.
+
+It also counts the input tokens no one-slot cache could have served (`fresh_tokens`): the
+part of each request past what it shares with the call before it (that call's prompt, then
+its answer), in characters of a plain rendering of the request (`prompt_text`), turned into
+tokens in proportion. The cached share is then read against that ceiling: a row whose every
+call is new text after a short shared prefix cannot reach 90% however the cache works.
 """
 from __future__ import annotations
 
@@ -71,6 +77,80 @@ def usage_of(body: bytes) -> tuple[int, int, int] | None:
     return None
 
 
+def prompt_text(body: bytes | None) -> str:
+    """A plain rendering of a request's prompt, in the order a chat template lays it out
+    (the tools, then each message's role, text and tool calls; the Responses API's
+    instructions, then its input items): two requests share a prefix here where they share
+    one on the server."""
+    try:
+        data = json.loads(body or b"")
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    parts = [json.dumps(data.get("tools") or [], sort_keys=True)]
+    if isinstance(data.get("messages"), list):
+        for message in data["messages"]:
+            if isinstance(message, dict):
+                parts.append(_message_text(message.get("role"), message.get("content"),
+                                           message.get("tool_calls")))
+    else:
+        parts.append(str(data.get("instructions") or ""))
+        items = data.get("input")
+        for item in items if isinstance(items, list) else [items]:
+            parts.append(item if isinstance(item, str) else json.dumps(item, sort_keys=True))
+    return "".join(parts)
+
+
+def _message_text(role: Any, content: Any, calls: Any) -> str:
+    if isinstance(content, list):
+        content = "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p)
+                          for p in content)
+    text = f"<{role}>{content or ''}"
+    return text + (json.dumps(calls, sort_keys=True) if calls else "") + f"</{role}>"
+
+
+def answer_text(body: bytes) -> str:
+    """The text (and tool call arguments) of an answer, JSON or streamed, as the next
+    request's rendering of it begins (`<assistant>` and the text, unclosed)."""
+    text = body.decode("utf-8", errors="replace").strip()
+    pieces: list[str] = []
+    events = [text] if text.startswith("{") else [
+        line[5:] for line in text.splitlines()
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")]
+    for event in events:
+        try:
+            data = json.loads(event)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("delta"), str):  # the Responses API's text deltas
+            pieces.append(data["delta"])
+        for choice in data.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            part = choice.get("delta") or choice.get("message") or {}
+            if isinstance(part, dict) and isinstance(part.get("content"), str):
+                pieces.append(part["content"])
+    return "<assistant>" + "".join(pieces)
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` begin with alike."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
 class UsageProxy:
     """`UsageProxy(upstream_api_base).start()`; point clients at `.api_base`; set `.tag`
     before each task; read `.totals(prefix)`."""
@@ -86,7 +166,8 @@ class UsageProxy:
         # agent row) counts the calls of both invocations: replay() reads them back.
         self.journal: Path | None = None
         self._lock = threading.Lock()
-        self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+        self._before = ""  # the last call's prompt and answer (the slot's cache, at best)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.proxy = self  # type: ignore[attr-defined]
@@ -104,37 +185,50 @@ class UsageProxy:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def record(self, tag: str, usage: tuple[int, int, int] | None) -> None:
+    def record(self, tag: str, usage: tuple[int, int, int] | None, prompt: str = "",
+               answer: str = "") -> None:
+        """Count one call; `prompt` and `answer` (their plain renderings) give the part of
+        its input that was new since the call before."""
         with self._lock:
-            self._add(tag, usage)
+            fresh = None
+            if usage is not None and prompt:
+                new = len(prompt) - shared_prefix(prompt, self._before)
+                fresh = round(usage[0] * new / len(prompt))
+                self._before = prompt + answer
+            self._add(tag, usage, fresh)
             if self.journal is not None:
                 with self.journal.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps([tag, usage]) + "\n")
+                    handle.write(json.dumps([tag, usage, fresh]) + "\n")
 
     def replay(self, journal: Path) -> int:
         """Count the calls an earlier invocation journaled; returns how many."""
         lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
         with self._lock:
             for line in lines:
-                tag, usage = json.loads(line)
-                self._add(str(tag), tuple(usage) if usage is not None else None)
+                tag, usage, *fresh = json.loads(line)
+                self._add(str(tag), tuple(usage) if usage is not None else None,
+                          fresh[0] if fresh else None)
         return len(lines)
 
-    def _add(self, tag: str, usage: tuple[int, int, int] | None) -> None:
+    def _add(self, tag: str, usage: tuple[int, int, int] | None, fresh: int | None) -> None:
         total = self._totals[tag]
         total[0] += 1
         if usage is not None:
             total[1] += usage[0]
             total[2] += usage[1]
             total[3] += usage[2]
+            # a call whose prompt was not read counts as all new
+            total[4] += usage[0] if fresh is None else fresh
 
     def totals(self, prefix: str = "") -> dict[str, int]:
-        """Calls and tokens of every tag that starts with `prefix`."""
+        """Calls and tokens of every tag that starts with `prefix` (`fresh_tokens`: the
+        input no one-slot cache could have served)."""
         with self._lock:
             rows = [t for tag, t in self._totals.items() if tag.startswith(prefix)]
         return {"calls": sum(r[0] for r in rows), "input_tokens": sum(r[1] for r in rows),
                 "cached_tokens": sum(r[2] for r in rows),
-                "output_tokens": sum(r[3] for r in rows)}
+                "output_tokens": sum(r[3] for r in rows),
+                "fresh_tokens": sum(r[4] for r in rows)}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -172,6 +266,6 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             upstream.close()
         if self.command == "POST" and answer.status == 200:
-            proxy.record(tag, usage_of(bytes(kept)))
+            proxy.record(tag, usage_of(bytes(kept)), prompt_text(body), answer_text(bytes(kept)))
 
     do_GET = do_POST = _forward

@@ -83,10 +83,15 @@ def test_the_usage_proxy_journal_counts_an_earlier_invocations_calls(tmp_path):
     journal = tmp_path / "served.jsonl"
     earlier = UsageProxy("http://127.0.0.1:9/v1")
     earlier.journal = journal
-    earlier.record("agent/", (100, 60, 10))
+    earlier.record("agent/", (100, 60, 10), "p" * 10, "<assistant>a")
+    earlier.record("agent/", (100, 90, 10), "p" * 10 + "<assistant>a" + "q" * 9, "")
     earlier.record("agent/", None)
+    with journal.open("a") as handle:  # a line journaled before the ceiling was counted
+        handle.write('["agent/", [10, 0, 1]]\n')
     later = UsageProxy("http://127.0.0.1:9/v1")
-    assert later.replay(journal) == 2 and later.replay(tmp_path / "none.jsonl") == 0
+    assert later.replay(journal) == 4 and later.replay(tmp_path / "none.jsonl") == 0
     later.record("agent/", (50, 40, 5))
-    assert later.totals("agent/") == {"calls": 3, "input_tokens": 150, "cached_tokens": 100,
-                                      "output_tokens": 15}
+    # fresh: all of the first call, 9 of the second's 31 characters (29 tokens), all of the
+    # old line's and of the call whose prompt was not read
+    assert later.totals("agent/") == {"calls": 5, "input_tokens": 260, "cached_tokens": 190,
+                                      "output_tokens": 26, "fresh_tokens": 100 + 29 + 10 + 50}

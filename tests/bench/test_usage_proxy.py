@@ -10,7 +10,7 @@ import urllib.request
 from helpers import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-from usage_proxy import UsageProxy, usage_of  # noqa: E402
+from usage_proxy import UsageProxy, answer_text, prompt_text, usage_of  # noqa: E402
 
 
 def _post(api_base: str, body: dict) -> bytes:
@@ -40,7 +40,7 @@ def test_answers_pass_through_and_usage_is_counted_per_tag(scripted_server):
     finally:
         proxy.stop()
     assert proxy.totals("alone/") == {"calls": 1, "input_tokens": 100, "cached_tokens": 60,
-                                      "output_tokens": 5}
+                                      "output_tokens": 5, "fresh_tokens": 100}
     assert proxy.totals("aider/")["calls"] == 1
     assert proxy.totals()["calls"] == 2
 
@@ -59,3 +59,44 @@ def test_usage_is_read_from_each_wire_and_from_llama_server_timings():
                 '"input_tokens_details":{"cached_tokens":40},"output_tokens":9}}}\n\n'
     assert usage_of(responses.encode()) == (50, 40, 9)
     assert usage_of(b"not json") is None
+
+
+def test_the_input_no_one_slot_cache_could_serve_is_counted_against_the_call_before(
+        scripted_server):
+    """The ceiling of the cached share: a call that repeats the one before and its answer
+    and adds a little is nearly all servable; one that starts otherwise is all new."""
+    usage = {"prompt_tokens": 1000, "completion_tokens": 5, "cached_tokens": 0}
+    server = scripted_server([{"content": "x" * 300, "usage": usage},
+                              {"content": "ok", "usage": usage},
+                              {"content": "ok", "usage": usage}])
+    proxy = UsageProxy(server.api_base).start()
+    first = [{"role": "system", "content": "s" * 600}, {"role": "user", "content": "u" * 100}]
+    try:
+        proxy.tag = "agent/a"
+        _post(proxy.api_base, {"model": "m", "messages": first})
+        again = first + [{"role": "assistant", "content": "x" * 300},
+                         {"role": "user", "content": "f" * 100}]
+        _post(proxy.api_base, {"model": "m", "stream": True, "messages": again,
+                               "stream_options": {"include_usage": True}})
+        proxy.tag = "agent/b"
+        _post(proxy.api_base, {"model": "m", "messages": [{"role": "system", "content": "t"}]})
+    finally:
+        proxy.stop()
+    # the second call: its last 125 of 1,168 characters are new (after the first's prompt
+    # and answer: `</assistant>` and the feedback)
+    assert proxy.totals("agent/a")["fresh_tokens"] == 1000 + round(1000 * 125 / 1168)
+    # "[]<system>t</system>": its first 10 characters are the call before's
+    assert proxy.totals("agent/b")["fresh_tokens"] == 500
+    assert answer_text(b'data: {"choices":[{"delta":{"content":"a"}}]}\n\n'
+                       b'data: {"choices":[{"delta":{"content":"b"}}]}\n\ndata: [DONE]\n') \
+        == "<assistant>ab"
+    assert prompt_text(b"not json") == "" and prompt_text(b"[1]") == ""
+
+
+def test_the_cached_share_is_shown_beside_its_ceiling():
+    from exercises import cached_share
+
+    assert cached_share({"input_tokens": 1000, "cached_tokens": 846}) == "84.6%"
+    assert cached_share({"input_tokens": 1000, "cached_tokens": 846, "fresh_tokens": 130}) \
+        == "84.6% (at most 87.0%)"
+    assert cached_share(None) == "-" and cached_share({"input_tokens": 0}) == "-"
