@@ -165,9 +165,11 @@ def test_where_localisation_puts_the_bug_is_measured_without_a_model(task, tmp_p
     assert ran.shown and ran.origins == ()
     # traced, the line before the one the bug removed is the 5th of the line search's sweep
     assert ran.swept == 5
-    # watched, what that line saw: in the example's set-up, the hours it negated
-    assert ran.saw == ("When the issue's example ran this line (in `d = iso8601.parse_date("
-                       "\"2013-10-15T15:00-03:30\")`), it had hours = 3; after it, hours = -3.")
+    # watched, what that line saw: in the example's set-up, the hours it negated, and beside
+    # them the minutes it left alone
+    assert ran.saw.startswith("When the issue's example ran this line (in `d = iso8601."
+                              "parse_date(\"2013-10-15T15:00-03:30\")`), it had hours = 3 (and ")
+    assert ", minutes = 30, " in ran.saw and ran.saw.endswith("; after it, hours = -3.")
     two_files = dataclasses.replace(task, root=tmp_path / "two")
     (tmp_path / "two").mkdir()
     (tmp_path / "two" / "bug.patch").write_text(

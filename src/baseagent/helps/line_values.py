@@ -5,17 +5,19 @@ the 1.5B model drew was wrong (`len(seq) - 1`, `- step`; an inverted test): it r
 without knowing what it was working on. A person debugging prints the values; so does this.
 The issue's example runs once more with the lines about to be rewritten watched
 (helps/repro_runtime.py, `values_start`): for each, the names the line mentions as they
-were before it ran, and after (the names it changed, what it returned, what it raised), in
-the first statement of the example that ran it and went wrong (else in the example's own
-set-up, else where it went right). The rewrite question then says, in one sentence, what
-the line saw.
+were before it ran (then the function's other locals, as a debugger lists them: at b5d2da2
+iso8601's bug left `minutes` unnegated beside `hours = -hours`, and no rewrite of that line
+thought of it), and after (the names it changed, what it returned, what it raised), in the
+first statement of the example that ran it and went wrong (else in the example's own set-up,
+else where it went right). The rewrite question then says, in one sentence, what the line
+saw.
 
-Only locals and their attributes as the objects hold them (`self.x`, `link.expires`) are
-shown, and only values made of exact built-in types (numbers, strings, None, small lists,
-tuples, sets and dicts of them), so watching runs no code of the repository (no __repr__, no
-property, no __getattr__). Bounds: the lines watched (MAX_WATCHED), the names per line and a
-value's characters (the runtime's VALUE_NAMES, VALUE_CHARS), the report
-(VALUES_REPORT_CHARS) and the sentence (MAX_SAW_CHARS).
+Only locals, the module's names and the attributes objects hold themselves (`self.x`,
+`link.expires`) are shown, and only values made of exact built-in types (numbers, strings,
+None, small lists, tuples, sets and dicts of them), so watching runs no code of the
+repository (no __repr__, no property, no __getattr__). Bounds: the lines watched
+(MAX_WATCHED), the names per line and a value's characters (the runtime's VALUE_NAMES,
+VALUE_CHARS), the report (VALUES_REPORT_CHARS) and the sentence (MAX_SAW_CHARS).
 """
 from __future__ import annotations
 
@@ -71,6 +73,7 @@ class Saw:
     returned: str | None = None
     raised: str | None = None
     line: int = 0  # the example's line that ran it (0: unknown)
+    also: dict[str, str | None] = field(default_factory=dict)  # the function's other locals
 
 
 def read_values(output: str) -> dict[int, Saw]:
@@ -83,7 +86,7 @@ def read_values(output: str) -> dict[int, Saw]:
             saw = Saw(int(data.get("statement") or 0), data.get("met"),
                       _texts(data.get("before")), _texts(data.get("after")),
                       _text(data.get("returned")), _text(data.get("raised")),
-                      int(data.get("line") or 0))
+                      int(data.get("line") or 0), _texts(data.get("also")))
         except (ValueError, TypeError, AttributeError):
             continue
         out[int(match.group("i"))] = saw
@@ -104,18 +107,22 @@ def saw_sentence(saw: Saw, statement_source: str | None) -> str:
     """One sentence for the rewrite question: where the example ran the line, the values it
     had, and what it made of them; "" when there is nothing to show."""
     had = [f"{name} = {text}" for name, text in saw.before.items() if text is not None]
+    others = [f"{name} = {text}" for name, text in saw.also.items() if text is not None]
     made = [f"{name} = {text}" for name, text in saw.after.items() if text is not None]
     ended = f"it raised {saw.raised}" if saw.raised is not None else \
         f"it returned {saw.returned}" if saw.returned is not None else ""
     if not had and not made and not ended:
-        return ""
+        return ""  # the other locals alone say nothing of the line
     where = "When the issue's example ran this line"
     if statement_source:
         how = {False: ", which went wrong", True: ", which gave what it should"}.get(saw.met, "")
         where += f" (in `{statement_source}`{how})"
     clauses = []
     if had:
-        clauses.append("it had " + ", ".join(had))
+        clauses.append("it had " + ", ".join(had) +
+                       (f" (and {', '.join(others)})" if others else ""))
+    elif others:
+        clauses.append("it had " + ", ".join(others))
     if made:
         clauses.append("after it, " + ", ".join(made))
     if ended:

@@ -412,8 +412,9 @@ def origins_report(returned, wrong):
 
 
 # The values a line saw (the line search's rewrite question: helps/line_values.py): for
-# each line watched, the names it mentions as they were before it ran, and after it (those it
-# changed, what it returned, the exception it raised), in the first statement checked that
+# each line watched, the names it mentions as they were before it ran (and the function's
+# other locals, as a debugger lists them), and after it (those it changed, what it
+# returned, the exception it raised), in the first statement checked that
 # ran it (each statement's first run of the line). Only values made of exact built-in types
 # are turned into text, so no repository code runs in the hook; an object's attributes
 # (`self.x`, `link.expires`) are read from its own __dict__ or its class's, as they are
@@ -446,6 +447,7 @@ def _value_text(value):
 
 _MISSING = object()
 _SLOT = types.MemberDescriptorType
+_CO_OPTIMIZED = 0x1  # a function's frame (inspect.CO_OPTIMIZED)
 
 
 def _named(frame, name):
@@ -494,6 +496,23 @@ def _snapshot(frame, names):
     return out
 
 
+def _others(frame, names, room):
+    """The function's other locals that may be shown, as a debugger lists them, `room` at
+    most (none for a module's or a class's body: their locals are its namespace)."""
+    if not frame.f_code.co_flags & _CO_OPTIMIZED or room <= 0:
+        return {}
+    out = {}
+    for name, value in frame.f_locals.items():
+        if name in names or name.startswith("__"):
+            continue
+        text = _value_text(value)
+        if text is not None:
+            out[name] = text
+            if len(out) >= room:
+                break
+    return out
+
+
 def values_start(watched):
     """Record, from now on, the values each watched line saw ([path relative to the working
     directory, line, [names it mentions]]). Returns the record, for values_report."""
@@ -530,9 +549,10 @@ def values_start(watched):
                 elif event == "exception":
                     record["raised"] = arg[0].__name__
                     return
-                after = _snapshot(frame, names)
+                seen = {**record["before"], **record.get("also", {})}
+                after = _snapshot(frame, [*names, *record.get("also", ())])
                 record["after"] = {k: v for k, v in after.items()
-                                   if record["before"].get(k, _MISSING) != v}
+                                   if seen.get(k, _MISSING) != v}
             except Exception:  # noqa: BLE001 - watching must never change what runs
                 pass
 
@@ -545,8 +565,10 @@ def values_start(watched):
                     key = (found[0], _RUNNING[0])
                     if key not in recorded:
                         try:
-                            recorded[key] = {"before": _snapshot(frame, found[1]),
-                                             "line": script_line[0]}
+                            before = _snapshot(frame, found[1])
+                            recorded[key] = {"before": before, "line": script_line[0],
+                                             "also": _others(frame, found[1],
+                                                             VALUE_NAMES - len(before))}
                             pending[0] = (recorded[key], found[1])
                         except Exception:  # noqa: BLE001
                             pass
