@@ -191,10 +191,10 @@ class UsageProxy:
         its input that was new since the call before."""
         with self._lock:
             fresh = None
-            if usage is not None and prompt:
+            if prompt:
                 new = len(prompt) - shared_prefix(prompt, self._before)
-                fresh = round(usage[0] * new / len(prompt))
-                self._before = prompt + answer
+                fresh = round(usage[0] * new / len(prompt)) if usage is not None else None
+                self._before = prompt + answer  # what the slot holds now, cut short or not
             self._add(tag, usage, fresh)
             if self.journal is not None:
                 with self.journal.open("a", encoding="utf-8") as handle:
@@ -245,6 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         upstream = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port,
                                               timeout=3600)
+        answer = None
+        kept = bytearray()
         try:
             upstream.request(self.command, self.path, body=body, headers=headers)
             answer = upstream.getresponse()
@@ -254,18 +256,18 @@ class _Handler(BaseHTTPRequestHandler):
                     self.send_header(key, value)
             self.send_header("Connection", "close")
             self.end_headers()
-            kept = bytearray()
             while chunk := answer.read1(65536):
-                self.wfile.write(chunk)
-                self.wfile.flush()
                 kept += chunk
                 if len(kept) > KEPT_BYTES:
                     del kept[:len(kept) - KEPT_BYTES]
+                self.wfile.write(chunk)
+                self.wfile.flush()
         except OSError:
-            return  # the client or the server went away: nothing to count
+            pass  # the client stopped reading (a reply cut early) or the server went away
         finally:
             upstream.close()
-        if self.command == "POST" and answer.status == 200:
+        if self.command == "POST" and answer is not None and answer.status == 200:
+            # a call the client cut short counts too: its tokens only if its usage came
             proxy.record(tag, usage_of(bytes(kept)), prompt_text(body), answer_text(bytes(kept)))
 
     do_GET = do_POST = _forward

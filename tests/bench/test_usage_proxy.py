@@ -100,3 +100,31 @@ def test_the_cached_share_is_shown_beside_its_ceiling():
     assert cached_share({"input_tokens": 1000, "cached_tokens": 846, "fresh_tokens": 130}) \
         == "84.6% (at most 87.0%)"
     assert cached_share(None) == "-" and cached_share({"input_tokens": 0}) == "-"
+
+
+def test_a_call_the_client_cut_short_is_counted(scripted_server):
+    """The agent stops reading a reply once it holds what it asked for (the line search's
+    first code block): the call still counts, and its prompt is what the slot holds next."""
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    server = scripted_server([{"content": "word " * 400, "chunk_delay": 0.01}])
+    proxy = UsageProxy(server.api_base).start()
+    try:
+        proxy.tag = "agent/cut"
+        where = urlsplit(proxy.api_base)
+        body = json.dumps({"model": "m", "stream": True,
+                           "messages": [{"role": "user", "content": "hi"}]}).encode()
+        with socket.create_connection((where.hostname, where.port), timeout=30) as client:
+            client.sendall(f"POST {where.path}/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                           f"Content-Type: application/json\r\nContent-Length: {len(body)}"
+                           "\r\n\r\n".encode() + body)
+            client.recv(64)  # the first bytes, then hang up
+        deadline = time.monotonic() + 20
+        while proxy.totals("agent/")["calls"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proxy.stop()
+    assert proxy.totals("agent/") == {"calls": 1, "input_tokens": 0, "cached_tokens": 0,
+                                      "output_tokens": 0, "fresh_tokens": 0}
