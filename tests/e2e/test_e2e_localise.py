@@ -671,3 +671,16 @@ def test_a_reply_that_runs_on_past_its_cap_keeps_the_blocks_it_finished(scripted
     assert len(server.requests) == 1
     assert "math.floor(value + 0.5)" in (workspace / "shapes/geometry/rounding.py").read_text()
     assert run.events[-1]["verification"]["by"] == "evidence"
+
+
+def test_the_repository_probe_leaves_an_eighth_of_the_calls_to_the_conversation(
+        scripted_server, workspace, home):
+    """Of 8 calls the probe and its line search take 7 (its rewrites still to ask), the
+    conversation the last: the conversation after the probe fixed nothing in three runs of
+    the repository set, while the line search ran out of calls, not time."""
+    make_repository(workspace)
+    server = scripted_server([{"content": "Nothing."}] * 7 + [{"content": "Done."}] * 3)
+    run = run_agent(["-i", TESTED_ISSUE, "--prompt-profile", "compact", "--max-iterations", "8"],
+                    cwd=workspace, home=home, api_base=server.api_base)
+    assert ["tools" in r for r in server.requests] == [False] * 7 + [True], notices(run)
+    assert "line search: a rewrite of shapes/geometry/rounding.py:6 (2 of 3)" in notices(run)
