@@ -84,7 +84,7 @@ from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 # The share of the turn's model calls left to the conversation after the probe (an eighth:
 # 3 of 30). Half through 1da1ee3: on the first real-model run of the repository set the
 # conversation fixed none of the 11 tasks it reached (the two fixed were the probe's), and
-# the line search's questions take seconds. A quarter through 85ed6e3: in the runs at
+# the line search's questions take seconds. A quarter through 5c8bafe: in the runs at
 # 1a80f63 and b5d2da2 it fixed none again (every fix was the probe's), its calls took one to
 # five minutes each on prompts of 10,000 tokens, while the probe ran out of calls, not time
 # (validators' after 5 of its 15 minutes; glom's two lines before the bug's in the sweep).
