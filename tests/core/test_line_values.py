@@ -8,7 +8,7 @@ from pathlib import Path
 
 from baseagent.helps.line_values import (MAX_SAW_CHARS, Saw, names_in, read_values,
                                          saw_sentence, statement_of, watched)
-from baseagent.helps.repro_runtime import VALUE_CHARS, VALUES_REPORT_CHARS
+from baseagent.helps.repro_values import VALUE_CHARS, VALUES_REPORT_CHARS
 from baseagent.helps.reproduction import check_script, reproduction_from
 
 MODULE = '''\

@@ -16,8 +16,9 @@ behind one contract (helps/contract.py) that the loop calls at named points of a
 - prose_code.py: code left in a reply's text, written to its file or the model told
   (which blocks are whole files: code_blocks.py; SEARCH/REPLACE edits, checked before
   they are written: edit_form.py).
-- reproduction.py: an issue's reproduction as a check program (repro_runtime.py) the
-  agent runs before and after its change; a building block, not a help of its own.
+- reproduction.py: an issue's reproduction as a check program (repro_runtime.py, with
+  repro_trace.py or repro_values.py to watch the code) the agent runs before and after its
+  change; a building block, not a help of its own.
 - nudges.py: a reply that only announces its next step or echoes what it was shown (echo.py).
 
 The loop knows only the contract; `for_profile` composes the list the composition root

@@ -4,7 +4,7 @@ At b5d2da2 on funcy and furl the line search picked the bug's line first, and ev
 the 1.5B model drew was wrong (`len(seq) - 1`, `- step`; an inverted test): it read the line
 without knowing what it was working on. A person debugging prints the values; so does this.
 The issue's example runs once more with the lines about to be rewritten watched
-(helps/repro_runtime.py, `values_start`): for each, the names the line mentions as they
+(helps/repro_values.py, `values_start`): for each, the names the line mentions as they
 were before it ran (then the function's other locals, as a debugger lists them: at b5d2da2
 iso8601's bug left `minutes` unnegated beside `hours = -hours`, and no rewrite of that line
 thought of it), and after (the names it changed, what it returned, what it raised), in the

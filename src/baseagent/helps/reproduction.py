@@ -6,7 +6,8 @@ hours"`, `print(cache[1])  # expected KeyError`, a comment line after the print 
 `# expected: ...`, `should be X`, `assert f(x) == 3`, or a `>>> f(x)` session with the output
 under it. `reproduction_from` reads the issue's Python blocks into one script and those
 expectations (a statement and what it should give; a line with no expectation just runs);
-`check_script` makes the program that runs it (helps/repro_runtime.py), printing one line
+`check_script` makes the program that runs it (helps/repro_runtime.py; with what the code did
+while it ran, helps/repro_trace.py or helps/repro_values.py after it), printing one line
 per expectation, met or not with what it got, and a summary; `read_result` reads that output
 back. The caller runs the program with its shell tool, under that tool's timeout.
 
@@ -320,7 +321,10 @@ def check_script(repro: Reproduction,
     `origins`: the functions that returned part of a wrong result are then printed
     (`REPRO ORIGINS ...`: read_origins). `values`: lines (path, line, the names it
     mentions) whose values are then printed (`REPRO VALUES ...`: line_values.read_values)."""
-    runtime = (Path(__file__).with_name("repro_runtime.py")).read_text(encoding="utf-8")
+    here = Path(__file__).parent
+    parts = ["repro_runtime.py", *(["repro_trace.py"] if trace is not None or origins else []),
+             *(["repro_values.py"] if values is not None else [])]
+    runtime = "\n\n".join((here / name).read_text(encoding="utf-8") for name in parts)
     expectations = [{"n": n, "line": e.line, "kind": e.kind, "expected": e.expected,
                      "candidates": list(e.candidates), "source": e.source}
                      for n, e in enumerate(repro.expectations[:MAX_EXPECTATIONS], 1)]
@@ -328,11 +332,11 @@ def check_script(repro: Reproduction,
     run = f"main({script!r},\n         {expectations!r})"
     if trace is not None:
         places = [[path, start, end] for path, start, end in trace]
-        body = (f"    traced = trace_start({places!r})\n    checks = {run}\n"
+        body = (f"    traced = trace_start({places!r}, _RUNNING)\n    checks = {run}\n"
                 "    trace_report(traced, checks)\n")
     elif values is not None:
         watched = [[path, line, list(names)] for path, line, names in values]
-        body = (f"    recorded = values_start({watched!r})\n    checks = {run}\n"
+        body = (f"    recorded = values_start({watched!r}, _RUNNING)\n    checks = {run}\n"
                 "    values_report(recorded, checks)\n")
     elif origins:
         body = (f"    returned = origins_start()\n    checks = {run}\n"
