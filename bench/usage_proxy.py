@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import threading
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -138,17 +139,7 @@ def answer_text(body: bytes) -> str:
 
 def shared_prefix(a: str, b: str) -> int:
     """How many characters `a` and `b` begin with alike."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    low, high = 0, n  # a[:low] == b[:low]; a[:high] != b[:high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
+    return len(os.path.commonprefix([a, b]))
 
 
 class UsageProxy:

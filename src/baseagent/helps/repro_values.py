@@ -46,7 +46,6 @@ def _value_text(value):
 
 
 _MISSING = object()
-_SLOT = types.MemberDescriptorType
 _CO_OPTIMIZED = 0x1  # a function's frame (inspect.CO_OPTIMIZED)
 
 
@@ -76,7 +75,8 @@ def _named(frame, name):
         held = type.__getattribute__(cls, "__dict__")
         if attr in held:
             held = held[attr]
-            if type(held) is _SLOT:  # a __slots__ entry: read by the interpreter's own code
+            # a __slots__ entry: read by the interpreter's own code
+            if type(held) is types.MemberDescriptorType:
                 try:
                     return held.__get__(value, kind)
                 except AttributeError:  # not set
