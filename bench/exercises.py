@@ -1174,12 +1174,13 @@ def main(argv: list[str] | None = None) -> int:
     resumed: list[str] = []
     kept_by_row: dict[str, dict[str, dict[str, Any]]] = {}  # with --resume, read_kept_tasks()
 
-    def measure(server_api_base: str) -> None:
+    def measure(server_api_base: str, served_here: bool) -> None:
         from usage_proxy import UsageProxy
 
         # Every row reaches the server through one proxy that counts what the server
-        # answered it (calls, tokens, the prompt cache's share), the same way for all.
-        proxy = UsageProxy(server_api_base).start()
+        # answered it (calls, tokens, the prompt cache's share), the same way for all; from
+        # the llama-server served here, a call cut short too (`timings`).
+        proxy = UsageProxy(server_api_base, timings=served_here).start()
         api_base = proxy.api_base
         try:
             measure_rows(proxy, api_base)
@@ -1241,7 +1242,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.api_base:
         run.server = args.api_base
         read_kept_tasks()
-        measure(args.api_base)
+        measure(args.api_base, served_here=False)
     else:
         from local_server import WHEEL, serve
 
@@ -1251,7 +1252,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"with {gguf.name}")
         read_kept_tasks()
         with serve(gguf, work / "server.log", CONTEXT) as api_base:
-            measure(api_base)
+            measure(api_base, served_here=True)
     if not args.no_record:
         append_run(run)
         RESULTS.write_text(render(load_runs()), encoding="utf-8")

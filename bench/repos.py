@@ -818,10 +818,11 @@ def main(argv: list[str] | None = None) -> int:
             kept_by_row[row] = ex.resumed_row(work, row, run, stamp)
         except ValueError as exc:
             parser.error(str(exc))
-    def measure(api_base: str) -> None:
+    def measure(api_base: str, served_here: bool) -> None:
         from usage_proxy import UsageProxy
 
-        proxy = UsageProxy(api_base).start()
+        # `timings`: from the llama-server served here, a call cut short counts its tokens.
+        proxy = UsageProxy(api_base, timings=served_here).start()
         try:
             for row in rows:
                 started = time.monotonic()
@@ -862,12 +863,12 @@ def main(argv: list[str] | None = None) -> int:
             proxy.stop()
 
     if gguf is None:
-        measure(args.api_base)
+        measure(args.api_base, served_here=False)
     else:
         from local_server import serve
 
         with serve(gguf, work / "server.log", ex.CONTEXT) as api_base:
-            measure(api_base)
+            measure(api_base, served_here=True)
     if not args.no_record:
         ex.append_run(run, RUNS)
         RESULTS.write_text(render(ex.load_runs(RUNS)), encoding="utf-8")

@@ -14,6 +14,14 @@ not. Answers pass through byte for byte and unbuffered (a streamed answer reache
 client as the server writes it); the proxy keeps at most the last 1 MiB of each answer
 for reading usage.
 
+A call the client cuts short (the probe stops reading once a reply holds its files) never
+reaches the answer's last event, where usage is. In front of a llama-server the bench
+serves itself (`timings=True`), a streamed chat completion is therefore sent asking for
+`timings_per_token`: every chunk then carries the server's `timings` (the prompt's tokens
+read and served from the cache), which clients ignore, and the cut call counts what its
+prompt cost. Nothing else of a request changes. Without it, 4 of anagram's first 24
+calls at de3c5da counted no token at all.
+
 It also counts the input tokens no one-slot cache could have served (`fresh_tokens`): the
 part of each request past what it shares with the call before it (that call's prompt, then
 its answer), in characters of a plain rendering of the request (`prompt_text`), turned into
@@ -137,6 +145,20 @@ def answer_text(body: bytes) -> str:
     return "<assistant>" + "".join(pieces)
 
 
+def with_timings(body: bytes | None) -> bytes | None:
+    """A streamed chat completion's request asking llama-server for `timings_per_token`
+    (every chunk then says what the prompt cost, so a stream cut short does too); any other
+    body as it was."""
+    try:
+        data = json.loads(body or b"")
+    except ValueError:
+        return body
+    if not isinstance(data, dict) or data.get("stream") is not True \
+            or "timings_per_token" in data:
+        return body
+    return json.dumps({**data, "timings_per_token": True}).encode()
+
+
 def shared_prefix(a: str, b: str) -> int:
     """How many characters `a` and `b` begin with alike."""
     return len(os.path.commonprefix([a, b]))
@@ -146,8 +168,11 @@ class UsageProxy:
     """`UsageProxy(upstream_api_base).start()`; point clients at `.api_base`; set `.tag`
     before each task; read `.totals(prefix)`."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, timings: bool = False) -> None:
         parts = urlsplit(upstream)
+        # Whether streamed chat completions ask the server for `timings_per_token` (only a
+        # llama-server knows it: another server may refuse the field).
+        self.timings = timings
         self.upstream_host = parts.hostname or "127.0.0.1"
         self.upstream_port = parts.port or 80
         self.upstream_path = parts.path.rstrip("/")
@@ -233,13 +258,15 @@ class _Handler(BaseHTTPRequestHandler):
         tag = proxy.tag
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
+        sent = with_timings(body) if proxy.timings and self.path.endswith(
+            "/chat/completions") else body
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         upstream = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port,
                                               timeout=3600)
         answer = None
         kept = bytearray()
         try:
-            upstream.request(self.command, self.path, body=body, headers=headers)
+            upstream.request(self.command, self.path, body=sent, headers=headers)
             answer = upstream.getresponse()
             self.send_response(answer.status, answer.reason)
             for key, value in answer.getheaders():

@@ -1,6 +1,6 @@
 """bench/usage_proxy.py: every row of the exercises reaches the server through it, and it
 counts what the server answered each (calls, tokens, the prompt cache's share) without
-changing a byte of what passes."""
+changing a byte of the answers (of a request, at most one field llama-server reads)."""
 from __future__ import annotations
 
 import json
@@ -128,3 +128,83 @@ def test_a_call_the_client_cut_short_is_counted(scripted_server):
         proxy.stop()
     assert proxy.totals("agent/") == {"calls": 1, "input_tokens": 0, "cached_tokens": 0,
                                       "output_tokens": 0, "fresh_tokens": 0}
+
+
+def test_a_call_cut_short_counts_its_prompt_when_the_server_sends_timings():
+    """In front of the llama-server the bench serves, a streamed chat completion asks for
+    `timings_per_token` (as this llama-server build answers it: every chunk carries the
+    prompt's tokens read and cached), so a call the client cuts short counts what its
+    prompt cost; the rest of the request is sent as it came, and a server the bench does
+    not serve gets the request unchanged."""
+    import socket
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
+
+    bodies: list[dict] = []
+
+    class LlamaLike(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            bodies.append(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            timings = {"cache_n": 1500, "prompt_n": 120, "predicted_n": 1}
+            try:
+                for n in range(400):
+                    chunk = {"choices": [{"index": 0, "delta": {"content": "word "}}]}
+                    if body.get("timings_per_token"):
+                        chunk["timings"] = {**timings, "predicted_n": n + 1}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            except OSError:
+                pass
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), LlamaLike)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{upstream.server_address[1]}/v1"
+    request = {"model": "m", "stream": True, "temperature": 0,
+               "messages": [{"role": "user", "content": "hi"}]}
+
+    def cut_call(proxy: UsageProxy) -> dict[str, int]:
+        where = urlsplit(proxy.api_base)
+        body = json.dumps(request).encode()
+        with socket.create_connection((where.hostname, where.port), timeout=30) as client:
+            client.sendall(f"POST {where.path}/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                           f"Content-Type: application/json\r\nContent-Length: {len(body)}"
+                           "\r\n\r\n".encode() + body)
+            seen = b""
+            while seen.count(b"data:") < 3:  # a few chunks, then hang up
+                seen += client.recv(4096)
+        deadline = time.monotonic() + 20
+        while proxy.totals()["calls"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return proxy.totals()
+
+    try:
+        served_here = UsageProxy(base, timings=True).start()
+        try:
+            totals = cut_call(served_here)
+        finally:
+            served_here.stop()
+        elsewhere = UsageProxy(base).start()
+        try:
+            untouched = cut_call(elsewhere)
+        finally:
+            elsewhere.stop()
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+    assert bodies[0] == {**request, "timings_per_token": True}
+    assert totals["calls"] == 1 and totals["input_tokens"] == 1620
+    assert totals["cached_tokens"] == 1500 and 3 <= totals["output_tokens"] < 400
+    assert bodies[1] == request
+    assert untouched["calls"] == 1 and untouched["input_tokens"] == 0
