@@ -972,16 +972,21 @@ def render(runs: list[Run]) -> str:
 
 
 def cached_share(served: dict[str, int] | None) -> str:
-    """The share of a row's input tokens the server's prompt cache served, as a percent, and
-    the most a one-slot cache could have served (what each call shared with the one before:
-    bench/usage_proxy.py `fresh_tokens`), for runs that counted it."""
+    """The share of a row's input tokens the server's prompt cache served, as a percent; the
+    most a one-slot cache could have served (what each call shared with the one before:
+    bench/usage_proxy.py `fresh_tokens`) and a cache that kept every call (`unseen_tokens`),
+    for runs that counted them."""
     if not served or not served.get("input_tokens"):
         return "-"
-    share = f"{100 * served['cached_tokens'] / served['input_tokens']:.1f}%"
+    total = served["input_tokens"]
+    share = f"{100 * served['cached_tokens'] / total:.1f}%"
     if served.get("fresh_tokens") is None:
         return share
-    ceiling = 100 * (1 - served["fresh_tokens"] / served["input_tokens"])
-    return f"{share} (at most {max(ceiling, 0):.1f}%)"
+    ceiling = f"at most {max(100 * (1 - served['fresh_tokens'] / total), 0):.1f}%"
+    if served.get("unseen_tokens") is not None:
+        kept = max(100 * (1 - served["unseen_tokens"] / total), 0)
+        ceiling += f", {kept:.1f}% with every call kept"
+    return f"{share} ({ceiling})"
 
 
 def median_solved(rows: list[dict[str, Any]]) -> str:

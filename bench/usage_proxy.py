@@ -27,11 +27,17 @@ part of each request past what it shares with the call before it (that call's pr
 its answer), in characters of a plain rendering of the request (`prompt_text`), turned into
 tokens in proportion. The cached share is then read against that ceiling: a row whose every
 call is new text after a short shared prefix cannot reach 90% however the cache works.
+Beside it, `unseen_tokens`: the input past the longest prefix a request shares with any
+earlier call (its prompt, then its answer), what a cache that kept every call (a provider's,
+or a server with more slots) could not have served either: each task's own text, the tests
+it shows, each failure fed back. The one-slot ceiling falls below it where calls of two
+kinds take turns (the probe's prompts and the conversation's), each evicting the other.
 """
 from __future__ import annotations
 
 import http.client
 import json
+import bisect
 import os
 import threading
 from collections import defaultdict
@@ -164,6 +170,14 @@ def shared_prefix(a: str, b: str) -> int:
     return len(os.path.commonprefix([a, b]))
 
 
+def longest_shared_prefix(text: str, seen: list[str]) -> int:
+    """The longest prefix `text` shares with any string of `seen` (sorted): the one that
+    shares most sorts next to where `text` would go, so two comparisons find it."""
+    at = bisect.bisect_left(seen, text)
+    return max((shared_prefix(text, seen[i]) for i in (at - 1, at) if 0 <= i < len(seen)),
+               default=0)
+
+
 class UsageProxy:
     """`UsageProxy(upstream_api_base).start()`; point clients at `.api_base`; set `.tag`
     before each task; read `.totals(prefix)`."""
@@ -182,8 +196,9 @@ class UsageProxy:
         # agent row) counts the calls of both invocations: replay() reads them back.
         self.journal: Path | None = None
         self._lock = threading.Lock()
-        self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+        self._totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
         self._before = ""  # the last call's prompt and answer (the slot's cache, at best)
+        self._seen: list[str] = []  # every call's prompt and answer so far, sorted
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.proxy = self  # type: ignore[attr-defined]
@@ -206,27 +221,32 @@ class UsageProxy:
         """Count one call; `prompt` and `answer` (their plain renderings) give the part of
         its input that was new since the call before."""
         with self._lock:
-            fresh = None
+            fresh = unseen = None
             if prompt:
                 new = len(prompt) - shared_prefix(prompt, self._before)
-                fresh = round(usage[0] * new / len(prompt)) if usage is not None else None
+                never = len(prompt) - longest_shared_prefix(prompt, self._seen)
+                if usage is not None:
+                    fresh = round(usage[0] * new / len(prompt))
+                    unseen = round(usage[0] * never / len(prompt))
                 self._before = prompt + answer  # what the slot holds now, cut short or not
-            self._add(tag, usage, fresh)
+                bisect.insort(self._seen, self._before)
+            self._add(tag, usage, fresh, unseen)
             if self.journal is not None:
                 with self.journal.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps([tag, usage, fresh]) + "\n")
+                    handle.write(json.dumps([tag, usage, fresh, unseen]) + "\n")
 
     def replay(self, journal: Path) -> int:
         """Count the calls an earlier invocation journaled; returns how many."""
         lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
         with self._lock:
             for line in lines:
-                tag, usage, *fresh = json.loads(line)
-                self._add(str(tag), tuple(usage) if usage is not None else None,
-                          fresh[0] if fresh else None)
+                tag, usage, *ceilings = json.loads(line)  # lines of older runs: fewer
+                fresh, unseen = (ceilings + [None, None])[:2]
+                self._add(str(tag), tuple(usage) if usage is not None else None, fresh, unseen)
         return len(lines)
 
-    def _add(self, tag: str, usage: tuple[int, int, int] | None, fresh: int | None) -> None:
+    def _add(self, tag: str, usage: tuple[int, int, int] | None, fresh: int | None,
+             unseen: int | None) -> None:
         total = self._totals[tag]
         total[0] += 1
         if usage is not None:
@@ -235,16 +255,18 @@ class UsageProxy:
             total[3] += usage[2]
             # a call whose prompt was not read counts as all new
             total[4] += usage[0] if fresh is None else fresh
+            total[5] += usage[0] if unseen is None else unseen
 
     def totals(self, prefix: str = "") -> dict[str, int]:
         """Calls and tokens of every tag that starts with `prefix` (`fresh_tokens`: the
-        input no one-slot cache could have served)."""
+        input no one-slot cache could have served; `unseen_tokens`: no cache at all)."""
         with self._lock:
             rows = [t for tag, t in self._totals.items() if tag.startswith(prefix)]
         return {"calls": sum(r[0] for r in rows), "input_tokens": sum(r[1] for r in rows),
                 "cached_tokens": sum(r[2] for r in rows),
                 "output_tokens": sum(r[3] for r in rows),
-                "fresh_tokens": sum(r[4] for r in rows)}
+                "fresh_tokens": sum(r[4] for r in rows),
+                "unseen_tokens": sum(r[5] for r in rows)}
 
 
 class _Handler(BaseHTTPRequestHandler):

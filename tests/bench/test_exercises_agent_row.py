@@ -94,4 +94,5 @@ def test_the_usage_proxy_journal_counts_an_earlier_invocations_calls(tmp_path):
     # fresh: all of the first call, 9 of the second's 31 characters (29 tokens), all of the
     # old line's and of the call whose prompt was not read
     assert later.totals("agent/") == {"calls": 5, "input_tokens": 260, "cached_tokens": 190,
-                                      "output_tokens": 26, "fresh_tokens": 100 + 29 + 10 + 50}
+                                      "output_tokens": 26, "fresh_tokens": 100 + 29 + 10 + 50,
+                                      "unseen_tokens": 100 + 29 + 10 + 50}

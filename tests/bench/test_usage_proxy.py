@@ -10,7 +10,8 @@ import urllib.request
 from helpers import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-from usage_proxy import UsageProxy, answer_text, prompt_text, usage_of  # noqa: E402
+from usage_proxy import (UsageProxy, answer_text, longest_shared_prefix,  # noqa: E402
+                         prompt_text, usage_of)
 
 
 def _post(api_base: str, body: dict) -> bytes:
@@ -40,7 +41,8 @@ def test_answers_pass_through_and_usage_is_counted_per_tag(scripted_server):
     finally:
         proxy.stop()
     assert proxy.totals("alone/") == {"calls": 1, "input_tokens": 100, "cached_tokens": 60,
-                                      "output_tokens": 5, "fresh_tokens": 100}
+                                      "output_tokens": 5, "fresh_tokens": 100,
+                                      "unseen_tokens": 100}
     assert proxy.totals("aider/")["calls"] == 1
     assert proxy.totals()["calls"] == 2
 
@@ -93,12 +95,33 @@ def test_the_input_no_one_slot_cache_could_serve_is_counted_against_the_call_bef
     assert prompt_text(b"not json") == "" and prompt_text(b"[1]") == ""
 
 
+def test_a_cache_that_kept_every_call_is_counted_against_the_closest_earlier_call():
+    """`unseen_tokens`: a prompt that goes back to an earlier call's prefix after another
+    kind of call evicted it (the conversation between two probe prompts) is new to a
+    one-slot cache, not to one that kept every call."""
+    proxy = UsageProxy("http://127.0.0.1:9/v1")
+    probe = "<system>probe</system><user>" + "t" * 80
+    proxy.record("agent/", (100, 0, 5), probe + "</user>", "<assistant>a")
+    proxy.record("agent/", (100, 0, 5), "<system>conversation</system>" + "c" * 71, "")
+    proxy.record("agent/", (100, 90, 5), probe + "f" * 10, "")  # the probe again
+    proxy.record("agent/", (100, 0, 5), "z" * 100, "")  # new to every cache
+    totals = proxy.totals("agent/")
+    # one slot: the second and third share "<system>" (8 characters) with the call before
+    assert totals["fresh_tokens"] == 100 + 92 + round(100 * 110 / 118) + 100
+    # every call kept: the third shares its first 108 characters with the first
+    assert totals["unseen_tokens"] == 100 + 92 + round(100 * 10 / 118) + 100
+    assert longest_shared_prefix("abc", []) == 0
+    assert longest_shared_prefix("abd", sorted(["abc", "b", "a"])) == 2
+
+
 def test_the_cached_share_is_shown_beside_its_ceiling():
     from exercises import cached_share
 
     assert cached_share({"input_tokens": 1000, "cached_tokens": 846}) == "84.6%"
     assert cached_share({"input_tokens": 1000, "cached_tokens": 846, "fresh_tokens": 130}) \
         == "84.6% (at most 87.0%)"
+    assert cached_share({"input_tokens": 1000, "cached_tokens": 846, "fresh_tokens": 130,
+                         "unseen_tokens": 88}) == "84.6% (at most 87.0%, 91.2% with every call kept)"
     assert cached_share(None) == "-" and cached_share({"input_tokens": 0}) == "-"
 
 
@@ -127,7 +150,8 @@ def test_a_call_the_client_cut_short_is_counted(scripted_server):
     finally:
         proxy.stop()
     assert proxy.totals("agent/") == {"calls": 1, "input_tokens": 0, "cached_tokens": 0,
-                                      "output_tokens": 0, "fresh_tokens": 0}
+                                      "output_tokens": 0, "fresh_tokens": 0,
+                                      "unseen_tokens": 0}
 
 
 def test_a_call_cut_short_counts_its_prompt_when_the_server_sends_timings():
