@@ -945,7 +945,9 @@ def render(runs: list[Run]) -> str:
                   "a conversation that only grows is served from the cache); `-` for runs "
                   "measured before the proxy. At most: the share a one-slot cache could have "
                   "served, each call's prefix shared with the call before (its prompt, then its "
-                  "answer), for runs since the proxy counted it. Median s, solved: the median "
+                  "answer), for runs since the proxy counted it; with every call kept: a "
+                  "cache that kept every earlier call, each call's longest prefix shared with "
+                  "any of them (since b82e6d8). Median s, solved: the median "
                   "wall time of a solved task."]
         if "agent" in run.rows:
             lines += ["", "### baseagent, per task", "",
