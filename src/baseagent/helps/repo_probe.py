@@ -31,7 +31,7 @@ exercises, 8 of 38 fresh starts beat the best attempt, 5 of 93 candidates from i
 helps/probe_plan.py); a reply or edits seen before are not tested again;
 the best attempt so far (the example's expectations met, then the suite's tests passed) is
 what the next round shows. Rounds stop at MAX_ROUNDS, when a round draws nothing new, and
-so that the probe spends at most three quarters of the turn's model calls; without
+so that the probe spends at most seven eighths of the turn's model calls; without
 candidates (0) they also stop after MAX_MISSES in a row that get no closer and at the first
 repeat. After the first reply that misses, the line search asks for a line at a time
 (helps/line_search.py). When none is kept, the files are as the task had them, the probe's
