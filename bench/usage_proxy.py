@@ -35,9 +35,9 @@ kinds take turns (the probe's prompts and the conversation's), each evicting the
 """
 from __future__ import annotations
 
+import bisect
 import http.client
 import json
-import bisect
 import os
 import threading
 from collections import defaultdict
@@ -219,7 +219,7 @@ class UsageProxy:
     def record(self, tag: str, usage: tuple[int, int, int] | None, prompt: str = "",
                answer: str = "") -> None:
         """Count one call; `prompt` and `answer` (their plain renderings) give the part of
-        its input that was new since the call before."""
+        its input that was new since the call before, and new since any earlier call."""
         with self._lock:
             fresh = unseen = None
             if prompt:
