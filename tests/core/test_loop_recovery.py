@@ -821,7 +821,7 @@ def test_repair_rounds_stop_after_misses_and_the_turn_starts_from_the_task(tmp_p
 
 NONE_PASS = "hamming.py\n```python\ndef distance(a, b):\n    return 5\n```"  # passes no test
 # A search round whose three candidates send the repair round's code again (nothing new to
-# test): what the probe spends of its seven eighths of the calls after a missed repair round.
+# test): what the probe spends of its three quarters of the calls after a missed repair round.
 SEARCH_NOTHING_NEW = [{"content": NONE_PASS}] * 3
 
 
@@ -954,11 +954,10 @@ def test_a_turn_whose_files_pass_as_many_tests_keeps_them(tmp_path):
     same = call("write_file", file_path="hamming.py",
                 content="def distance(a, b):\n    return 0  # same\n")
     steps = [{"content": HALF}, {"content": HALF}, {"content": NONE_PASS}, *SEARCH_NOTHING_NEW,
-             *SEARCH_NOTHING_NEW, {"tool_calls": [same]}, {"content": "Done."},
-             {"content": "Done."}, {"content": "Done."}]
-    # the probe: 9 calls, its search stopped by two rounds in a row with nothing new to test
+             {"tool_calls": [same]}, {"content": "Done."}, {"content": "Done."},
+             {"content": "Done."}]
     loop, client, rec = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                  max_iterations=16)
+                                  max_iterations=8)  # the probe: 6 calls
     loop.run_turn(task)
     assert "# same" in (tmp_path / "hamming.py").read_text()
     assert not any("put back" in e.message for e in rec.events if isinstance(e, ev.ErrorEvent))
@@ -1077,11 +1076,11 @@ def test_a_repair_round_that_sends_the_code_back_unchanged_is_asked_for_a_change
     assert "the reply changed no file: asked for the changed file" in notices
 
 
-def test_the_probe_spends_at_most_seven_eighths_of_the_turns_model_calls(tmp_path):
+def test_the_probe_spends_at_most_three_quarters_of_the_turns_model_calls(tmp_path):
     task = _two_tests(tmp_path)
-    steps = [{"content": HALF}] * 14 + [{"content": GOOD}, {"content": "Done."},
-                                        {"content": "Verified."}]
+    steps = [{"content": HALF}] * 6 + [{"content": GOOD}, {"content": "Done."},
+                                       {"content": "Verified."}]
     loop, client, _ = make_loop(tmp_path, steps, show_named_files=True, probe=True,
-                                max_iterations=16)
+                                max_iterations=8)
     assert loop.run_turn(task).status == "completed"
-    assert client.tools_seen[:14] == [[]] * 14 and client.tools_seen[14]  # 14 of 16: the probe's
+    assert client.tools_seen[:6] == [[]] * 6 and client.tools_seen[6]  # 6 of 8: the probe's

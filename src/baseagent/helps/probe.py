@@ -10,8 +10,8 @@ attempt starting from the files it was shown. If none passes, the files are put 
 task had them, the probe's evidence is dropped and the turn goes on as the agent's own from
 the unchanged task: a model that answers a short prompt well keeps that answer, and one
 that does better with tools loses nothing but the probe's time. At temperature 0 the same
-prompt gets the same reply, so no message is sent twice. The probe spends at most seven
-eighths of the turn's model calls (AGENT_SHARE), and writes only the files to change (never
+prompt gets the same reply, so no message is sent twice. The probe spends at most three
+quarters of the turn's model calls (AGENT_SHARE), and writes only the files to change (never
 a test file the reply repeats): what it writes is what it puts back.
 
 Search with the tests: once a repair round repeats (passes no more tests than the best),
@@ -61,16 +61,14 @@ from baseagent.prompts.system import (PROBE_BEST_KEPT, PROBE_CANDIDATE_CHOSEN,
                                       PROBE_UNCHANGED)
 from baseagent.tools.tool import DEFAULT_SHELL_TIMEOUT_MS
 
-# The share of the turn's model calls the probe leaves to the agent's own conversation (an
-# eighth; a quarter through 87f71da, half through fca1798). At 492682f the probe, held to
-# half, spent its calls in the first 240 s of a 900 s task; the conversation then wrote three
-# or four replies of 2,000-6,000 characters, a minute or three each, and neither solved nor
-# improved a task in that run, while search candidates, 10-20 s each once replies stop after
-# their files, went on finding better attempts until their calls ran out. With a quarter it
-# solved none again, at 8884192 and at 6be00e8 (pig-latin, triangle: three calls each,
-# 2,000-5,000-token prompts, a reply of 1,000 tokens, then the 900 s timeout), and its first
-# two calls were a quarter of what the cache could not serve in that run.
-AGENT_SHARE = 8
+# The share of the turn's model calls the probe leaves to the agent's own conversation (a
+# quarter). At 492682f the probe, held to half, spent its calls in the first 240 s of a
+# 900 s task; the conversation then wrote three or four replies of 2,000-6,000 characters,
+# a minute or three each, and neither solved nor improved a task in that run, while search
+# candidates, 10-20 s each once replies stop after their files, went on finding better
+# attempts until their calls ran out. An eighth (d6392c2) gained nothing on the dev set (15 of 20
+# against 16, the cache's share 82.2% against 82.7%): the conversation still came, and solved none.
+AGENT_SHARE = 4
 # A reply may hold this many times the files of the task (those to change and the tests)
 # and this much more; past that it is cut and counted as a miss.
 REPLY_TIMES_FILES = 4
